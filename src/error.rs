@@ -1,0 +1,79 @@
+//! Typed errors for the core. Each message names the thing at fault and says
+//! what the user can do about it; `main` prints the chain and picks the exit
+//! code from [`DynoError::exit_code`].
+
+use std::path::PathBuf;
+
+/// Why a file is not a usable GGUF model.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum GgufError {
+    #[error("file not found; check the path")]
+    NotFound,
+    #[error("is a directory; pass the .gguf file inside it")]
+    IsDirectory,
+    #[error("file is empty; download it again")]
+    Empty,
+    #[error("not a GGUF file (bad magic number); Dyno runs GGUF models, convert others with llama.cpp's convert_hf_to_gguf.py")]
+    NotGguf,
+    #[error("GGUF version {0} is not supported (versions 2 and 3 are); re-convert the model with a current llama.cpp")]
+    UnsupportedVersion(u32),
+    #[error("truncated: {0}; the download is probably incomplete, download it again")]
+    Truncated(String),
+    #[error("corrupt header: {0}; download the file again")]
+    Corrupt(String),
+    #[error("cannot read: {0}")]
+    Io(String),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DynoError {
+    /// A model file that cannot be used. Exit code 2.
+    #[error("{}: {source}", path.display())]
+    BadModel { path: PathBuf, source: GgufError },
+    /// llama.cpp in the worker refused the model (e.g. an architecture this
+    /// build does not know). Exit code 2.
+    #[error("{}: {message}", path.display())]
+    Unsupported { path: PathBuf, message: String },
+    /// An option or argument out of range. Exit code 2.
+    #[error("{0}")]
+    BadInput(String),
+    #[error("database {}: {source}", path.display())]
+    Store { path: PathBuf, source: sqlx::Error },
+    #[error("database migration failed for {}: {source}; the file may be from a newer Dyno", path.display())]
+    Migrate {
+        path: PathBuf,
+        source: sqlx::migrate::MigrateError,
+    },
+    #[error("{0}")]
+    NotFound(String),
+    #[error("worker: {0}")]
+    Worker(String),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        source: std::io::Error,
+    },
+}
+
+impl DynoError {
+    /// 2 for bad input (the user must change something), 1 for a failure
+    /// while running.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            DynoError::BadModel { .. }
+            | DynoError::Unsupported { .. }
+            | DynoError::BadInput(_)
+            | DynoError::NotFound(_) => 2,
+            _ => 1,
+        }
+    }
+
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        DynoError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+pub type Result<T, E = DynoError> = std::result::Result<T, E>;

@@ -1,0 +1,124 @@
+//! Model files: GGUF header reading, quant names and identity (sha256).
+//!
+//! Everything here runs in the parent without llama.cpp, so bad input is
+//! caught before a worker is spawned.
+
+pub mod gguf;
+pub mod quant;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::{DynoError, GgufError};
+
+/// What Dyno knows about a model file from its header, before loading it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ModelInfo {
+    pub path: PathBuf,
+    pub file_name: String,
+    /// Hex sha256 of the whole file; filled by [`sha256_file`] (cached by the store).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub sha256: String,
+    pub arch: String,
+    /// `general.name`, when the file has one.
+    pub name: Option<String>,
+    /// Quantisation level, e.g. "Q4_K_M", from `general.file_type` (or guessed
+    /// from the dominant tensor type when the file does not say).
+    pub quant: String,
+    pub size_bytes: u64,
+    /// Bytes of tensor data: what a decode step streams from memory.
+    pub weight_bytes: u64,
+    pub n_params: u64,
+    pub n_layers: Option<u64>,
+    pub context_length: Option<u64>,
+    pub gguf_version: u32,
+}
+
+impl ModelInfo {
+    /// Bits per weight over all tensors.
+    pub fn bits_per_weight(&self) -> f64 {
+        if self.n_params == 0 {
+            return 0.0;
+        }
+        self.weight_bytes as f64 * 8.0 / self.n_params as f64
+    }
+}
+
+/// Read a model's header and derive its description. `sha256` is left empty.
+pub fn inspect(path: &Path) -> Result<ModelInfo, DynoError> {
+    let h = gguf::read_header(path).map_err(|e| DynoError::BadModel {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    let bad = |e: GgufError| DynoError::BadModel {
+        path: path.to_path_buf(),
+        source: e,
+    };
+    let arch = h
+        .get_str("general.architecture")
+        .ok_or_else(|| bad(GgufError::Corrupt("general.architecture is missing".into())))?
+        .to_string();
+    if h.tensors.is_empty() {
+        return Err(bad(GgufError::Corrupt("the file holds no tensors".into())));
+    }
+    let n_params = h.tensors.iter().map(|t| t.n_elements).sum();
+    let weight_bytes = h.tensors.iter().map(|t| t.n_bytes).sum();
+    let quant = match h.get_u64("general.file_type") {
+        Some(ft) => quant::ftype_name(ft as u32)
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("ftype {ft}")),
+        None => quant::guess_from_tensors(&h.tensors),
+    };
+    Ok(ModelInfo {
+        file_name: path
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        path: path.to_path_buf(),
+        sha256: String::new(),
+        name: h.get_str("general.name").map(str::to_string),
+        quant,
+        size_bytes: h.file_size,
+        weight_bytes,
+        n_params,
+        n_layers: h.get_u64(&format!("{arch}.block_count")),
+        context_length: h.get_u64(&format!("{arch}.context_length")),
+        gguf_version: h.version,
+        arch,
+    })
+}
+
+/// Stream a file through sha256. A 7 GB model takes tens of seconds, so the
+/// store caches the digest by path, size and modification time.
+pub fn sha256_file(path: &Path) -> std::io::Result<String> {
+    let mut f = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// Size and modification time, the key under which a digest is cached.
+pub fn file_stamp(path: &Path) -> std::io::Result<(u64, i64)> {
+    let m = std::fs::metadata(path)?;
+    let mtime = m
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0);
+    Ok((m.len(), mtime))
+}
