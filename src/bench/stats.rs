@@ -1,0 +1,203 @@
+//! Summary statistics over the repetitions of one test.
+//!
+//! Pure functions only, so they can be checked against values worked out by
+//! hand. Every sample is kept in the store; these summaries are derived views
+//! and can always be recomputed.
+
+use serde::{Deserialize, Serialize};
+
+/// Mean, spread and a confidence interval for a set of samples.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub n: usize,
+    pub mean: f64,
+    /// Sample standard deviation (Bessel's n−1); 0 for a single sample.
+    pub stddev: f64,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Half-width of the two-sided 95% confidence interval of the mean
+    /// (Student's t with n−1 degrees of freedom). `None` below two samples,
+    /// where no interval exists.
+    pub ci95: Option<f64>,
+    /// Indices of samples flagged by the modified Z-score (see [`outliers`]).
+    pub outliers: Vec<usize>,
+}
+
+/// Summarise samples. Returns `None` for an empty slice or non-finite values,
+/// so garbage never turns into a figure.
+pub fn summarize(samples: &[f64]) -> Option<Summary> {
+    if samples.is_empty() || samples.iter().any(|x| !x.is_finite()) {
+        return None;
+    }
+    let n = samples.len();
+    let mean = mean(samples);
+    let sd = stddev(samples, mean);
+    let min = samples.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = samples.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some(Summary {
+        n,
+        mean,
+        stddev: sd,
+        median: median(samples),
+        min,
+        max,
+        ci95: (n >= 2).then(|| t_critical_975(n - 1) * sd / (n as f64).sqrt()),
+        outliers: outliers(samples),
+    })
+}
+
+pub fn mean(samples: &[f64]) -> f64 {
+    samples.iter().sum::<f64>() / samples.len() as f64
+}
+
+/// Sample standard deviation with Bessel's correction (n−1), as llama-bench
+/// reports it.
+pub fn stddev(samples: &[f64], mean: f64) -> f64 {
+    if samples.len() < 2 {
+        return 0.0;
+    }
+    let ss: f64 = samples.iter().map(|x| (x - mean).powi(2)).sum();
+    (ss / (samples.len() - 1) as f64).sqrt()
+}
+
+pub fn median(samples: &[f64]) -> f64 {
+    let mut v = samples.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Indices of outliers by the modified Z-score of Iglewicz and Hoaglin (1993):
+/// `M_i = 0.6745 (x_i − median) / MAD`, flagged when `|M_i| > 3.5`.
+///
+/// The median and the median absolute deviation (MAD) are robust, so one wild
+/// repetition (a background job, a frequency drop) cannot hide itself by
+/// inflating the spread, as it would with a mean-based Z-score. With a MAD of
+/// zero (most samples identical) nothing is flagged: the score is undefined.
+pub fn outliers(samples: &[f64]) -> Vec<usize> {
+    if samples.len() < 3 {
+        return Vec::new();
+    }
+    let med = median(samples);
+    let deviations: Vec<f64> = samples.iter().map(|x| (x - med).abs()).collect();
+    let mad = median(&deviations);
+    if mad == 0.0 {
+        return Vec::new();
+    }
+    samples
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| (0.6745 * (*x - med) / mad).abs() > 3.5)
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The 0.975 quantile of Student's t distribution with `df` degrees of
+/// freedom, for a two-sided 95% interval.
+///
+/// Exact table values for df 1–30 (as printed in any statistics text); above
+/// that, linear interpolation in 1/df between 30, 40, 60, 120 and infinity,
+/// which is accurate to better than 0.001.
+pub fn t_critical_975(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    const TAIL: [(f64, f64); 5] = [
+        (30.0, 2.042),
+        (40.0, 2.021),
+        (60.0, 2.000),
+        (120.0, 1.980),
+        (f64::INFINITY, 1.960),
+    ];
+    match df {
+        0 => f64::NAN,
+        1..=30 => TABLE[df - 1],
+        _ => {
+            let inv = 1.0 / df as f64;
+            for w in TAIL.windows(2) {
+                let (d0, t0) = w[0];
+                let (d1, t1) = w[1];
+                if (df as f64) <= d1 {
+                    let (i0, i1) = (1.0 / d0, if d1.is_infinite() { 0.0 } else { 1.0 / d1 });
+                    return t0 + (t1 - t0) * (i0 - inv) / (i0 - i1);
+                }
+            }
+            1.960
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol
+    }
+
+    #[test]
+    fn summary_of_five_samples_matches_hand_computation() {
+        // By hand: mean = 50/5 = 10; squared deviations 4,1,0,1,4 -> 10;
+        // s = sqrt(10/4) = 1.5811; ci = 2.776 * 1.5811 / sqrt(5) = 1.9629.
+        let s = summarize(&[8.0, 9.0, 10.0, 11.0, 12.0]).unwrap();
+        assert_eq!(s.n, 5);
+        assert!(close(s.mean, 10.0, 1e-12));
+        assert!(close(s.stddev, 1.581_138_8, 1e-6));
+        assert!(close(s.median, 10.0, 1e-12));
+        assert_eq!((s.min, s.max), (8.0, 12.0));
+        assert!(close(s.ci95.unwrap(), 1.962_9, 1e-4));
+        assert!(s.outliers.is_empty());
+    }
+
+    #[test]
+    fn even_count_median_is_mean_of_middle_pair() {
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+    }
+
+    #[test]
+    fn single_sample_has_no_interval_and_zero_spread() {
+        let s = summarize(&[42.0]).unwrap();
+        assert_eq!(s.stddev, 0.0);
+        assert_eq!(s.ci95, None);
+    }
+
+    #[test]
+    fn empty_or_non_finite_samples_give_no_summary() {
+        assert!(summarize(&[]).is_none());
+        assert!(summarize(&[1.0, f64::NAN]).is_none());
+        assert!(summarize(&[1.0, f64::INFINITY]).is_none());
+    }
+
+    #[test]
+    fn modified_z_flags_the_wild_repetition() {
+        // median = 100, |dev| = 1,0,1,0,50 -> MAD = 1;
+        // M(150) = 0.6745 * 50 / 1 = 33.7 > 3.5; M(101) = 0.67.
+        let samples = [99.0, 100.0, 101.0, 100.0, 150.0];
+        assert_eq!(outliers(&samples), vec![4]);
+    }
+
+    #[test]
+    fn zero_mad_flags_nothing() {
+        assert!(outliers(&[5.0, 5.0, 5.0, 9.0]).is_empty());
+    }
+
+    #[test]
+    fn t_quantiles_match_tables() {
+        assert_eq!(t_critical_975(1), 12.706);
+        assert_eq!(t_critical_975(4), 2.776);
+        assert_eq!(t_critical_975(30), 2.042);
+        assert!(close(t_critical_975(40), 2.021, 1e-9));
+        assert!(close(t_critical_975(60), 2.000, 1e-9));
+        // Tabulated t(0.975, 50) = 2.009.
+        assert!(close(t_critical_975(50), 2.009, 0.002));
+        assert!(close(t_critical_975(100_000), 1.960, 0.001));
+        assert!(t_critical_975(0).is_nan());
+    }
+}
