@@ -1,0 +1,364 @@
+//! Thin RAII wrappers over the llama.cpp C API.
+//!
+//! llama-cpp-2's safe `LlamaContext` hides the raw context pointer, and the
+//! timed path needs calls it does not wrap (`llama_attach_threadpool`,
+//! `llama_memory_clear`, sequence state), so the measurement loop talks to
+//! llama-cpp-sys-2 directly, exactly as llama-bench talks to llama.h. These
+//! wrappers keep the unsafe surface to this one file.
+
+use std::ffi::{CStr, CString};
+use std::marker::PhantomData;
+use std::path::Path;
+use std::ptr::NonNull;
+
+use llama_cpp_sys_2 as sys;
+
+use super::{last_errors, EngineError};
+use crate::worker::protocol::{ContextParams, Device, FlashAttn};
+
+pub type Token = sys::llama_token;
+
+/// A loaded model. Freed on drop.
+pub struct Model {
+    ptr: NonNull<sys::llama_model>,
+}
+
+impl Model {
+    pub fn load(path: &Path, n_gpu_layers: u32, use_mmap: bool) -> Result<Model, EngineError> {
+        let c_path = CString::new(path.to_string_lossy().as_bytes())
+            .map_err(|_| EngineError::Load("the path contains a NUL byte".into()))?;
+        // SAFETY: default params are plain data; the path outlives the call.
+        let ptr = unsafe {
+            let mut p = sys::llama_model_default_params();
+            p.n_gpu_layers = n_gpu_layers.min(i32::MAX as u32) as i32;
+            p.load_mode = if use_mmap {
+                sys::LLAMA_LOAD_MODE_MMAP
+            } else {
+                sys::LLAMA_LOAD_MODE_NONE
+            };
+            sys::llama_model_load_from_file(c_path.as_ptr(), p)
+        };
+        NonNull::new(ptr).map(|ptr| Model { ptr }).ok_or_else(|| {
+            let why = last_errors();
+            if why.contains("unknown model architecture") {
+                EngineError::UnsupportedArch(why)
+            } else {
+                EngineError::Load(if why.is_empty() {
+                    "llama.cpp returned no model".into()
+                } else {
+                    why
+                })
+            }
+        })
+    }
+
+    fn vocab(&self) -> *const sys::llama_vocab {
+        // SAFETY: the model is alive for &self.
+        unsafe { sys::llama_model_get_vocab(self.ptr.as_ptr()) }
+    }
+
+    pub fn n_vocab(&self) -> i32 {
+        unsafe { sys::llama_vocab_n_tokens(self.vocab()) }
+    }
+
+    /// The token a sequence starts with, as llama-bench picks it: BOS when
+    /// the vocabulary adds one, otherwise `fallback`.
+    pub fn first_token(&self, fallback: Token) -> Token {
+        unsafe {
+            if sys::llama_vocab_get_add_bos(self.vocab()) {
+                sys::llama_vocab_bos(self.vocab())
+            } else {
+                fallback
+            }
+        }
+    }
+
+    pub fn desc(&self) -> String {
+        let mut buf = [0u8; 256];
+        let n =
+            unsafe { sys::llama_model_desc(self.ptr.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+        String::from_utf8_lossy(&buf[..n.clamp(0, buf.len() as i32 - 1) as usize]).into_owned()
+    }
+
+    pub fn size_bytes(&self) -> u64 {
+        unsafe { sys::llama_model_size(self.ptr.as_ptr()) }
+    }
+
+    pub fn n_params(&self) -> u64 {
+        unsafe { sys::llama_model_n_params(self.ptr.as_ptr()) }
+    }
+
+    pub fn n_layer(&self) -> u32 {
+        unsafe { sys::llama_model_n_layer(self.ptr.as_ptr()).max(0) as u32 }
+    }
+}
+
+impl Drop for Model {
+    fn drop(&mut self) {
+        unsafe { sys::llama_model_free(self.ptr.as_ptr()) }
+    }
+}
+
+/// A context with its own CPU threadpool, as llama-bench sets one up for each
+/// test (default polling, normal priority). Dropped context first, then pool.
+pub struct Context<'m> {
+    ptr: NonNull<sys::llama_context>,
+    pool: Option<NonNull<sys::ggml_threadpool>>,
+    n_threads: i32,
+    _model: PhantomData<&'m Model>,
+}
+
+fn ggml_type_of(cache_type: &str) -> Option<sys::ggml_type> {
+    Some(match cache_type.to_ascii_lowercase().as_str() {
+        "f32" => sys::GGML_TYPE_F32,
+        "f16" => sys::GGML_TYPE_F16,
+        "bf16" => sys::GGML_TYPE_BF16,
+        "q8_0" => sys::GGML_TYPE_Q8_0,
+        "q4_0" => sys::GGML_TYPE_Q4_0,
+        "q4_1" => sys::GGML_TYPE_Q4_1,
+        "iq4_nl" => sys::GGML_TYPE_IQ4_NL,
+        "q5_0" => sys::GGML_TYPE_Q5_0,
+        "q5_1" => sys::GGML_TYPE_Q5_1,
+        _ => return None,
+    })
+}
+
+/// KV cache types llama.cpp accepts (the set llama-bench's `-ctk` takes).
+pub fn is_cache_type(s: &str) -> bool {
+    ggml_type_of(s).is_some()
+}
+
+impl<'m> Context<'m> {
+    pub fn new(
+        model: &'m Model,
+        p: &ContextParams,
+        n_ctx: u32,
+        n_seq: u32,
+    ) -> Result<Self, EngineError> {
+        let cache = ggml_type_of(&p.cache_type).ok_or_else(|| {
+            EngineError::Context(format!("unknown KV cache type '{}'", p.cache_type))
+        })?;
+        let n_threads = p.n_threads.min(i32::MAX as u32) as i32;
+        // SAFETY: plain data in, pointer out; the model outlives the context
+        // through the 'm borrow.
+        let ptr = unsafe {
+            let mut c = sys::llama_context_default_params();
+            c.n_ctx = n_ctx;
+            c.n_batch = p.n_batch;
+            c.n_ubatch = p.n_ubatch;
+            c.n_seq_max = n_seq.max(1);
+            c.n_threads = n_threads;
+            c.n_threads_batch = n_threads;
+            c.type_k = cache;
+            c.type_v = cache;
+            c.flash_attn_type = match p.flash_attn {
+                FlashAttn::Auto => sys::LLAMA_FLASH_ATTN_TYPE_AUTO,
+                FlashAttn::On => sys::LLAMA_FLASH_ATTN_TYPE_ENABLED,
+                FlashAttn::Off => sys::LLAMA_FLASH_ATTN_TYPE_DISABLED,
+            };
+            c.swa_full = false;
+            sys::llama_init_from_model(model.ptr.as_ptr(), c)
+        };
+        let ptr = NonNull::new(ptr).ok_or_else(|| {
+            EngineError::Context(format!(
+                "llama.cpp could not create a context of {n_ctx} tokens: {}",
+                last_errors()
+            ))
+        })?;
+        let mut ctx = Context {
+            ptr,
+            pool: None,
+            n_threads,
+            _model: PhantomData,
+        };
+        // SAFETY: the pool is freed in Drop after the context that uses it.
+        unsafe {
+            let mut tpp = sys::ggml_threadpool_params_default(n_threads);
+            let pool = sys::ggml_threadpool_new(&mut tpp);
+            if let Some(pool) = NonNull::new(pool) {
+                sys::llama_attach_threadpool(ctx.ptr.as_ptr(), pool.as_ptr(), std::ptr::null_mut());
+                ctx.pool = Some(pool);
+            }
+        }
+        Ok(ctx)
+    }
+
+    /// Forget everything in the KV cache (llama-bench does this before each
+    /// repetition).
+    pub fn clear(&mut self) {
+        unsafe {
+            sys::llama_set_n_threads(self.ptr.as_ptr(), self.n_threads, self.n_threads);
+            sys::llama_memory_clear(sys::llama_get_memory(self.ptr.as_ptr()), false);
+        }
+    }
+
+    /// Decode `tokens` as one batch of sequence 0 at the next positions.
+    pub fn decode_one_seq(&mut self, tokens: &mut [Token]) -> Result<(), EngineError> {
+        let rc = unsafe {
+            let batch = sys::llama_batch_get_one(tokens.as_mut_ptr(), tokens.len() as i32);
+            sys::llama_decode(self.ptr.as_ptr(), batch)
+        };
+        if rc != 0 {
+            return Err(EngineError::Decode(rc));
+        }
+        Ok(())
+    }
+
+    /// Decode a batch of (token, position, sequence, wants_logits) entries.
+    pub fn decode_batch(&mut self, batch: &mut Batch) -> Result<(), EngineError> {
+        let rc = unsafe { sys::llama_decode(self.ptr.as_ptr(), batch.raw) };
+        if rc != 0 {
+            return Err(EngineError::Decode(rc));
+        }
+        Ok(())
+    }
+
+    pub fn synchronize(&mut self) {
+        unsafe { sys::llama_synchronize(self.ptr.as_ptr()) }
+    }
+
+    /// Logits of output row `i` of the last decode, or of the last row for -1.
+    pub fn logits(&self, i: i32, n_vocab: i32) -> &[f32] {
+        unsafe {
+            let p = sys::llama_get_logits_ith(self.ptr.as_ptr(), i);
+            if p.is_null() {
+                return &[];
+            }
+            std::slice::from_raw_parts(p, n_vocab as usize)
+        }
+    }
+
+    /// Snapshot of sequence 0, to restore a prefilled depth without redoing it.
+    pub fn save_seq0(&mut self) -> Vec<u8> {
+        unsafe {
+            let n = sys::llama_state_seq_get_size(self.ptr.as_ptr(), 0);
+            let mut buf = vec![0u8; n];
+            let written = sys::llama_state_seq_get_data(self.ptr.as_ptr(), buf.as_mut_ptr(), n, 0);
+            buf.truncate(written);
+            buf
+        }
+    }
+
+    /// Restore a snapshot from [`save_seq0`]; false when llama.cpp refused it.
+    pub fn restore_seq0(&mut self, state: &[u8]) -> bool {
+        unsafe {
+            sys::llama_state_seq_set_data(self.ptr.as_ptr(), state.as_ptr(), state.len(), 0) != 0
+        }
+    }
+}
+
+impl Drop for Context<'_> {
+    fn drop(&mut self) {
+        unsafe {
+            sys::llama_free(self.ptr.as_ptr());
+            if let Some(pool) = self.pool {
+                sys::ggml_threadpool_free(pool.as_ptr());
+            }
+        }
+    }
+}
+
+/// A multi-sequence batch (llama_batch_init), freed on drop.
+pub struct Batch {
+    raw: sys::llama_batch,
+    capacity: usize,
+}
+
+impl Batch {
+    pub fn new(capacity: usize, n_seq: i32) -> Batch {
+        let raw = unsafe { sys::llama_batch_init(capacity as i32, 0, n_seq) };
+        Batch { raw, capacity }
+    }
+
+    pub fn clear(&mut self) {
+        self.raw.n_tokens = 0;
+    }
+
+    pub fn len(&self) -> usize {
+        self.raw.n_tokens as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.raw.n_tokens == 0
+    }
+
+    pub fn push(&mut self, token: Token, pos: i32, seq: i32, logits: bool) {
+        let i = self.raw.n_tokens as usize;
+        assert!(i < self.capacity, "batch overflow");
+        // SAFETY: llama_batch_init allocated `capacity` entries and one
+        // sequence slot per entry.
+        unsafe {
+            *self.raw.token.add(i) = token;
+            *self.raw.pos.add(i) = pos;
+            *self.raw.n_seq_id.add(i) = 1;
+            *(*self.raw.seq_id.add(i)) = seq;
+            *self.raw.logits.add(i) = logits as i8;
+        }
+        self.raw.n_tokens += 1;
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        unsafe { sys::llama_batch_free(self.raw) }
+    }
+}
+
+/// llama.cpp's backend devices, as `llama-bench --list-devices` shows them.
+pub fn devices() -> Vec<Device> {
+    let mut out = Vec::new();
+    unsafe {
+        for i in 0..sys::ggml_backend_dev_count() {
+            let dev = sys::ggml_backend_dev_get(i);
+            if dev.is_null() {
+                continue;
+            }
+            let s = |p: *const std::os::raw::c_char| {
+                if p.is_null() {
+                    String::new()
+                } else {
+                    CStr::from_ptr(p).to_string_lossy().into_owned()
+                }
+            };
+            let kind = match sys::ggml_backend_dev_type(dev) {
+                sys::GGML_BACKEND_DEVICE_TYPE_CPU => "cpu",
+                sys::GGML_BACKEND_DEVICE_TYPE_GPU => "gpu",
+                sys::GGML_BACKEND_DEVICE_TYPE_IGPU => "igpu",
+                _ => "accel",
+            };
+            let (mut free, mut total) = (0usize, 0usize);
+            sys::ggml_backend_dev_memory(dev, &mut free, &mut total);
+            out.push(Device {
+                name: s(sys::ggml_backend_dev_name(dev)),
+                description: s(sys::ggml_backend_dev_description(dev)),
+                kind: kind.to_string(),
+                memory_total_bytes: total as u64,
+                memory_free_bytes: free as u64,
+            });
+        }
+    }
+    out
+}
+
+pub fn supports_gpu_offload() -> bool {
+    unsafe { sys::llama_supports_gpu_offload() }
+}
+
+pub fn system_info() -> String {
+    unsafe {
+        CStr::from_ptr(sys::llama_print_system_info())
+            .to_string_lossy()
+            .trim()
+            .to_string()
+    }
+}
+
+pub fn ggml_version() -> String {
+    unsafe {
+        format!(
+            "ggml {} ({})",
+            CStr::from_ptr(sys::ggml_version()).to_string_lossy(),
+            CStr::from_ptr(sys::ggml_commit()).to_string_lossy()
+        )
+    }
+}

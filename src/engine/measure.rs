@@ -1,0 +1,284 @@
+//! The timed tests, following llama-bench's method.
+//!
+//! - pp N: KV cache cleared, then N tokens (BOS first when the vocabulary
+//!   adds one, then random ids) decoded in chunks of `n_batch`, with one
+//!   synchronize at the end.
+//! - tg N: one token per decode, synchronize after each.
+//! - The clock starts after the cache clear and any depth prefill and stops
+//!   after the last synchronize. Model loading and context creation are
+//!   outside it.
+//! - Warm-up: one untimed pp of the test's prompt length and one decoded
+//!   token, then the repetitions.
+//!
+//! Dyno adds the `PromptGen` split (prefill and decode timed apart, plus time
+//! to first token) and `Parallel` decode (several sequences per batch).
+
+use std::time::Instant;
+
+use super::llama::{Batch, Context, Model, Token};
+use super::EngineError;
+use crate::worker::protocol::{Job, Sample, TestKind};
+
+/// xorshift64*: a tiny deterministic generator for token ids. The ids only
+/// need to be valid and not repeat trivially; their values do not change the
+/// work a dense model does.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.max(1))
+    }
+    pub fn token(&mut self, n_vocab: i32) -> Token {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n_vocab.max(1) as u64) as Token
+    }
+}
+
+/// Prefill `n` tokens of sequence 0 in chunks of `n_batch`, then synchronize.
+fn prompt(
+    ctx: &mut Context,
+    model: &Model,
+    n: u32,
+    n_batch: u32,
+    rng: &mut Rng,
+) -> Result<(), EngineError> {
+    let n_vocab = model.n_vocab();
+    let mut tokens: Vec<Token> = vec![0; n_batch.max(1) as usize];
+    let mut done = 0u32;
+    while done < n {
+        let k = (n - done).min(n_batch.max(1)) as usize;
+        tokens[0] = if done == 0 {
+            model.first_token(rng.token(n_vocab))
+        } else {
+            rng.token(n_vocab)
+        };
+        for t in tokens.iter_mut().take(k).skip(1) {
+            *t = rng.token(n_vocab);
+        }
+        ctx.decode_one_seq(&mut tokens[..k])?;
+        done += k as u32;
+    }
+    ctx.synchronize();
+    Ok(())
+}
+
+/// Decode `n` single tokens of sequence 0, synchronizing after each.
+fn gen(
+    ctx: &mut Context,
+    model: &Model,
+    n: u32,
+    first: Option<Token>,
+    rng: &mut Rng,
+) -> Result<(), EngineError> {
+    let n_vocab = model.n_vocab();
+    let mut token = first.unwrap_or_else(|| model.first_token(rng.token(n_vocab)));
+    for _ in 0..n {
+        ctx.decode_one_seq(std::slice::from_mut(&mut token))?;
+        ctx.synchronize();
+        token = rng.token(n_vocab);
+    }
+    Ok(())
+}
+
+fn argmax(logits: &[f32]) -> Option<Token> {
+    let mut best: Option<(usize, f32)> = None;
+    for (i, &x) in logits.iter().enumerate() {
+        if !x.is_finite() {
+            return None;
+        }
+        if best.is_none_or(|(_, b)| x > b) {
+            best = Some((i, x));
+        }
+    }
+    best.map(|(i, _)| i as Token)
+}
+
+fn elapsed_ns(t: Instant) -> u64 {
+    t.elapsed().as_nanos() as u64
+}
+
+/// State of a prefilled depth, reused across repetitions as llama-bench does
+/// so a deep test does not redo the same prefill five times.
+#[derive(Default)]
+pub struct DepthCache {
+    depth: u32,
+    state: Vec<u8>,
+}
+
+/// Run one job: create its context, warm up, then `reps` timed repetitions,
+/// handing each sample to `on_sample` as soon as it exists.
+pub fn run_job(
+    model: &Model,
+    job: &Job,
+    reps: u32,
+    warmup: bool,
+    cache: &mut DepthCache,
+    rng: &mut Rng,
+    mut on_sample: impl FnMut(u32, Sample),
+) -> Result<(), EngineError> {
+    let t = &job.test;
+    let n_seq = if t.kind == TestKind::Parallel {
+        t.n_parallel.max(1)
+    } else {
+        1
+    };
+    let mut ctx = Context::new(model, &job.ctx, t.n_ctx(), n_seq)?;
+    let n_batch = job.ctx.n_batch;
+    ctx.clear();
+
+    if warmup {
+        if t.n_prompt > 0 {
+            prompt(&mut ctx, model, t.n_prompt, n_batch, rng)?;
+        }
+        if t.n_gen > 0 {
+            gen(&mut ctx, model, 1, None, rng)?;
+        }
+    }
+
+    for rep in 0..reps {
+        ctx.clear();
+        if t.n_depth > 0 {
+            let cached = cache.depth == t.n_depth
+                && !cache.state.is_empty()
+                && ctx.restore_seq0(&cache.state);
+            if !cached {
+                prompt(&mut ctx, model, t.n_depth, n_batch, rng)?;
+                cache.depth = t.n_depth;
+                cache.state = ctx.save_seq0();
+            }
+        }
+        let sample = match t.kind {
+            TestKind::Prompt => {
+                let t0 = Instant::now();
+                prompt(&mut ctx, model, t.n_prompt, n_batch, rng)?;
+                let ns = elapsed_ns(t0);
+                Sample {
+                    total_ns: ns,
+                    prompt_ns: Some(ns),
+                    gen_ns: None,
+                    ttft_ns: None,
+                }
+            }
+            TestKind::Gen => {
+                let t0 = Instant::now();
+                gen(&mut ctx, model, t.n_gen, None, rng)?;
+                let ns = elapsed_ns(t0);
+                Sample {
+                    total_ns: ns,
+                    prompt_ns: None,
+                    gen_ns: Some(ns),
+                    ttft_ns: None,
+                }
+            }
+            TestKind::PromptGen => {
+                let t0 = Instant::now();
+                prompt(&mut ctx, model, t.n_prompt, n_batch, rng)?;
+                let prompt_ns = elapsed_ns(t0);
+                // The first token comes from the prefill's logits: sampling it
+                // (greedy here) ends the time to first token.
+                let first = argmax(ctx.logits(-1, model.n_vocab()));
+                let ttft_ns = elapsed_ns(t0);
+                let first = first.ok_or(EngineError::NonFinite)?;
+                let t1 = Instant::now();
+                gen(&mut ctx, model, t.n_gen, Some(first), rng)?;
+                let gen_ns = elapsed_ns(t1);
+                Sample {
+                    total_ns: elapsed_ns(t0),
+                    prompt_ns: Some(prompt_ns),
+                    gen_ns: Some(gen_ns),
+                    ttft_ns: Some(ttft_ns),
+                }
+            }
+            TestKind::Parallel => {
+                parallel(&mut ctx, model, t.n_prompt, t.n_gen, n_seq, n_batch, rng)?
+            }
+        };
+        on_sample(rep, sample);
+    }
+    Ok(())
+}
+
+/// `n_seq` sequences: prefill `n_prompt` tokens each (all sequences in one
+/// logical batch, split into chunks of `n_batch`), then `n_gen` steps that
+/// each decode one token per sequence, as llama-batched-bench does.
+fn parallel(
+    ctx: &mut Context,
+    model: &Model,
+    n_prompt: u32,
+    n_gen: u32,
+    n_seq: u32,
+    n_batch: u32,
+    rng: &mut Rng,
+) -> Result<Sample, EngineError> {
+    let n_vocab = model.n_vocab();
+    let cap = (n_batch.max(n_seq)) as usize;
+    let mut batch = Batch::new(cap, n_seq as i32);
+    let t0 = Instant::now();
+    let mut prompt_ns = None;
+    if n_prompt > 0 {
+        for s in 0..n_seq {
+            for p in 0..n_prompt {
+                if batch.len() == n_batch as usize {
+                    ctx.decode_batch(&mut batch)?;
+                    batch.clear();
+                }
+                let tok = if p == 0 {
+                    model.first_token(rng.token(n_vocab))
+                } else {
+                    rng.token(n_vocab)
+                };
+                batch.push(tok, p as i32, s as i32, p == n_prompt - 1);
+            }
+        }
+        if !batch.is_empty() {
+            ctx.decode_batch(&mut batch)?;
+            batch.clear();
+        }
+        ctx.synchronize();
+        prompt_ns = Some(elapsed_ns(t0));
+    }
+    let t1 = Instant::now();
+    for step in 0..n_gen {
+        batch.clear();
+        for s in 0..n_seq {
+            let pos = (n_prompt + step) as i32;
+            let tok = if pos == 0 {
+                model.first_token(rng.token(n_vocab))
+            } else {
+                rng.token(n_vocab)
+            };
+            batch.push(tok, pos, s as i32, true);
+        }
+        ctx.decode_batch(&mut batch)?;
+        ctx.synchronize();
+    }
+    let gen_ns = elapsed_ns(t1);
+    Ok(Sample {
+        total_ns: elapsed_ns(t0),
+        prompt_ns,
+        gen_ns: Some(gen_ns),
+        ttft_ns: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rng_stays_in_vocab_and_varies() {
+        let mut r = Rng::new(7);
+        let ids: Vec<Token> = (0..1000).map(|_| r.token(49152)).collect();
+        assert!(ids.iter().all(|&t| (0..49152).contains(&t)));
+        let distinct: std::collections::HashSet<_> = ids.iter().collect();
+        assert!(distinct.len() > 900);
+    }
+
+    #[test]
+    fn argmax_refuses_non_finite_logits() {
+        assert_eq!(argmax(&[0.1, 3.0, -1.0]), Some(1));
+        assert_eq!(argmax(&[0.1, f32::NAN]), None);
+    }
+}

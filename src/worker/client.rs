@@ -1,0 +1,225 @@
+//! The parent side of a worker: spawn `dyno worker`, feed it a plan, read its
+//! events, and survive however it ends.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::Command;
+use tokio::sync::{mpsc, watch};
+
+use super::protocol::{Event, WorkerPlan};
+
+/// How a worker ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ended {
+    /// Sent `Done` and exited cleanly.
+    Done,
+    /// Reported a fatal error (`code` from the worker, e.g.
+    /// "unsupported_architecture") and exited.
+    Fatal { code: String, message: String },
+    /// Died without finishing: a signal, an abort, an unexpected exit.
+    Crashed(String),
+    /// Sent nothing for longer than the idle timeout and was killed.
+    TimedOut(Duration),
+    /// Killed because the user cancelled.
+    Cancelled,
+}
+
+/// Settings for spawning workers.
+#[derive(Debug, Clone)]
+pub struct WorkerOptions {
+    /// The executable that has the `worker` subcommand (normally this one).
+    pub exe: PathBuf,
+    /// Longest silence allowed between two events. Every repetition sends an
+    /// event, so this bounds one repetition, not the whole run.
+    pub idle_timeout: Duration,
+}
+
+impl WorkerOptions {
+    pub fn current(idle_timeout: Duration) -> std::io::Result<Self> {
+        Ok(WorkerOptions {
+            exe: std::env::current_exe()?,
+            idle_timeout,
+        })
+    }
+}
+
+/// A cancel switch shared by everything a command runs.
+#[derive(Clone)]
+pub struct Cancel(Arc<watch::Sender<bool>>);
+
+impl Default for Cancel {
+    fn default() -> Self {
+        Cancel(Arc::new(watch::channel(false).0))
+    }
+}
+
+impl Cancel {
+    pub fn cancel(&self) {
+        self.0.send_replace(true);
+    }
+    pub fn is_cancelled(&self) -> bool {
+        *self.0.borrow()
+    }
+    pub async fn cancelled(&self) {
+        let mut rx = self.0.subscribe();
+        let _ = rx.wait_for(|v| *v).await;
+    }
+}
+
+fn describe_status(status: std::process::ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            let name = match sig {
+                libc::SIGABRT => "SIGABRT, an abort such as a failed GGML_ASSERT",
+                libc::SIGSEGV => "SIGSEGV, a segmentation fault",
+                libc::SIGKILL => "SIGKILL, killed, possibly by the out-of-memory killer",
+                libc::SIGBUS => {
+                    "SIGBUS, a bus error (the model file may have changed while mapped)"
+                }
+                libc::SIGILL => "SIGILL, an illegal instruction (a build for another CPU?)",
+                libc::SIGFPE => "SIGFPE, an arithmetic fault",
+                _ => "a signal",
+            };
+            return format!("the worker was killed by signal {sig} ({name})");
+        }
+    }
+    match status.code() {
+        Some(c) => format!("the worker exited with code {c} before finishing"),
+        None => "the worker ended before finishing".to_string(),
+    }
+}
+
+/// Run one worker to its end, sending each event to `events` as it arrives.
+///
+/// Events go through a channel rather than a callback so the consumer can
+/// await database writes while this future keeps watching the worker's
+/// silence, the cancel switch and its exit.
+pub async fn run(
+    plan: WorkerPlan,
+    opts: WorkerOptions,
+    cancel: Cancel,
+    events: mpsc::UnboundedSender<Event>,
+) -> Ended {
+    let mut cmd = Command::new(&opts.exe);
+    cmd.arg("worker")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(target_os = "linux")]
+    unsafe {
+        cmd.pre_exec(|| {
+            // Die with the parent, whichever way it goes.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            // Own process group: a terminal's Ctrl-C reaches only the parent,
+            // which then records a cancel rather than a crash.
+            libc::setpgid(0, 0);
+            Ok(())
+        });
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return Ended::Crashed(format!(
+                "could not start the worker {}: {e}",
+                opts.exe.display()
+            ))
+        }
+    };
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let stderr = child.stderr.take().expect("piped stderr");
+
+    // Keep the worker's last log lines: llama.cpp explains its aborts there.
+    let tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
+    let tail_w = tail.clone();
+    let stderr_task = tokio::spawn(async move {
+        let mut lines = BufReader::new(stderr).lines();
+        while let Ok(Some(l)) = lines.next_line().await {
+            tracing::debug!(target: "dyno::worker", "{l}");
+            let mut t = tail_w.lock().unwrap_or_else(|e| e.into_inner());
+            if t.len() >= 20 {
+                t.pop_front();
+            }
+            t.push_back(l);
+        }
+    });
+
+    let mut line = serde_json::to_string(&plan).expect("plan serialises");
+    line.push('\n');
+    if let Err(e) = stdin.write_all(line.as_bytes()).await {
+        let _ = child.kill().await;
+        return Ended::Crashed(format!("could not send the plan to the worker: {e}"));
+    }
+    // stdin stays open: closing it tells the worker to exit.
+
+    let mut lines = BufReader::new(stdout).lines();
+    let mut done = false;
+    let mut fatal = None;
+    let ended = loop {
+        tokio::select! {
+            next = lines.next_line() => match next {
+                Ok(Some(l)) => match serde_json::from_str::<Event>(&l) {
+                    Ok(ev) => {
+                        match &ev {
+                            Event::Done { .. } => done = true,
+                            Event::Fatal { code, message } => fatal = Some((code.clone(), message.clone())),
+                            _ => {}
+                        }
+                        // A dropped receiver means nobody records events any more;
+                        // the worker is then stopped by the cancel switch.
+                        let _ = events.send(ev);
+                    }
+                    Err(_) => tracing::warn!("worker wrote a line that is not an event: {l}"),
+                },
+                _ => break None,
+            },
+            _ = tokio::time::sleep(opts.idle_timeout) => break Some(Ended::TimedOut(opts.idle_timeout)),
+            _ = cancel.cancelled() => break Some(Ended::Cancelled),
+        }
+    };
+    if let Some(e) = ended {
+        let _ = child.kill().await;
+        stderr_task.abort();
+        return e;
+    }
+    drop(stdin);
+    let status = match tokio::time::timeout(Duration::from_secs(10), child.wait()).await {
+        Ok(Ok(s)) => Some(s),
+        _ => {
+            let _ = child.kill().await;
+            None
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(2), stderr_task).await;
+    if let Some((code, message)) = fatal {
+        return Ended::Fatal { code, message };
+    }
+    match status {
+        Some(s) if s.success() && done => Ended::Done,
+        Some(s) => {
+            let last: Vec<String> = tail
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .rev()
+                .take(3)
+                .rev()
+                .cloned()
+                .collect();
+            let mut msg = describe_status(s);
+            if !last.is_empty() {
+                msg.push_str(&format!("; last log lines: {}", last.join(" | ")));
+            }
+            Ended::Crashed(msg)
+        }
+        None => Ended::Crashed("the worker did not exit after finishing".into()),
+    }
+}

@@ -1,0 +1,58 @@
+//! Test-only fault injection, so the suite can prove the parent survives a
+//! real crash, abort or hang of the worker.
+//!
+//! Set `DYNO_TEST_FAULT` to `ACTION@POINT`, where ACTION is `abort`
+//! (SIGABRT, as a failed GGML_ASSERT does), `segv` (SIGSEGV), `hang` (sleep
+//! forever) or `exit` (exit code 7), and POINT is `load` (before the model
+//! loads) or `job:N` (before job N). Several faults can be separated by
+//! commas. Only the worker reads it; an unset variable costs one lookup.
+//!
+//! With `DYNO_TEST_FAULT_ONCE=PATH` a fault fires only while PATH does not
+//! exist, and creates it as it fires: the worker that replaces a crashed one
+//! then runs clean, so a test can watch the benchmark carry on.
+
+use std::time::Duration;
+
+pub const ENV: &str = "DYNO_TEST_FAULT";
+pub const ONCE_ENV: &str = "DYNO_TEST_FAULT_ONCE";
+
+/// False when the once-marker exists already; creates it otherwise.
+fn first_time() -> bool {
+    match std::env::var_os(ONCE_ENV) {
+        None => true,
+        Some(p) => std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(p)
+            .is_ok(),
+    }
+}
+
+/// Trigger the fault configured for `point`, if any.
+pub fn point(point: &str) {
+    let Ok(spec) = std::env::var(ENV) else { return };
+    for f in spec.split(',') {
+        let Some((action, at)) = f.trim().split_once('@') else {
+            continue;
+        };
+        if at != point || !first_time() {
+            continue;
+        }
+        tracing::warn!("{ENV}: injecting {action} at {point}");
+        match action {
+            "abort" => std::process::abort(),
+            // Rust's own SIGSEGV handler (stack-overflow detection) would
+            // swallow a raised signal, so restore the default action first:
+            // the process then dies exactly as on a bad memory access.
+            "segv" => unsafe {
+                libc::signal(libc::SIGSEGV, libc::SIG_DFL);
+                libc::raise(libc::SIGSEGV);
+            },
+            "hang" => loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            },
+            "exit" => std::process::exit(7),
+            _ => {}
+        }
+    }
+}

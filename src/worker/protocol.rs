@@ -1,0 +1,181 @@
+//! The worker protocol: one JSON object per line.
+//!
+//! The parent writes one [`WorkerPlan`] line to the worker's stdin and keeps
+//! the pipe open; the worker answers with [`Event`] lines on stdout. Closing
+//! stdin tells the worker its parent is gone. Anything llama.cpp prints goes
+//! to stderr through `tracing`, never to stdout.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// Flash attention policy, as llama.cpp's `llama_flash_attn_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum FlashAttn {
+    Auto,
+    On,
+    Off,
+}
+
+impl FlashAttn {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FlashAttn::Auto => "auto",
+            FlashAttn::On => "on",
+            FlashAttn::Off => "off",
+        }
+    }
+}
+
+/// Parameters fixed when the model is loaded. A change of any of these needs
+/// a new load, and so a new worker.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ModelParams {
+    /// Layers to offload; `None` lets the worker choose: all layers when a GPU
+    /// device is present, otherwise 0.
+    pub n_gpu_layers: Option<u32>,
+    pub use_mmap: bool,
+}
+
+/// Parameters of one llama.cpp context.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ContextParams {
+    pub n_threads: u32,
+    pub n_batch: u32,
+    pub n_ubatch: u32,
+    pub flash_attn: FlashAttn,
+    /// KV cache element type for K and V ("f16", "q8_0", ...).
+    pub cache_type: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TestKind {
+    /// Prefill of `n_prompt` tokens.
+    Prompt,
+    /// `n_gen` single-token decodes.
+    Gen,
+    /// Prefill then decode, timed per phase, with time to first token.
+    PromptGen,
+    /// `n_parallel` sequences: each prefills `n_prompt` tokens, then all
+    /// decode `n_gen` tokens in lockstep, one batch per step.
+    Parallel,
+}
+
+/// One test, independent of its context parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestSpec {
+    pub kind: TestKind,
+    pub n_prompt: u32,
+    pub n_gen: u32,
+    pub n_depth: u32,
+    pub n_parallel: u32,
+}
+
+impl TestSpec {
+    /// The name llama-bench would print ("pp512", "tg128", "pp512+tg128"),
+    /// with "@d4096" for a depth and "@npl4" for parallel sequences.
+    pub fn name(&self) -> String {
+        let base = match self.kind {
+            TestKind::Prompt => format!("pp{}", self.n_prompt),
+            TestKind::Gen => format!("tg{}", self.n_gen),
+            TestKind::PromptGen => format!("pp{}+tg{}", self.n_prompt, self.n_gen),
+            TestKind::Parallel => format!("pp{}+tg{}", self.n_prompt, self.n_gen),
+        };
+        let mut name = base;
+        if self.n_depth > 0 {
+            name.push_str(&format!("@d{}", self.n_depth));
+        }
+        if self.kind == TestKind::Parallel {
+            name.push_str(&format!("@npl{}", self.n_parallel));
+        }
+        name
+    }
+
+    /// Context size the test needs, as llama-bench sizes it.
+    pub fn n_ctx(&self) -> u32 {
+        let per_seq = self.n_prompt + self.n_gen + self.n_depth;
+        per_seq * self.n_parallel.max(1)
+    }
+}
+
+/// One test with its context, as the worker runs it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Job {
+    pub test: TestSpec,
+    pub ctx: ContextParams,
+}
+
+/// Everything one worker does: one model load, then its jobs in order.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkerPlan {
+    pub model_path: PathBuf,
+    pub model: ModelParams,
+    pub jobs: Vec<Job>,
+    pub reps: u32,
+    pub warmup: bool,
+}
+
+/// A llama.cpp backend device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Device {
+    pub name: String,
+    pub description: String,
+    /// "cpu", "gpu", "igpu" or "accel".
+    pub kind: String,
+    pub memory_total_bytes: u64,
+    pub memory_free_bytes: u64,
+}
+
+/// One repetition's timings. Times are wall-clock nanoseconds of the timed
+/// region only; tokenization, sampling setup and model loading are outside.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// The whole timed region (prefill plus decode), as llama-bench's sample.
+    pub total_ns: u64,
+    /// Prefill phase, when the test has one.
+    pub prompt_ns: Option<u64>,
+    /// Decode phase, when the test has one.
+    pub gen_ns: Option<u64>,
+    /// Prefill plus the first token, for `PromptGen` tests.
+    pub ttft_ns: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// First line: what this build of llama.cpp is and sees.
+    Ready {
+        llama_cpp_build: String,
+        backend: String,
+        gpu_offload: bool,
+        devices: Vec<Device>,
+        system_info: String,
+    },
+    /// A phase boundary (load, warmup, test), for tagging telemetry.
+    Phase { phase: String, job: Option<usize> },
+    Loaded {
+        load_time_ms: f64,
+        model_desc: String,
+        model_size_bytes: u64,
+        n_params: u64,
+        n_layer: u32,
+        n_gpu_layers: u32,
+    },
+    /// One repetition of job `job` was measured.
+    Sample {
+        job: usize,
+        rep: u32,
+        sample: Sample,
+    },
+    /// Job `job` finished all repetitions.
+    JobDone { job: usize },
+    /// Job `job` could not run (context creation or decode failed); the
+    /// worker goes on with the next job.
+    JobFailed { job: usize, error: String },
+    /// The worker cannot go on (the model failed to load).
+    Fatal { code: String, message: String },
+    /// All jobs are done; the worker exits after this.
+    Done { peak_rss_bytes: u64 },
+}
