@@ -1,0 +1,338 @@
+//! Plans: which tests run under which configurations, grouped by model load.
+//!
+//! As in llama-bench, every numeric option takes a list and the plan is the
+//! cross product. Parameters fixed at model load (GPU layers, mmap) split the
+//! plan into worker groups, one model load each; context parameters (threads,
+//! batch sizes, flash attention, KV cache type) only make new runs inside a
+//! group, so changing them never reloads the model.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::DynoError;
+use crate::worker::protocol::{ContextParams, FlashAttn, Job, ModelParams, TestKind, TestSpec};
+
+/// The user's request, each option as a list (llama-bench's `-p 128,512`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BenchRequest {
+    pub n_prompt: Vec<u32>,
+    pub n_gen: Vec<u32>,
+    /// `pp N + tg M` pairs, timed per phase, with time to first token.
+    pub prompt_gen: Vec<(u32, u32)>,
+    pub n_depth: Vec<u32>,
+    /// Parallel sequence counts (llama-batched-bench's `-npl`); empty for none.
+    pub n_parallel: Vec<u32>,
+    /// Prompt and generation lengths of each parallel sequence.
+    pub parallel_prompt: Vec<u32>,
+    pub parallel_gen: Vec<u32>,
+    pub reps: u32,
+    pub warmup: bool,
+    pub n_threads: Vec<u32>,
+    /// `None` means "all layers when a GPU is there, else 0" (decided in the
+    /// worker, which is the process that can see the devices).
+    pub n_gpu_layers: Vec<Option<u32>>,
+    pub n_batch: Vec<u32>,
+    pub n_ubatch: Vec<u32>,
+    pub flash_attn: Vec<FlashAttn>,
+    pub cache_type: Vec<String>,
+    pub use_mmap: Vec<bool>,
+}
+
+impl BenchRequest {
+    /// llama-bench's defaults: `-p 512 -n 128 -r 5 -b 2048 -ub 512`, flash
+    /// attention auto, f16 KV cache, mmap on, one thread per physical core.
+    pub fn defaults(n_threads: u32) -> BenchRequest {
+        BenchRequest {
+            n_prompt: vec![512],
+            n_gen: vec![128],
+            prompt_gen: vec![],
+            n_depth: vec![0],
+            n_parallel: vec![],
+            parallel_prompt: vec![128],
+            parallel_gen: vec![128],
+            reps: 5,
+            warmup: true,
+            n_threads: vec![n_threads],
+            n_gpu_layers: vec![None],
+            n_batch: vec![2048],
+            n_ubatch: vec![512],
+            flash_attn: vec![FlashAttn::Auto],
+            cache_type: vec!["f16".into()],
+            use_mmap: vec![true],
+        }
+    }
+
+    /// Reject values llama.cpp would crash on or that measure nothing, with a
+    /// message that names the option.
+    pub fn validate(&self) -> Result<(), DynoError> {
+        let bad = |m: String| Err(DynoError::BadInput(m));
+        if self.reps == 0 {
+            return bad("-r/--reps must be at least 1".into());
+        }
+        for (name, list) in [
+            ("-t/--threads", &self.n_threads),
+            ("-b/--batch-size", &self.n_batch),
+            ("--ub/--ubatch-size", &self.n_ubatch),
+        ] {
+            if list.is_empty() || list.contains(&0) {
+                return bad(format!("{name} needs values of at least 1"));
+            }
+        }
+        if self.n_parallel.contains(&0) {
+            return bad("--npl values must be at least 1".into());
+        }
+        if !self.n_parallel.is_empty()
+            && (self.parallel_gen.is_empty() || self.parallel_gen.contains(&0))
+        {
+            return bad("--ntg values must be at least 1 when --npl is given".into());
+        }
+        for ct in &self.cache_type {
+            if !crate::engine::llama::is_cache_type(ct) {
+                return bad(format!(
+                    "unknown KV cache type '{ct}' for --ctk; use one of f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1"
+                ));
+            }
+        }
+        if self.tests().is_empty() {
+            return bad("nothing to measure: every test length is 0; give -p, -n, --pg or --npl a value above 0".into());
+        }
+        // A context of 2^31 tokens or more overflows llama.cpp's int32 positions.
+        for t in self.tests() {
+            let n_ctx =
+                u64::from(t.n_prompt + t.n_gen + t.n_depth) * u64::from(t.n_parallel.max(1));
+            if n_ctx > i32::MAX as u64 / 2 {
+                return bad(format!(
+                    "{} needs a context of {n_ctx} tokens, more than llama.cpp can address",
+                    t.name()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The tests of one run, in llama-bench's order: for each depth, every
+    /// pp, then every tg, then every pp+tg; parallel tests come last.
+    pub fn tests(&self) -> Vec<TestSpec> {
+        let mut out = Vec::new();
+        let spec = |kind, n_prompt, n_gen, n_depth, n_parallel| TestSpec {
+            kind,
+            n_prompt,
+            n_gen,
+            n_depth,
+            n_parallel,
+        };
+        for &d in &self.n_depth {
+            out.extend(
+                self.n_prompt
+                    .iter()
+                    .filter(|&&p| p > 0)
+                    .map(|&p| spec(TestKind::Prompt, p, 0, d, 1)),
+            );
+            out.extend(
+                self.n_gen
+                    .iter()
+                    .filter(|&&n| n > 0)
+                    .map(|&n| spec(TestKind::Gen, 0, n, d, 1)),
+            );
+            out.extend(
+                self.prompt_gen
+                    .iter()
+                    .filter(|(p, n)| *p > 0 && *n > 0)
+                    .map(|&(p, n)| spec(TestKind::PromptGen, p, n, d, 1)),
+            );
+        }
+        for &npl in &self.n_parallel {
+            for &p in &self.parallel_prompt {
+                for &n in self.parallel_gen.iter().filter(|&&n| n > 0) {
+                    out.push(spec(TestKind::Parallel, p, n, 0, npl));
+                }
+            }
+        }
+        out
+    }
+
+    /// Expand into worker groups for one model.
+    pub fn groups(&self) -> Vec<WorkerGroup> {
+        let tests = self.tests();
+        let mut groups = Vec::new();
+        for &ngl in &self.n_gpu_layers {
+            for &mmap in &self.use_mmap {
+                let model = ModelParams {
+                    n_gpu_layers: ngl,
+                    use_mmap: mmap,
+                };
+                let mut runs = Vec::new();
+                for &t in &self.n_threads {
+                    for &b in &self.n_batch {
+                        for &ub in &self.n_ubatch {
+                            for &fa in &self.flash_attn {
+                                for ct in &self.cache_type {
+                                    runs.push(RunConfig {
+                                        model: model.clone(),
+                                        ctx: ContextParams {
+                                            n_threads: t,
+                                            n_batch: b,
+                                            n_ubatch: ub,
+                                            flash_attn: fa,
+                                            cache_type: ct.to_ascii_lowercase(),
+                                        },
+                                        reps: self.reps,
+                                        warmup: self.warmup,
+                                        tests: tests.clone(),
+                                    });
+                                }
+                            }
+                        }
+                    }
+                }
+                groups.push(WorkerGroup { model, runs });
+            }
+        }
+        groups
+    }
+}
+
+/// One model under one full configuration: a row of the `runs` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    pub model: ModelParams,
+    pub ctx: ContextParams,
+    pub reps: u32,
+    pub warmup: bool,
+    pub tests: Vec<TestSpec>,
+}
+
+impl RunConfig {
+    /// The jobs this run hands a worker, in order.
+    pub fn jobs(&self) -> impl Iterator<Item = Job> + '_ {
+        self.tests.iter().map(|t| Job {
+            test: t.clone(),
+            ctx: self.ctx.clone(),
+        })
+    }
+}
+
+/// Runs that share one model load, and so one worker process.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkerGroup {
+    pub model: ModelParams,
+    pub runs: Vec<RunConfig>,
+}
+
+/// A whole `dyno bench`: models, each expanded into worker groups.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub models: Vec<PathBuf>,
+    pub request: BenchRequest,
+}
+
+impl Plan {
+    /// Timed repetitions in the whole plan, for a progress bar.
+    pub fn total_samples(&self) -> u64 {
+        let per_model: u64 = self
+            .request
+            .groups()
+            .iter()
+            .flat_map(|g| g.runs.iter())
+            .map(|r| r.tests.len() as u64 * u64::from(r.reps))
+            .sum();
+        per_model * self.models.len() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_llama_bench_defaults() {
+        let r = BenchRequest::defaults(4);
+        let names: Vec<String> = r.tests().iter().map(TestSpec::name).collect();
+        assert_eq!(names, ["pp512", "tg128"]);
+        let g = r.groups();
+        assert_eq!(g.len(), 1);
+        assert_eq!(g[0].runs.len(), 1);
+        let c = &g[0].runs[0].ctx;
+        assert_eq!((c.n_threads, c.n_batch, c.n_ubatch), (4, 2048, 512));
+        assert_eq!(g[0].runs[0].reps, 5);
+    }
+
+    #[test]
+    fn context_lists_make_runs_and_model_lists_make_loads() {
+        let mut r = BenchRequest::defaults(2);
+        r.n_threads = vec![1, 2];
+        r.n_batch = vec![64, 128, 256];
+        r.use_mmap = vec![true, false];
+        let g = r.groups();
+        assert_eq!(g.len(), 2, "one load per mmap setting");
+        assert!(
+            g.iter().all(|g| g.runs.len() == 6),
+            "threads x batch runs share a load"
+        );
+        assert_ne!(g[0].model.use_mmap, g[1].model.use_mmap);
+    }
+
+    #[test]
+    fn depths_multiply_tests_and_parallel_comes_last() {
+        let mut r = BenchRequest::defaults(2);
+        r.n_prompt = vec![32];
+        r.n_gen = vec![8];
+        r.prompt_gen = vec![(16, 4)];
+        r.n_depth = vec![0, 64];
+        r.n_parallel = vec![1, 4];
+        r.parallel_prompt = vec![16];
+        r.parallel_gen = vec![8];
+        let names: Vec<String> = r.tests().iter().map(TestSpec::name).collect();
+        assert_eq!(
+            names,
+            [
+                "pp32",
+                "tg8",
+                "pp16+tg4",
+                "pp32@d64",
+                "tg8@d64",
+                "pp16+tg4@d64",
+                "pp16+tg8@npl1",
+                "pp16+tg8@npl4"
+            ]
+        );
+        assert_eq!(r.tests()[7].n_ctx(), (16 + 8) * 4);
+    }
+
+    #[test]
+    fn zero_lengths_are_skipped_and_empty_plans_rejected() {
+        let mut r = BenchRequest::defaults(2);
+        r.n_prompt = vec![0];
+        assert_eq!(r.tests().len(), 1);
+        r.n_gen = vec![0];
+        assert!(matches!(r.validate(), Err(DynoError::BadInput(_))));
+    }
+
+    #[test]
+    fn bad_values_name_their_option() {
+        let mut r = BenchRequest::defaults(2);
+        r.n_threads = vec![0];
+        let e = r.validate().unwrap_err().to_string();
+        assert!(e.contains("--threads"), "{e}");
+        let mut r = BenchRequest::defaults(2);
+        r.cache_type = vec!["q3_z".into()];
+        assert!(r.validate().unwrap_err().to_string().contains("q3_z"));
+        let mut r = BenchRequest::defaults(2);
+        r.reps = 0;
+        assert!(r.validate().is_err());
+    }
+
+    #[test]
+    fn total_samples_counts_every_timed_repetition() {
+        let mut r = BenchRequest::defaults(2);
+        r.n_threads = vec![1, 2];
+        r.reps = 3;
+        let p = Plan {
+            models: vec!["a".into(), "b".into()],
+            request: r,
+        };
+        // 2 models x 2 runs x 2 tests x 3 reps
+        assert_eq!(p.total_samples(), 24);
+    }
+}

@@ -1,0 +1,285 @@
+//! clap definitions. Option names follow llama-bench where it has one, so a
+//! llama-bench command line translates by eye.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::bench::plan::BenchRequest;
+use crate::worker::protocol::FlashAttn;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "dyno",
+    version,
+    about = "Measure how fast local language models run on this machine"
+)]
+pub struct Cli {
+    /// SQLite database to use (default: the platform data directory).
+    #[arg(long, global = true, env = "DYNO_DB", value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Benchmark GGUF models: prefill (pp), decode (tg), pp+tg with time to
+    /// first token, decode at depth, and parallel decode.
+    Bench(Box<BenchArgs>),
+    /// List stored runs, newest first.
+    Runs {
+        #[arg(long)]
+        json: bool,
+        /// How many runs to list.
+        #[arg(long, default_value_t = 50)]
+        limit: i64,
+    },
+    /// Show one stored run with its conditions and every sample.
+    Show {
+        run_id: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Describe GGUF files from their headers without loading them.
+    Inspect {
+        #[arg(required = true)]
+        models: Vec<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Internal: the measuring process `dyno` starts for each model load.
+    #[command(hide = true)]
+    Worker,
+}
+
+/// Parse "auto" or a layer count for `--ngl`.
+fn parse_ngl(s: &str) -> Result<Option<u32>, String> {
+    if s.eq_ignore_ascii_case("auto") {
+        return Ok(None);
+    }
+    s.parse::<u32>()
+        .map(Some)
+        .map_err(|_| format!("'{s}' is not a layer count; use a number or 'auto'"))
+}
+
+/// Parse a `--pg` pair "P,N".
+fn parse_pg(s: &str) -> Result<(u32, u32), String> {
+    let err = || format!("'{s}' is not a pair; write --pg PROMPT,GEN, e.g. --pg 512,128");
+    let (p, n) = s.split_once(',').ok_or_else(err)?;
+    Ok((
+        p.trim().parse().map_err(|_| err())?,
+        n.trim().parse().map_err(|_| err())?,
+    ))
+}
+
+fn parse_bool01(s: &str) -> Result<bool, String> {
+    match s {
+        "1" | "true" | "on" => Ok(true),
+        "0" | "false" | "off" => Ok(false),
+        _ => Err(format!("'{s}' is not 0 or 1")),
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// GGUF model files.
+    #[arg(required = true, value_name = "MODEL")]
+    pub models: Vec<PathBuf>,
+    /// Prompt lengths for prefill tests (pp); 0 skips them.
+    #[arg(
+        short = 'p',
+        long = "n-prompt",
+        value_delimiter = ',',
+        value_name = "LIST"
+    )]
+    pub n_prompt: Option<Vec<u32>>,
+    /// Generation lengths for decode tests (tg); 0 skips them.
+    #[arg(
+        short = 'n',
+        long = "n-gen",
+        value_delimiter = ',',
+        value_name = "LIST"
+    )]
+    pub n_gen: Option<Vec<u32>>,
+    /// Prefill then decode, timed per phase with time to first token: PROMPT,GEN
+    /// (repeat the option for more pairs).
+    #[arg(long = "pg", value_parser = parse_pg, value_name = "P,N")]
+    pub pg: Vec<(u32, u32)>,
+    /// Context depths: tokens already in the KV cache before each test.
+    #[arg(
+        short = 'd',
+        long = "n-depth",
+        value_delimiter = ',',
+        value_name = "LIST"
+    )]
+    pub n_depth: Option<Vec<u32>>,
+    /// Parallel sequences decoded at once (as llama-batched-bench's -npl).
+    #[arg(long = "npl", value_delimiter = ',', value_name = "LIST")]
+    pub npl: Vec<u32>,
+    /// Prompt length of each parallel sequence.
+    #[arg(
+        long = "npp",
+        value_delimiter = ',',
+        value_name = "LIST",
+        default_value = "128"
+    )]
+    pub npp: Vec<u32>,
+    /// Tokens each parallel sequence generates.
+    #[arg(
+        long = "ntg",
+        value_delimiter = ',',
+        value_name = "LIST",
+        default_value = "128"
+    )]
+    pub ntg: Vec<u32>,
+    /// Timed repetitions of each test.
+    #[arg(short = 'r', long = "repetitions", default_value_t = 5)]
+    pub reps: u32,
+    /// Skip the untimed warm-up (one pp and one decoded token) before each test.
+    #[arg(long)]
+    pub no_warmup: bool,
+    /// CPU threads (default: one per physical core).
+    #[arg(
+        short = 't',
+        long = "threads",
+        value_delimiter = ',',
+        value_name = "LIST"
+    )]
+    pub threads: Option<Vec<u32>>,
+    /// Layers offloaded to the GPU, or 'auto' (all when a GPU is present).
+    #[arg(long = "ngl", visible_alias = "n-gpu-layers", value_delimiter = ',', value_parser = parse_ngl, value_name = "LIST")]
+    pub ngl: Option<Vec<Option<u32>>>,
+    /// Logical batch size (tokens per llama_decode call).
+    #[arg(
+        short = 'b',
+        long = "batch-size",
+        value_delimiter = ',',
+        value_name = "LIST"
+    )]
+    pub batch: Option<Vec<u32>>,
+    /// Physical batch size.
+    #[arg(
+        long = "ub",
+        visible_alias = "ubatch-size",
+        value_delimiter = ',',
+        value_name = "LIST"
+    )]
+    pub ubatch: Option<Vec<u32>>,
+    /// Flash attention.
+    #[arg(
+        long = "fa",
+        visible_alias = "flash-attn",
+        value_enum,
+        value_delimiter = ',',
+        value_name = "on|off|auto"
+    )]
+    pub fa: Option<Vec<FlashAttn>>,
+    /// KV cache type for K and V (f16, q8_0, q4_0, ...).
+    #[arg(
+        long = "ctk",
+        visible_alias = "cache-type",
+        value_delimiter = ',',
+        value_name = "LIST"
+    )]
+    pub cache_type: Option<Vec<String>>,
+    /// Memory-map the model (1) or read it into memory (0).
+    #[arg(long = "mmap", value_delimiter = ',', value_parser = parse_bool01, value_name = "0,1")]
+    pub mmap: Option<Vec<bool>>,
+    /// Longest a worker may stay silent (one repetition) before it is killed.
+    #[arg(long = "timeout", default_value_t = 600, value_name = "SECONDS")]
+    pub timeout_s: u64,
+    /// Print one JSON document on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl BenchArgs {
+    /// The request, with llama-bench's defaults for anything not given.
+    pub fn request(&self, default_threads: u32) -> BenchRequest {
+        let d = BenchRequest::defaults(default_threads);
+        let pick = |v: &Option<Vec<u32>>, dflt: Vec<u32>| {
+            v.clone().filter(|v| !v.is_empty()).unwrap_or(dflt)
+        };
+        BenchRequest {
+            n_prompt: pick(&self.n_prompt, d.n_prompt),
+            n_gen: pick(&self.n_gen, d.n_gen),
+            prompt_gen: self.pg.clone(),
+            n_depth: pick(&self.n_depth, d.n_depth),
+            n_parallel: self.npl.clone(),
+            parallel_prompt: self.npp.clone(),
+            parallel_gen: self.ntg.clone(),
+            reps: self.reps,
+            warmup: !self.no_warmup,
+            n_threads: pick(&self.threads, d.n_threads),
+            n_gpu_layers: self
+                .ngl
+                .clone()
+                .filter(|v| !v.is_empty())
+                .unwrap_or(d.n_gpu_layers),
+            n_batch: pick(&self.batch, d.n_batch),
+            n_ubatch: pick(&self.ubatch, d.n_ubatch),
+            flash_attn: self
+                .fa
+                .clone()
+                .filter(|v| !v.is_empty())
+                .unwrap_or(d.flash_attn),
+            cache_type: self
+                .cache_type
+                .clone()
+                .filter(|v| !v.is_empty())
+                .unwrap_or(d.cache_type),
+            use_mmap: self
+                .mmap
+                .clone()
+                .filter(|v| !v.is_empty())
+                .unwrap_or(d.use_mmap),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bench(args: &[&str]) -> BenchArgs {
+        let mut v = vec!["dyno", "bench"];
+        v.extend_from_slice(args);
+        match Cli::try_parse_from(v).unwrap().command {
+            Command::Bench(b) => *b,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn lists_parse_like_llama_bench() {
+        let b = bench(&[
+            "m.gguf",
+            "-p",
+            "128,512",
+            "-t",
+            "1,2",
+            "--ngl",
+            "0,99,auto",
+            "--pg",
+            "16,4",
+            "--mmap",
+            "0,1",
+        ]);
+        let r = b.request(8);
+        assert_eq!(r.n_prompt, [128, 512]);
+        assert_eq!(r.n_threads, [1, 2]);
+        assert_eq!(r.n_gpu_layers, [Some(0), Some(99), None]);
+        assert_eq!(r.prompt_gen, [(16, 4)]);
+        assert_eq!(r.use_mmap, [false, true]);
+        assert_eq!(r.n_gen, [128], "unset options keep llama-bench's defaults");
+    }
+
+    #[test]
+    fn malformed_values_are_rejected_by_the_parser() {
+        let v = ["dyno", "bench", "m.gguf", "--pg", "512"];
+        assert!(Cli::try_parse_from(v).is_err());
+        assert!(Cli::try_parse_from(["dyno", "bench", "m.gguf", "-p", "x"]).is_err());
+        assert!(Cli::try_parse_from(["dyno", "bench", "m.gguf", "--fa", "maybe"]).is_err());
+    }
+}

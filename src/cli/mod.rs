@@ -1,0 +1,303 @@
+//! The `dyno` command line: parse, call the core, print. Tables go to stdout,
+//! progress and errors to stderr, and `--json` replaces the table with one
+//! JSON document so scripts can pipe it.
+
+pub mod args;
+mod progress;
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::Duration;
+
+use args::{BenchArgs, Cli, Command};
+
+use crate::bench::plan::Plan;
+use crate::bench::run::{prepare_model, run_model, BenchContext, BenchOutcome};
+use crate::error::{DynoError, Result};
+use crate::machine::Machine;
+use crate::report::{self, human_bytes, human_params};
+use crate::store::{default_db_path, Store};
+use crate::worker::client::{Cancel, WorkerOptions};
+
+/// Exit code of a benchmark the user cancelled (128 + SIGINT, as shells use).
+pub const EXIT_CANCELLED: i32 = 130;
+
+/// Failure codes that mean the model itself is unusable: the user must
+/// change the input, so they exit with 2 like other bad input.
+const BAD_INPUT_CODES: [&str; 2] = ["unsupported_architecture", "load_failed"];
+
+/// Run a parsed command line; returns the process exit code.
+pub fn main(cli: Cli) -> Result<i32> {
+    if let Command::Worker = cli.command {
+        return Ok(crate::worker::server::main());
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| DynoError::io("cannot start the async runtime", e))?;
+    rt.block_on(async move {
+        let db = cli.db.clone().unwrap_or_else(default_db_path);
+        match cli.command {
+            Command::Bench(a) => bench(&db, *a).await,
+            Command::Runs { json, limit } => runs(&db, json, limit).await,
+            Command::Show { run_id, json } => show(&db, run_id, json).await,
+            Command::Inspect { models, json } => inspect(&models, json),
+            Command::Worker => unreachable!("handled above"),
+        }
+    })
+}
+
+async fn open_store(db: &Path) -> Result<Store> {
+    let store = Store::open(db).await?;
+    let closed = store.close_orphaned_runs().await?;
+    if closed > 0 {
+        tracing::info!("marked {closed} run(s) left behind by a killed Dyno as interrupted");
+    }
+    Ok(store)
+}
+
+async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
+    let machine = Machine::detect();
+    let req = a.request(machine.default_threads());
+    req.validate()?;
+    // Read every header before anything runs, so a bad file fails in
+    // milliseconds rather than after an hour of other models.
+    for m in &a.models {
+        crate::model::inspect(m)?;
+    }
+    let store = open_store(db).await?;
+    let machine_id = store.upsert_machine(&machine).await?;
+    let args_json = serde_json::json!({ "models": a.models, "request": req }).to_string();
+    let sweep_id = store.create_sweep("bench", machine_id, &args_json).await?;
+
+    let cancel = Cancel::default();
+    let on_signal = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_signal.cancel();
+        }
+    });
+    let worker = WorkerOptions::current(Duration::from_secs(a.timeout_s.max(1)))
+        .map_err(|e| DynoError::io("cannot find the dyno executable to start a worker", e))?;
+    let ctx = BenchContext {
+        store: &store,
+        machine_id,
+        sweep_id: Some(sweep_id),
+        worker,
+        cancel: cancel.clone(),
+    };
+    let plan = Plan {
+        models: a.models.clone(),
+        request: req,
+    };
+    let mut reporter =
+        progress::Progress::new(plan.total_samples(), std::io::stderr().is_terminal());
+    let mut out = BenchOutcome::default();
+    for path in &plan.models {
+        if out.cancelled || cancel.is_cancelled() {
+            out.cancelled = true;
+            break;
+        }
+        let model = prepare_model(&store, path).await?;
+        run_model(&ctx, &model, &plan.request, &mut reporter, &mut out).await?;
+    }
+    reporter.finish();
+
+    let rows = store.sweep_runs(sweep_id).await?;
+    let report = report::build(&store, &rows, &machine).await?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("report serialises")
+        );
+    } else {
+        print!("{}", report::table::markdown(&report));
+    }
+    store.close().await;
+
+    if out.cancelled {
+        eprintln!("dyno: cancelled; what was measured before the cancel is saved (dyno runs)");
+        return Ok(EXIT_CANCELLED);
+    }
+    let failed: Vec<_> = report.runs.iter().filter(|r| r.status != "ok").collect();
+    if failed.is_empty() {
+        return Ok(0);
+    }
+    for r in &failed {
+        eprintln!(
+            "dyno: run {} ({}) failed: {}",
+            r.run_id,
+            r.model.path,
+            r.error.as_deref().unwrap_or("unknown error")
+        );
+    }
+    let bad_input = failed.iter().all(|r| {
+        r.error_code
+            .as_deref()
+            .is_some_and(|c| BAD_INPUT_CODES.contains(&c))
+    });
+    Ok(if bad_input { 2 } else { 1 })
+}
+
+async fn runs(db: &Path, json: bool, limit: i64) -> Result<i32> {
+    let store = open_store(db).await?;
+    let rows = store.runs(limit.max(0)).await?;
+    if json {
+        let report = report::build(&store, &rows, &Machine::detect()).await?;
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("report serialises")
+        );
+    } else if rows.is_empty() {
+        println!(
+            "no runs stored in {} yet; measure one with `dyno bench MODEL.gguf`",
+            db.display()
+        );
+    } else {
+        println!("| run | started | status | model | quant | threads | ngl | tests |");
+        println!("| --: | ------- | ------ | ----- | ----- | ------: | --: | ----: |");
+        for r in &rows {
+            let m = store.model(r.model_id).await?;
+            let n = store.results(r.id).await?.len();
+            println!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                r.id,
+                r.started_at,
+                r.status,
+                m.file_name,
+                m.quant,
+                r.n_threads,
+                r.n_gpu_layers
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| "-".into()),
+                n
+            );
+        }
+    }
+    store.close().await;
+    Ok(0)
+}
+
+async fn show(db: &Path, run_id: i64, json: bool) -> Result<i32> {
+    let store = open_store(db).await?;
+    let row = store.run(run_id).await?.ok_or_else(|| {
+        DynoError::NotFound(format!(
+            "no run {run_id} in {}; `dyno runs` lists the stored runs",
+            db.display()
+        ))
+    })?;
+    let report = report::build(&store, std::slice::from_ref(&row), &Machine::detect()).await?;
+    store.close().await;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("report serialises")
+        );
+        return Ok(0);
+    }
+    let r = &report.runs[0];
+    let m = &report.machine;
+    println!("run {} · {} · started {}", r.run_id, r.status, r.started_at);
+    if let Some(e) = &r.error {
+        println!("error: {e}");
+    }
+    println!(
+        "model: {} ({}, {}, {} params, {:.2} bits/weight)\n  sha256 {}",
+        r.model.path,
+        r.model.quant,
+        human_bytes(r.model.size_bytes),
+        human_params(r.model.n_params),
+        r.model.bits_per_weight,
+        r.model.sha256
+    );
+    let c = &r.config;
+    println!(
+        "config: threads {} · ngl {} · n_batch {} · n_ubatch {} · flash_attn {} · kv {} · mmap {} · reps {} · warm-up {}",
+        c.n_threads,
+        c.n_gpu_layers.map(|v| v.to_string()).unwrap_or_else(|| "-".into()),
+        c.n_batch,
+        c.n_ubatch,
+        c.flash_attn,
+        c.cache_type,
+        c.use_mmap,
+        c.reps,
+        c.warmup
+    );
+    println!(
+        "machine: {} · {} cores · {} · backend {} · {}",
+        m.cpu,
+        m.cores,
+        human_bytes(m.memory_bytes),
+        r.backend.as_deref().unwrap_or("-"),
+        r.llama_cpp_build
+            .as_deref()
+            .unwrap_or("llama.cpp build unknown")
+    );
+    if let Some(ms) = r.load_time_ms {
+        println!("model load: {ms:.2} ms (not part of any tokens/s figure)");
+    }
+    println!();
+    print!("{}", report::table::markdown(&report));
+    println!();
+    for res in &r.results {
+        let samples: Vec<String> = res
+            .samples_tokens_per_s
+            .iter()
+            .map(|v| format!("{v:.2}"))
+            .collect();
+        println!(
+            "{} samples ({:?} t/s): [{}]",
+            res.test,
+            res.rate,
+            samples.join(", ")
+        );
+        if let Some(ci) = res.ci95_tokens_per_s {
+            println!(
+                "  median {:.2} · min {:.2} · max {:.2} · 95% CI ± {:.2}{}",
+                res.median_tokens_per_s.unwrap_or_default(),
+                res.min_tokens_per_s.unwrap_or_default(),
+                res.max_tokens_per_s.unwrap_or_default(),
+                ci,
+                if res.outliers.is_empty() {
+                    String::new()
+                } else {
+                    format!(" · outliers at {:?}", res.outliers)
+                }
+            );
+        }
+    }
+    Ok(0)
+}
+
+fn inspect(models: &[std::path::PathBuf], json: bool) -> Result<i32> {
+    let infos = models
+        .iter()
+        .map(|m| crate::model::inspect(m))
+        .collect::<Result<Vec<_>>>()?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&infos).expect("model info serialises")
+        );
+        return Ok(0);
+    }
+    for i in &infos {
+        println!(
+            "{}: {} {} · {} · {} params · {:.2} bits/weight · {} layers · context {} · GGUF v{}",
+            i.path.display(),
+            i.arch,
+            i.quant,
+            human_bytes(i.size_bytes),
+            human_params(i.n_params),
+            i.bits_per_weight(),
+            i.n_layers
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "?".into()),
+            i.context_length
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "?".into()),
+            i.gguf_version
+        );
+    }
+    Ok(0)
+}

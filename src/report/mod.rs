@@ -1,0 +1,319 @@
+//! What Dyno shows and exports, built from the store (never from memory), so
+//! `dyno bench --json`, `dyno show` and `dyno runs` print the same figures
+//! for the same rows, and a printed figure always comes with its conditions.
+//!
+//! The JSON shape here is the stable contract documented in
+//! `docs/json-schema.md`; change it only by adding fields.
+
+pub mod table;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bench::figures::{figures, Figures, Rate};
+use crate::bench::plan::RunConfig;
+use crate::error::Result;
+use crate::machine::Machine;
+use crate::store::{MachineRow, ResultRow, RunRow, Store};
+use crate::worker::protocol::{Device, Sample, TestKind, TestSpec};
+
+/// Version of the JSON document's shape.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub machine: MachineJson,
+    pub runs: Vec<RunJson>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MachineJson {
+    pub fingerprint: String,
+    pub cpu: String,
+    /// Logical cores.
+    pub cores: u64,
+    pub cores_physical: Option<u64>,
+    pub memory_bytes: u64,
+    pub os: Option<String>,
+    pub kernel: Option<String>,
+    /// GPUs llama.cpp saw (empty on a CPU-only machine or build).
+    pub gpus: Vec<Device>,
+    /// llama.cpp backends in use, as llama-bench names them ("CPU", "CUDA").
+    pub backend: Option<String>,
+    pub llama_cpp_build: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ModelJson {
+    pub path: String,
+    pub file_name: String,
+    pub sha256: String,
+    pub arch: String,
+    pub name: Option<String>,
+    pub quant: String,
+    pub size_bytes: u64,
+    pub n_params: u64,
+    /// Bytes of tensor data, what one decode step streams.
+    pub weight_bytes: u64,
+    pub bits_per_weight: f64,
+    pub n_layers: Option<u64>,
+    pub context_length: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ConfigJson {
+    pub n_threads: u32,
+    /// Layers offloaded to a GPU in this run (0 on CPU).
+    pub n_gpu_layers: Option<u32>,
+    /// What was asked: a number, or null for "all when a GPU is present".
+    pub n_gpu_layers_requested: Option<u32>,
+    pub n_batch: u32,
+    pub n_ubatch: u32,
+    pub flash_attn: String,
+    pub cache_type: String,
+    pub use_mmap: bool,
+    pub reps: u32,
+    pub warmup: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ResultJson {
+    pub test: String,
+    pub kind: String,
+    pub status: String,
+    pub error: Option<String>,
+    pub n_prompt: u32,
+    pub n_gen: u32,
+    pub n_depth: u32,
+    pub n_parallel: u32,
+    pub reps: u32,
+    /// What the `*_tokens_per_s` headline fields measure.
+    pub rate: Rate,
+    pub samples_tokens_per_s: Vec<f64>,
+    pub mean_tokens_per_s: Option<f64>,
+    pub stddev_tokens_per_s: Option<f64>,
+    pub median_tokens_per_s: Option<f64>,
+    pub min_tokens_per_s: Option<f64>,
+    pub max_tokens_per_s: Option<f64>,
+    /// Half-width of the 95% confidence interval of the mean.
+    pub ci95_tokens_per_s: Option<f64>,
+    /// Indices of repetitions flagged as outliers (modified Z-score > 3.5).
+    pub outliers: Vec<usize>,
+    /// Each repetition's whole timed region, as llama-bench's `samples_ns`.
+    pub samples_ns: Vec<u64>,
+    pub prefill_tokens_per_s: Option<Figures>,
+    pub decode_tokens_per_s: Option<Figures>,
+    pub decode_per_sequence_tokens_per_s: Option<Figures>,
+    /// Mean time to first token (prefill plus picking the first token).
+    pub ttft_ms: Option<f64>,
+    pub ttft_stats_ms: Option<Figures>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunJson {
+    pub run_id: i64,
+    pub sweep_id: Option<i64>,
+    pub status: String,
+    pub error: Option<String>,
+    pub error_code: Option<String>,
+    pub model: ModelJson,
+    pub config: ConfigJson,
+    pub backend: Option<String>,
+    pub llama_cpp_build: Option<String>,
+    /// Model load, measured on its own; never part of a tokens/s figure.
+    pub load_time_ms: Option<f64>,
+    /// llama.cpp's own description of the model ("llama 135M Q4_1").
+    pub model_desc: Option<String>,
+    pub peak_rss_bytes: Option<u64>,
+    pub dyno_version: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub results: Vec<ResultJson>,
+}
+
+fn result_json(r: &ResultRow) -> ResultJson {
+    let samples: Vec<Sample> = serde_json::from_str(&r.samples_json).unwrap_or_default();
+    let kind: TestKind = serde_json::from_value(serde_json::Value::String(r.kind.clone()))
+        .unwrap_or(TestKind::Prompt);
+    let spec = TestSpec {
+        kind,
+        n_prompt: r.n_prompt as u32,
+        n_gen: r.n_gen as u32,
+        n_depth: r.n_depth as u32,
+        n_parallel: r.n_parallel as u32,
+    };
+    let f = figures(&spec, &samples);
+    let h = f.headline.as_ref();
+    ResultJson {
+        test: r.test.clone(),
+        kind: r.kind.clone(),
+        status: r.status.clone(),
+        error: r.error.clone(),
+        n_prompt: spec.n_prompt,
+        n_gen: spec.n_gen,
+        n_depth: spec.n_depth,
+        n_parallel: spec.n_parallel,
+        reps: r.reps as u32,
+        rate: f.rate,
+        samples_tokens_per_s: h.map(|h| h.samples.clone()).unwrap_or_default(),
+        mean_tokens_per_s: h.map(|h| h.mean),
+        stddev_tokens_per_s: h.map(|h| h.stddev),
+        median_tokens_per_s: h.map(|h| h.median),
+        min_tokens_per_s: h.map(|h| h.min),
+        max_tokens_per_s: h.map(|h| h.max),
+        ci95_tokens_per_s: h.and_then(|h| h.ci95),
+        outliers: h.map(|h| h.outliers.clone()).unwrap_or_default(),
+        samples_ns: samples.iter().map(|s| s.total_ns).collect(),
+        ttft_ms: f.ttft_ms.as_ref().map(|t| t.mean),
+        prefill_tokens_per_s: f.prefill_tokens_per_s,
+        decode_tokens_per_s: f.decode_tokens_per_s,
+        decode_per_sequence_tokens_per_s: f.decode_per_sequence_tokens_per_s,
+        ttft_stats_ms: f.ttft_ms,
+    }
+}
+
+async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
+    let m = store.model(run.model_id).await?;
+    let results = store.results(run.id).await?;
+    let config: Option<RunConfig> = serde_json::from_str(&run.config_json).ok();
+    let n_params = m.n_params.max(0) as u64;
+    let weight_bytes = m.weight_bytes.max(0) as u64;
+    Ok(RunJson {
+        run_id: run.id,
+        sweep_id: run.sweep_id,
+        status: run.status.clone(),
+        error: run.error.clone(),
+        error_code: run.error_code.clone(),
+        model: ModelJson {
+            path: m.path,
+            file_name: m.file_name,
+            sha256: m.sha256,
+            arch: m.arch,
+            name: m.name,
+            quant: m.quant,
+            size_bytes: m.size_bytes.max(0) as u64,
+            n_params,
+            weight_bytes,
+            bits_per_weight: if n_params == 0 {
+                0.0
+            } else {
+                weight_bytes as f64 * 8.0 / n_params as f64
+            },
+            n_layers: m.n_layers.map(|v| v as u64),
+            context_length: m.context_length.map(|v| v as u64),
+        },
+        config: ConfigJson {
+            n_threads: run.n_threads as u32,
+            n_gpu_layers: run.n_gpu_layers.map(|v| v as u32),
+            n_gpu_layers_requested: config.as_ref().and_then(|c| c.model.n_gpu_layers),
+            n_batch: run.n_batch as u32,
+            n_ubatch: run.n_ubatch as u32,
+            flash_attn: run.flash_attn.clone(),
+            cache_type: run.cache_type.clone(),
+            use_mmap: run.use_mmap,
+            reps: run.reps as u32,
+            warmup: config.as_ref().is_none_or(|c| c.warmup),
+        },
+        backend: run.backend.clone(),
+        llama_cpp_build: run.llama_cpp_build.clone(),
+        load_time_ms: run.load_time_ms,
+        model_desc: run.model_desc.clone(),
+        peak_rss_bytes: run.peak_rss_bytes.map(|v| v as u64),
+        dyno_version: run.dyno_version.clone(),
+        started_at: run.started_at.clone(),
+        finished_at: run.finished_at.clone(),
+        results: results.iter().map(result_json).collect(),
+    })
+}
+
+fn machine_json(m: &MachineRow, run: Option<&RunRow>) -> MachineJson {
+    let devices: Vec<Device> = run
+        .and_then(|r| r.devices_json.as_deref())
+        .and_then(|d| serde_json::from_str(d).ok())
+        .unwrap_or_default();
+    MachineJson {
+        fingerprint: m.fingerprint.clone(),
+        cpu: m.cpu.clone(),
+        cores: m.cores_logical as u64,
+        cores_physical: m.cores_physical.map(|c| c as u64),
+        memory_bytes: m.memory_bytes as u64,
+        os: m.os.clone(),
+        kernel: m.kernel.clone(),
+        gpus: devices
+            .into_iter()
+            .filter(|d| d.kind == "gpu" || d.kind == "igpu")
+            .collect(),
+        backend: run.and_then(|r| r.backend.clone()),
+        llama_cpp_build: run.and_then(|r| r.llama_cpp_build.clone()),
+    }
+}
+
+/// Build the report for `runs` (in the order given). The machine is the one
+/// the first run was measured on, or `here` when there are no runs.
+pub async fn build(store: &Store, runs: &[RunRow], here: &Machine) -> Result<Report> {
+    let machine = match runs.first() {
+        Some(r) => {
+            // Backend and build come from the first run that reached a worker.
+            let facts = runs
+                .iter()
+                .find(|r| r.llama_cpp_build.is_some())
+                .unwrap_or(r);
+            machine_json(&store.machine(r.machine_id).await?, Some(facts))
+        }
+        None => MachineJson {
+            fingerprint: here.fingerprint.clone(),
+            cpu: here.cpu.clone(),
+            cores: here.cores_logical as u64,
+            cores_physical: here.cores_physical.map(|c| c as u64),
+            memory_bytes: here.memory_bytes,
+            os: here.os.clone(),
+            kernel: here.kernel.clone(),
+            gpus: Vec::new(),
+            backend: None,
+            llama_cpp_build: None,
+        },
+    };
+    let mut out = Vec::with_capacity(runs.len());
+    for r in runs {
+        out.push(run_json(store, r).await?);
+    }
+    Ok(Report {
+        schema_version: SCHEMA_VERSION,
+        machine,
+        runs: out,
+    })
+}
+
+/// Human-readable byte size as llama-bench prints model sizes.
+pub fn human_bytes(b: u64) -> String {
+    const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+    let b = b as f64;
+    if b >= GIB {
+        format!("{:.2} GiB", b / GIB)
+    } else {
+        format!("{:.2} MiB", b / (1024.0 * 1024.0))
+    }
+}
+
+/// Parameter count as llama-bench prints it ("134.52 M", "6.74 B").
+pub fn human_params(n: u64) -> String {
+    let n = n as f64;
+    if n >= 1e9 {
+        format!("{:.2} B", n / 1e9)
+    } else {
+        format!("{:.2} M", n / 1e6)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_print_like_llama_bench() {
+        assert_eq!(human_bytes(73_100_000), "69.71 MiB");
+        assert_eq!(human_bytes(4 * 1024 * 1024 * 1024), "4.00 GiB");
+        assert_eq!(human_params(134_515_008), "134.52 M");
+        assert_eq!(human_params(6_738_415_616), "6.74 B");
+    }
+}
