@@ -233,3 +233,148 @@ pub fn markdown(report: &Report) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::figures::Rate;
+    use crate::report::{ConfigJson, MachineJson, ModelJson, ResultJson};
+
+    fn figs(samples: &[f64]) -> Figures {
+        let s = crate::bench::stats::summarize(samples).unwrap();
+        Figures {
+            samples: samples.to_vec(),
+            mean: s.mean,
+            stddev: s.stddev,
+            median: s.median,
+            min: s.min,
+            max: s.max,
+            ci95: s.ci95,
+            outliers: s.outliers,
+        }
+    }
+
+    fn result(test: &str, kind: &str, rate: Rate, head: &[f64]) -> ResultJson {
+        let f = figs(head);
+        ResultJson {
+            test: test.into(),
+            kind: kind.into(),
+            status: "ok".into(),
+            error: None,
+            n_prompt: 0,
+            n_gen: 0,
+            n_depth: 0,
+            n_parallel: 1,
+            reps: head.len() as u32,
+            rate,
+            samples_tokens_per_s: f.samples.clone(),
+            mean_tokens_per_s: Some(f.mean),
+            stddev_tokens_per_s: Some(f.stddev),
+            median_tokens_per_s: Some(f.median),
+            min_tokens_per_s: Some(f.min),
+            max_tokens_per_s: Some(f.max),
+            ci95_tokens_per_s: f.ci95,
+            outliers: vec![],
+            samples_ns: vec![],
+            prefill_tokens_per_s: None,
+            decode_tokens_per_s: None,
+            decode_per_sequence_tokens_per_s: None,
+            ttft_ms: None,
+            ttft_stats_ms: None,
+        }
+    }
+
+    fn report() -> Report {
+        let mut pp = result("pp512", "prompt", Rate::Prefill, &[100.0, 102.0]);
+        pp.prefill_tokens_per_s = Some(figs(&[100.0, 102.0]));
+        let mut pg = result("pp16+tg4", "prompt_gen", Rate::Decode, &[20.0, 22.0]);
+        pg.prefill_tokens_per_s = Some(figs(&[300.0, 300.0]));
+        pg.decode_tokens_per_s = Some(figs(&[20.0, 22.0]));
+        pg.ttft_ms = Some(53.5);
+        let run = RunJson {
+            run_id: 7,
+            sweep_id: Some(1),
+            status: "ok".into(),
+            error: None,
+            error_code: None,
+            model: ModelJson {
+                path: "/m/x.gguf".into(),
+                file_name: "x.gguf".into(),
+                sha256: "ab".into(),
+                arch: "llama".into(),
+                name: None,
+                quant: "Q4_1".into(),
+                size_bytes: 98_365_312,
+                n_params: 134_515_008,
+                weight_bytes: 0,
+                bits_per_weight: 0.0,
+                n_layers: Some(30),
+                context_length: None,
+            },
+            config: ConfigJson {
+                n_threads: 2,
+                n_gpu_layers: Some(0),
+                n_gpu_layers_requested: None,
+                n_batch: 2048,
+                n_ubatch: 512,
+                flash_attn: "auto".into(),
+                cache_type: "q8_0".into(),
+                use_mmap: true,
+                reps: 2,
+                warmup: true,
+            },
+            backend: Some("CPU".into()),
+            llama_cpp_build: Some("b1".into()),
+            load_time_ms: Some(12.25),
+            model_desc: Some("llama 256M Q4_1".into()),
+            peak_rss_bytes: None,
+            dyno_version: "0.1.0".into(),
+            started_at: "t".into(),
+            finished_at: None,
+            results: vec![pp, pg],
+        };
+        Report {
+            schema_version: 1,
+            machine: MachineJson {
+                fingerprint: "f".into(),
+                cpu: "Test CPU".into(),
+                cores: 2,
+                cores_physical: Some(1),
+                memory_bytes: 1 << 30,
+                os: None,
+                kernel: None,
+                gpus: vec![],
+                backend: Some("CPU".into()),
+                llama_cpp_build: Some("b1".into()),
+            },
+            runs: vec![run],
+        }
+    }
+
+    #[test]
+    fn table_matches_the_pinned_rendering() {
+        let expected = "\
+| model           |      size |   params | backend | threads | ngl | type_kv | test             |           t/s | TTFT ms | load ms |
+| --------------- | --------: | -------: | ------- | ------: | --: | ------- | ---------------- | ------------: | ------: | ------: |
+| llama 256M Q4_1 | 93.81 MiB | 134.52 M | CPU     |       2 |   0 | q8_0    | pp512            | 101.00 ± 1.41 |       - |   12.25 |
+| llama 256M Q4_1 | 93.81 MiB | 134.52 M | CPU     |       2 |   0 | q8_0    | pp16+tg4 prefill | 300.00 ± 0.00 |   53.50 |   12.25 |
+| llama 256M Q4_1 | 93.81 MiB | 134.52 M | CPU     |       2 |   0 | q8_0    | pp16+tg4 decode  |  21.00 ± 1.41 |       - |   12.25 |
+
+build: b1; machine: Test CPU (2 cores, 1.00 GiB)
+";
+        assert_eq!(markdown(&report()), expected);
+    }
+
+    #[test]
+    fn failed_run_without_results_gets_a_row_with_its_reason() {
+        let mut r = report();
+        r.runs[0].results.clear();
+        r.runs[0].status = "failed".into();
+        r.runs[0].error = Some("the worker was killed by signal 6".into());
+        let t = markdown(&r);
+        assert!(
+            t.contains("FAILED: the worker was killed by signal 6"),
+            "{t}"
+        );
+    }
+}
