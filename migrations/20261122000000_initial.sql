@@ -66,7 +66,8 @@ CREATE TABLE runs (
     n_ubatch        INTEGER NOT NULL,
     flash_attn      TEXT NOT NULL,
     cache_type      TEXT NOT NULL,
-    use_mmap        INTEGER NOT NULL,
+    -- 1 mmap, 0 read into memory, NULL llama.cpp's automatic load mode.
+    use_mmap        INTEGER,
     reps            INTEGER NOT NULL,
     backend         TEXT,
     llama_cpp_build TEXT,

@@ -36,12 +36,14 @@ pub struct BenchRequest {
     pub n_ubatch: Vec<u32>,
     pub flash_attn: Vec<FlashAttn>,
     pub cache_type: Vec<String>,
-    pub use_mmap: Vec<bool>,
+    /// `None`: llama.cpp's automatic load mode.
+    pub use_mmap: Vec<Option<bool>>,
 }
 
 impl BenchRequest {
     /// llama-bench's defaults: `-p 512 -n 128 -r 5 -b 2048 -ub 512`, flash
-    /// attention auto, f16 KV cache, mmap on, one thread per physical core.
+    /// attention auto, f16 KV cache, automatic load mode, one thread per
+    /// physical core.
     pub fn defaults(n_threads: u32) -> BenchRequest {
         BenchRequest {
             n_prompt: vec![512],
@@ -59,7 +61,7 @@ impl BenchRequest {
             n_ubatch: vec![512],
             flash_attn: vec![FlashAttn::Auto],
             cache_type: vec!["f16".into()],
-            use_mmap: vec![true],
+            use_mmap: vec![None],
         }
     }
 
@@ -263,7 +265,7 @@ mod tests {
         let mut r = BenchRequest::defaults(2);
         r.n_threads = vec![1, 2];
         r.n_batch = vec![64, 128, 256];
-        r.use_mmap = vec![true, false];
+        r.use_mmap = vec![Some(true), Some(false)];
         let g = r.groups();
         assert_eq!(g.len(), 2, "one load per mmap setting");
         assert!(

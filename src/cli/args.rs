@@ -73,11 +73,12 @@ fn parse_pg(s: &str) -> Result<(u32, u32), String> {
     ))
 }
 
-fn parse_bool01(s: &str) -> Result<bool, String> {
+fn parse_mmap(s: &str) -> Result<Option<bool>, String> {
     match s {
-        "1" | "true" | "on" => Ok(true),
-        "0" | "false" | "off" => Ok(false),
-        _ => Err(format!("'{s}' is not 0 or 1")),
+        "1" | "true" | "on" => Ok(Some(true)),
+        "0" | "false" | "off" => Ok(Some(false)),
+        "auto" => Ok(None),
+        _ => Err(format!("'{s}' is not 0, 1 or auto")),
     }
 }
 
@@ -183,9 +184,10 @@ pub struct BenchArgs {
         value_name = "LIST"
     )]
     pub cache_type: Option<Vec<String>>,
-    /// Memory-map the model (1) or read it into memory (0).
-    #[arg(long = "mmap", value_delimiter = ',', value_parser = parse_bool01, value_name = "0,1")]
-    pub mmap: Option<Vec<bool>>,
+    /// Memory-map the model (1), read it into memory (0), or let llama.cpp
+    /// choose (auto, llama-bench's default).
+    #[arg(long = "mmap", value_delimiter = ',', value_parser = parse_mmap, value_name = "0,1,auto")]
+    pub mmap: Option<Vec<Option<bool>>>,
     /// Longest a worker may stay silent (one repetition) before it is killed.
     #[arg(long = "timeout", default_value_t = 600, value_name = "SECONDS")]
     pub timeout_s: u64,
@@ -271,7 +273,7 @@ mod tests {
         assert_eq!(r.n_threads, [1, 2]);
         assert_eq!(r.n_gpu_layers, [Some(0), Some(99), None]);
         assert_eq!(r.prompt_gen, [(16, 4)]);
-        assert_eq!(r.use_mmap, [false, true]);
+        assert_eq!(r.use_mmap, [Some(false), Some(true)]);
         assert_eq!(r.n_gen, [128], "unset options keep llama-bench's defaults");
     }
 

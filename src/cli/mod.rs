@@ -219,7 +219,7 @@ async fn show(db: &Path, run_id: i64, json: bool) -> Result<i32> {
         c.n_ubatch,
         c.flash_attn,
         c.cache_type,
-        c.use_mmap,
+        c.use_mmap.map(|m| m.to_string()).unwrap_or_else(|| "auto".into()),
         c.reps,
         c.warmup
     );

@@ -24,17 +24,24 @@ pub struct Model {
 }
 
 impl Model {
-    pub fn load(path: &Path, n_gpu_layers: u32, use_mmap: bool) -> Result<Model, EngineError> {
+    /// `use_mmap`: `None` leaves the choice to llama.cpp (its "auto" load
+    /// mode, llama-bench's default), `Some(true)` maps the file, `Some(false)`
+    /// reads it into memory.
+    pub fn load(
+        path: &Path,
+        n_gpu_layers: u32,
+        use_mmap: Option<bool>,
+    ) -> Result<Model, EngineError> {
         let c_path = CString::new(path.to_string_lossy().as_bytes())
             .map_err(|_| EngineError::Load("the path contains a NUL byte".into()))?;
         // SAFETY: default params are plain data; the path outlives the call.
         let ptr = unsafe {
             let mut p = sys::llama_model_default_params();
             p.n_gpu_layers = n_gpu_layers.min(i32::MAX as u32) as i32;
-            p.load_mode = if use_mmap {
-                sys::LLAMA_LOAD_MODE_MMAP
-            } else {
-                sys::LLAMA_LOAD_MODE_NONE
+            p.load_mode = match use_mmap {
+                None => sys::LLAMA_LOAD_MODE_AUTO,
+                Some(true) => sys::LLAMA_LOAD_MODE_MMAP,
+                Some(false) => sys::LLAMA_LOAD_MODE_NONE,
             };
             sys::llama_model_load_from_file(c_path.as_ptr(), p)
         };

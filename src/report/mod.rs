@@ -71,7 +71,8 @@ pub struct ConfigJson {
     pub n_ubatch: u32,
     pub flash_attn: String,
     pub cache_type: String,
-    pub use_mmap: bool,
+    /// true: mmap, false: read into memory, null: llama.cpp chose (auto).
+    pub use_mmap: Option<bool>,
     pub reps: u32,
     pub warmup: bool,
 }

@@ -118,8 +118,13 @@ const EXTRAS: [Extra; 5] = [
     },
     Extra {
         name: "mmap",
-        get: |r| u8::from(r.config.use_mmap).to_string(),
-        default: "1",
+        get: |r| {
+            r.config
+                .use_mmap
+                .map(|m| u8::from(m).to_string())
+                .unwrap_or_else(|| "auto".into())
+        },
+        default: "auto",
     },
 ];
 
@@ -319,7 +324,7 @@ mod tests {
                 n_ubatch: 512,
                 flash_attn: "auto".into(),
                 cache_type: "q8_0".into(),
-                use_mmap: true,
+                use_mmap: None,
                 reps: 2,
                 warmup: true,
             },

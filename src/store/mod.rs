@@ -55,7 +55,7 @@ pub struct RunRow {
     pub n_ubatch: i64,
     pub flash_attn: String,
     pub cache_type: String,
-    pub use_mmap: bool,
+    pub use_mmap: Option<bool>,
     pub reps: i64,
     pub backend: Option<String>,
     pub llama_cpp_build: Option<String>,

@@ -35,7 +35,8 @@ pub struct ModelParams {
     /// Layers to offload; `None` lets the worker choose: all layers when a GPU
     /// device is present, otherwise 0.
     pub n_gpu_layers: Option<u32>,
-    pub use_mmap: bool,
+    /// `None`: llama.cpp's automatic load mode (llama-bench's default).
+    pub use_mmap: Option<bool>,
 }
 
 /// Parameters of one llama.cpp context.
