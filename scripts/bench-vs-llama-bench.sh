@@ -10,19 +10,20 @@
 # (llama-bench.cpp, main.cpp, CMakeLists.txt) from the llama.cpp release the
 # crate pins; the script refuses to guess.
 #
-# The two programs run alternately, ROUNDS times each, so drift in the
-# machine (heat, frequency, other load) hits both equally.
+# The two programs run alternately (ABBA), ROUNDS times each, so drift in
+# the machine (heat, frequency, other load) hits both equally; the ratio is
+# taken per round and summarised with a 95% confidence interval.
 #
 # Usage: LLAMA_BENCH_SRC=DIR scripts/bench-vs-llama-bench.sh [MODEL.gguf ...]
 #   (default models: the two PyPI test models)
-# Settings: THREADS (2), REPS (5), ROUNDS (3), N_PROMPT (512), N_GEN (128).
+# Settings: THREADS (2), REPS (5), ROUNDS (8), N_PROMPT (512), N_GEN (128).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 
 THREADS="${THREADS:-2}"
 REPS="${REPS:-5}"
-ROUNDS="${ROUNDS:-3}"
+ROUNDS="${ROUNDS:-8}"
 N_PROMPT="${N_PROMPT:-512}"
 N_GEN="${N_GEN:-128}"
 
@@ -74,38 +75,47 @@ db="$(mktemp -d)/compare.db"
 out="$(mktemp -d)"
 
 echo "llama-cpp-sys-2 $sys_version · threads $THREADS · reps $REPS · rounds $ROUNDS · pp$N_PROMPT tg$N_GEN" >&2
+run_dyno() {
+  "$dyno" --db "$db" bench "$1" -p "$N_PROMPT" -n "$N_GEN" -r "$REPS" -t "$THREADS" --json \
+    >"$out/dyno-$(basename "$1")-$2.json" 2>/dev/null
+}
+run_lb() {
+  "$llama_bench" -m "$1" -p "$N_PROMPT" -n "$N_GEN" -r "$REPS" -t "$THREADS" -o json \
+    >"$out/lb-$(basename "$1")-$2.json" 2>/dev/null
+}
 for model in "$@"; do
   for round in $(seq 1 "$ROUNDS"); do
-    echo "  $(basename "$model") round $round: dyno" >&2
-    "$dyno" --db "$db" bench "$model" -p "$N_PROMPT" -n "$N_GEN" -r "$REPS" -t "$THREADS" --json \
-      >"$out/dyno-$(basename "$model")-$round.json" 2>/dev/null
-    echo "  $(basename "$model") round $round: llama-bench" >&2
-    "$llama_bench" -m "$model" -p "$N_PROMPT" -n "$N_GEN" -r "$REPS" -t "$THREADS" -o json \
-      >"$out/lb-$(basename "$model")-$round.json" 2>/dev/null
+    echo "  $(basename "$model") round $round/$ROUNDS" >&2
+    # ABBA order: neither program always gets the first (or warmer) slot.
+    if [ $((round % 2)) = 1 ]; then run_dyno "$model" "$round"; run_lb "$model" "$round"
+    else run_lb "$model" "$round"; run_dyno "$model" "$round"; fi
   done
 done
 
-python3 - "$out" "$@" <<'PY'
-import json, os, statistics, sys
-out, models = sys.argv[1], sys.argv[2:]
-print(f"| model | test | dyno t/s | llama-bench t/s | dyno / llama-bench |")
-print(f"| ----- | ---- | -------: | --------------: | -----------------: |")
+python3 - "$out" "$ROUNDS" "$@" <<'PY'
+# The machine's speed drifts between rounds (frequency, neighbours on a
+# shared host), so compare each round's pair of means and summarise the
+# per-round ratios, rather than pooling samples from different rounds.
+import json, math, os, statistics, sys
+out, rounds, models = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131]
+print("| model | test | dyno t/s | llama-bench t/s | dyno / llama-bench (mean of rounds ± 95% CI) | rounds |")
+print("| ----- | ---- | -------: | --------------: | -------------------------------------------: | -----: |")
 for m in models:
     name = os.path.basename(m)
-    dy, lb = {}, {}
-    for f in sorted(os.listdir(out)):
-        path = os.path.join(out, f)
-        if f.startswith("dyno-" + name):
-            for r in json.load(open(path))["runs"][0]["results"]:
-                dy.setdefault(r["test"], []).extend(r["samples_tokens_per_s"])
-        elif f.startswith("lb-" + name):
-            for r in json.load(open(path)):
-                test = f"pp{r['n_prompt']}" if r["n_gen"] == 0 else f"tg{r['n_gen']}"
-                lb.setdefault(test, []).extend(r["samples_ts"])
-    for test in dy:
-        if test not in lb:
-            continue
-        d, l = statistics.mean(dy[test]), statistics.mean(lb[test])
-        print(f"| {name} | {test} | {d:.2f} ± {statistics.stdev(dy[test]):.2f} | "
-              f"{l:.2f} ± {statistics.stdev(lb[test]):.2f} | {d / l:.4f} |")
+    ratios, dy_all, lb_all = {}, {}, {}
+    for r in range(1, rounds + 1):
+        dy = {x["test"]: x["samples_tokens_per_s"]
+              for x in json.load(open(f"{out}/dyno-{name}-{r}.json"))["runs"][0]["results"]}
+        lb = {(f"pp{x['n_prompt']}" if x["n_gen"] == 0 else f"tg{x['n_gen']}"): x["samples_ts"]
+              for x in json.load(open(f"{out}/lb-{name}-{r}.json"))}
+        for test in dy.keys() & lb.keys():
+            ratios.setdefault(test, []).append(statistics.mean(dy[test]) / statistics.mean(lb[test]))
+            dy_all.setdefault(test, []).extend(dy[test])
+            lb_all.setdefault(test, []).extend(lb[test])
+    for test in sorted(ratios, key=lambda t: (t[:2] != "pp", t)):
+        q = ratios[test]
+        ci = T975[min(len(q) - 2, len(T975) - 1)] * statistics.stdev(q) / math.sqrt(len(q)) if len(q) > 1 else float("nan")
+        print(f"| {name} | {test} | {statistics.mean(dy_all[test]):.2f} | {statistics.mean(lb_all[test]):.2f} | "
+              f"{statistics.mean(q):.4f} ± {ci:.4f} | {len(q)} |")
 PY

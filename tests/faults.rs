@@ -224,3 +224,41 @@ fn killing_the_parent_kills_the_worker_and_keeps_the_samples() {
     assert_eq!(rt.block_on(store.integrity_check()).unwrap(), "ok");
     rt.block_on(store.close());
 }
+
+#[test]
+fn a_test_llama_cpp_refuses_fails_alone_and_the_run_goes_on() {
+    // A depth of 10M tokens needs a KV cache of hundreds of GB: llama.cpp cannot
+    // allocate the context and says so; the worker reports that test as
+    // failed and runs the next one.
+    let s = Scratch::new();
+    let o = s
+        .dyno()
+        .args(smol_args(&model(SMOL), &["-d", "10000000,0"]))
+        .output()
+        .unwrap();
+    assert_code(&o, 1);
+    let j = json(&o);
+    let r = &j["runs"][0];
+    assert_eq!(r["status"], "failed");
+    assert_eq!(r["error_code"], "test_failed");
+    let results = r["results"].as_array().unwrap();
+    let names: Vec<&str> = results
+        .iter()
+        .map(|x| x["test"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["pp16@d10000000", "tg4@d10000000", "pp16", "tg4"]);
+    for x in &results[..2] {
+        assert_eq!(x["status"], "failed");
+        assert!(
+            x["error"].as_str().unwrap().contains("context"),
+            "{}",
+            x["error"]
+        );
+    }
+    for x in &results[2..] {
+        assert_eq!(
+            x["status"], "ok",
+            "the worker went on after the failed tests"
+        );
+    }
+}
