@@ -1,0 +1,329 @@
+//! What the machine was doing while a run was measured: a sampler thread in
+//! the parent (never in the worker, so it cannot disturb the timed loop's
+//! threads' state or crash with it) reads CPU, memory, the worker's RSS,
+//! temperatures, RAPL package energy and NVIDIA GPUs every 100 ms.
+//!
+//! Every source is optional. A machine without RAPL, NVML or sensors gets
+//! `None` for those fields, never an error.
+
+pub mod bandwidth;
+pub mod gpu;
+pub mod rapl;
+pub mod summary;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU8, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use sysinfo::{
+    Components, CpuRefreshKind, MemoryRefreshKind, Pid, ProcessRefreshKind, ProcessesToUpdate,
+    System,
+};
+
+/// The sampler's period.
+pub const INTERVAL: Duration = Duration::from_millis(100);
+
+/// What the worker was doing when a reading was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Starting up, between tests, or finishing.
+    #[default]
+    Idle,
+    Load,
+    Warmup,
+    /// The timed repetitions of a test.
+    Timed,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Idle => "idle",
+            Phase::Load => "load",
+            Phase::Warmup => "warmup",
+            Phase::Timed => "timed",
+        }
+    }
+    pub fn parse(s: &str) -> Phase {
+        match s {
+            "load" => Phase::Load,
+            "warmup" => Phase::Warmup,
+            "timed" => Phase::Timed,
+            _ => Phase::Idle,
+        }
+    }
+    fn from_u8(v: u8) -> Phase {
+        [Phase::Idle, Phase::Load, Phase::Warmup, Phase::Timed]
+            .get(v as usize)
+            .copied()
+            .unwrap_or_default()
+    }
+    fn to_u8(self) -> u8 {
+        self as u8
+    }
+}
+
+/// One reading. Units are in the names; `None` where the source is missing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reading {
+    /// Milliseconds since the sampler started.
+    pub t_ms: f64,
+    pub phase: Phase,
+    /// Index of the worker job (test) in progress.
+    pub job: Option<u32>,
+    pub cpu_util_pct: Option<f32>,
+    /// Per-core use, one byte per core (0–100).
+    pub core_util_pct: Vec<u8>,
+    pub cpu_freq_mhz: Option<u64>,
+    pub ram_used_bytes: Option<u64>,
+    pub worker_rss_bytes: Option<u64>,
+    pub cpu_temp_c: Option<f32>,
+    /// Cumulative CPU package energy since the sampler started (never wraps).
+    pub cpu_energy_uj: Option<u64>,
+    pub gpu_util_pct: Option<f32>,
+    pub gpu_mem_used_bytes: Option<u64>,
+    pub gpu_power_mw: Option<u64>,
+    /// NVML's total-energy counter (mJ since the driver loaded).
+    pub gpu_energy_mj: Option<u64>,
+    pub gpu_temp_c: Option<f32>,
+    pub gpu_sm_clock_mhz: Option<u32>,
+    pub gpu_mem_clock_mhz: Option<u32>,
+    pub gpu_throttle: Option<u64>,
+}
+
+/// Which sources gave readings, for the one info line per run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sources {
+    pub rapl: bool,
+    pub nvml: bool,
+    pub temperature: bool,
+}
+
+impl Sources {
+    /// Names of the sources this machine lacks.
+    pub fn missing(&self) -> Vec<&'static str> {
+        let mut m = Vec::new();
+        if !self.rapl {
+            m.push("CPU package energy (RAPL not readable)");
+        }
+        if !self.nvml {
+            m.push("GPU (no NVIDIA driver)");
+        }
+        if !self.temperature {
+            m.push("temperatures (no sensors exposed)");
+        }
+        m
+    }
+}
+
+/// Shared between the orchestrator, which knows the phase from the worker's
+/// events, and the sampler thread, which stamps each reading with it.
+#[derive(Default)]
+struct Tag {
+    phase: AtomicU8,
+    /// -1 for none.
+    job: AtomicI64,
+    pid: AtomicU32,
+}
+
+/// A running sampler; dropping it stops the thread.
+pub struct Sampler {
+    tag: Arc<Tag>,
+    stop: Arc<AtomicBool>,
+    rx: mpsc::Receiver<Reading>,
+    handle: Option<JoinHandle<()>>,
+    sources: Sources,
+}
+
+impl Sampler {
+    /// Start sampling every `interval`.
+    pub fn start(interval: Duration) -> Sampler {
+        let tag = Arc::new(Tag {
+            job: AtomicI64::new(-1),
+            ..Tag::default()
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel();
+        let mut sources = Sources::default();
+        let rapl = rapl::Rapl::open(Path::new("/sys/class/powercap"));
+        sources.rapl = rapl.is_some();
+        sources.nvml = gpu::read().is_some();
+        let components = Components::new_with_refreshed_list();
+        sources.temperature = components.iter().any(|c| c.temperature().is_some());
+        let (t, s) = (tag.clone(), stop.clone());
+        let handle = std::thread::Builder::new()
+            .name("dyno-telemetry".into())
+            .spawn(move || run(interval, t, s, tx, rapl, components))
+            .ok();
+        Sampler {
+            tag,
+            stop,
+            rx,
+            handle,
+            sources,
+        }
+    }
+
+    pub fn sources(&self) -> &Sources {
+        &self.sources
+    }
+
+    /// The worker's process id, once known (its RSS is read from then on).
+    pub fn set_pid(&self, pid: u32) {
+        self.tag.pid.store(pid, Ordering::Relaxed);
+    }
+
+    pub fn set_phase(&self, phase: Phase, job: Option<u32>) {
+        self.tag.phase.store(phase.to_u8(), Ordering::Relaxed);
+        self.tag
+            .job
+            .store(job.map_or(-1, i64::from), Ordering::Relaxed);
+    }
+
+    /// Readings taken since the last call.
+    pub fn drain(&self) -> Vec<Reading> {
+        self.rx.try_iter().collect()
+    }
+
+    /// Stop the thread and return what it read since the last drain.
+    pub fn stop(mut self) -> Vec<Reading> {
+        self.halt();
+        self.drain()
+    }
+
+    fn halt(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+fn run(
+    interval: Duration,
+    tag: Arc<Tag>,
+    stop: Arc<AtomicBool>,
+    tx: mpsc::Sender<Reading>,
+    mut rapl: Option<rapl::Rapl>,
+    mut components: Components,
+) {
+    let mut sys = System::new();
+    sys.refresh_cpu_specifics(CpuRefreshKind::nothing().with_cpu_usage().with_frequency());
+    let start = Instant::now();
+    let mut last_cpu = start;
+    let mut cpu_util = None;
+    let mut cores = Vec::new();
+    let mut next = start + interval;
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now < next {
+            std::thread::sleep((next - now).min(Duration::from_millis(20)));
+            continue;
+        }
+        next += interval;
+        // sysinfo's CPU use is only meaningful over at least its minimum
+        // interval; between refreshes the last value stands.
+        if now.duration_since(last_cpu) >= sysinfo::MINIMUM_CPU_UPDATE_INTERVAL {
+            sys.refresh_cpu_specifics(CpuRefreshKind::nothing().with_cpu_usage().with_frequency());
+            cpu_util = Some(sys.global_cpu_usage());
+            cores = sys
+                .cpus()
+                .iter()
+                .map(|c| c.cpu_usage().round().clamp(0.0, 100.0) as u8)
+                .collect();
+            last_cpu = now;
+        }
+        sys.refresh_memory_specifics(MemoryRefreshKind::nothing().with_ram());
+        let pid = tag.pid.load(Ordering::Relaxed);
+        let rss = (pid != 0)
+            .then(|| {
+                let p = Pid::from_u32(pid);
+                sys.refresh_processes_specifics(
+                    ProcessesToUpdate::Some(&[p]),
+                    true,
+                    ProcessRefreshKind::nothing().with_memory(),
+                );
+                sys.process(p).map(|p| p.memory())
+            })
+            .flatten();
+        components.refresh(false);
+        let cpu_temp = components
+            .iter()
+            .filter_map(|c| c.temperature())
+            .filter(|t| t.is_finite())
+            .reduce(f32::max);
+        let freqs: Vec<u64> = sys
+            .cpus()
+            .iter()
+            .map(|c| c.frequency())
+            .filter(|f| *f > 0)
+            .collect();
+        let g = gpu::read().unwrap_or_default();
+        let job = tag.job.load(Ordering::Relaxed);
+        let r = Reading {
+            t_ms: now.duration_since(start).as_secs_f64() * 1e3,
+            phase: Phase::from_u8(tag.phase.load(Ordering::Relaxed)),
+            job: u32::try_from(job).ok(),
+            cpu_util_pct: cpu_util,
+            core_util_pct: cores.clone(),
+            cpu_freq_mhz: (!freqs.is_empty())
+                .then(|| freqs.iter().sum::<u64>() / freqs.len() as u64),
+            ram_used_bytes: Some(sys.used_memory()),
+            worker_rss_bytes: rss,
+            cpu_temp_c: cpu_temp,
+            cpu_energy_uj: rapl.as_mut().map(|r| r.read()),
+            gpu_util_pct: g.util_pct,
+            gpu_mem_used_bytes: g.mem_used_bytes,
+            gpu_power_mw: g.power_mw,
+            gpu_energy_mj: g.energy_mj,
+            gpu_temp_c: g.temp_c,
+            gpu_sm_clock_mhz: g.sm_clock_mhz,
+            gpu_mem_clock_mhz: g.mem_clock_mhz,
+            gpu_throttle: g.throttle,
+        };
+        if tx.send(r).is_err() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampler_tags_readings_with_the_phase_it_is_told() {
+        let s = Sampler::start(Duration::from_millis(10));
+        s.set_pid(std::process::id());
+        s.set_phase(Phase::Timed, Some(3));
+        std::thread::sleep(Duration::from_millis(120));
+        let r = s.stop();
+        assert!(r.len() >= 3, "{} readings", r.len());
+        let last = r.last().unwrap();
+        assert_eq!((last.phase, last.job), (Phase::Timed, Some(3)));
+        assert!(last.ram_used_bytes.unwrap() > 0);
+        assert!(
+            last.worker_rss_bytes.unwrap() > 0,
+            "reads the RSS of the pid it is given"
+        );
+        assert!(r.windows(2).all(|w| w[1].t_ms > w[0].t_ms));
+    }
+
+    #[test]
+    fn phases_round_trip_through_their_names() {
+        for p in [Phase::Idle, Phase::Load, Phase::Warmup, Phase::Timed] {
+            assert_eq!(Phase::parse(p.as_str()), p);
+            assert_eq!(Phase::from_u8(p.to_u8()), p);
+        }
+    }
+}
