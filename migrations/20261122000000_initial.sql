@@ -11,6 +11,10 @@ CREATE TABLE machines (
     cores_physical INTEGER,
     cores_logical  INTEGER NOT NULL,
     memory_bytes   INTEGER NOT NULL,
+    -- Measured read bandwidth (the decode roofline's ceiling), cached.
+    memory_bandwidth_bytes_per_s INTEGER,
+    bandwidth_threads            INTEGER,
+    bandwidth_measured_at        TEXT,
     created_at     TEXT NOT NULL
 );
 
@@ -77,6 +81,9 @@ CREATE TABLE runs (
     load_time_ms    REAL,
     model_desc      TEXT,
     peak_rss_bytes  INTEGER,
+    -- Which telemetry sources this machine had (JSON), so a missing energy
+    -- figure can say why.
+    telemetry_sources TEXT,
     dyno_version    TEXT NOT NULL,
     started_at      TEXT NOT NULL,
     finished_at     TEXT
@@ -104,3 +111,29 @@ CREATE TABLE results (
     created_at          TEXT NOT NULL
 );
 CREATE INDEX results_run ON results (run_id);
+
+-- What the machine did while a run was measured: one row per 100 ms
+-- reading, tagged with the phase and the test (result) in progress.
+CREATE TABLE telemetry (
+    run_id             INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    result_id          INTEGER REFERENCES results(id) ON DELETE CASCADE,
+    t_ms               REAL NOT NULL,
+    phase              TEXT NOT NULL,
+    cpu_util_pct       REAL,
+    -- One byte per core, 0-100.
+    core_util_pct      BLOB,
+    cpu_freq_mhz       INTEGER,
+    ram_used_bytes     INTEGER,
+    worker_rss_bytes   INTEGER,
+    cpu_temp_c         REAL,
+    cpu_energy_uj      INTEGER,
+    gpu_util_pct       REAL,
+    gpu_mem_used_bytes INTEGER,
+    gpu_power_mw       INTEGER,
+    gpu_energy_mj      INTEGER,
+    gpu_temp_c         REAL,
+    gpu_sm_clock_mhz   INTEGER,
+    gpu_mem_clock_mhz  INTEGER,
+    gpu_throttle       INTEGER
+);
+CREATE INDEX telemetry_run ON telemetry (run_id);

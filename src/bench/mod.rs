@@ -3,6 +3,7 @@
 
 pub mod figures;
 pub mod plan;
+mod recorder;
 pub mod run;
 pub mod stats;
 

@@ -12,10 +12,12 @@ use tokio::sync::mpsc;
 
 use super::figures::figures;
 use super::plan::{BenchRequest, RunConfig};
+use super::recorder::Recorder;
 use super::{BenchEvent, Flow, Reporter};
 use crate::error::{DynoError, Result};
 use crate::model::{self, ModelInfo};
 use crate::store::{NewRun, Store, WorkerFacts};
+use crate::telemetry::Phase;
 use crate::worker::client::{self, Cancel, Ended, WorkerOptions};
 use crate::worker::protocol::{Event, Sample, WorkerPlan};
 
@@ -26,6 +28,8 @@ pub struct BenchContext<'a> {
     pub sweep_id: Option<i64>,
     pub worker: WorkerOptions,
     pub cancel: Cancel,
+    /// Sample CPU, memory, energy and GPUs alongside every run.
+    pub telemetry: bool,
 }
 
 /// A model file described, hashed and registered in the store.
@@ -100,8 +104,9 @@ pub async fn run_model(
     Ok(())
 }
 
-/// One worker over `runs`. Returns the runs left to do by a fresh worker
-/// (those not started when this one crashed); empty when nothing is left.
+/// One worker over `runs`, with its telemetry. Returns the runs left to do
+/// by a fresh worker (those not started when this one crashed); empty when
+/// nothing is left.
 async fn run_worker<'c>(
     ctx: &BenchContext<'_>,
     model: &PreparedModel,
@@ -109,6 +114,25 @@ async fn run_worker<'c>(
     req: &BenchRequest,
     reporter: &mut dyn Reporter,
     out: &mut BenchOutcome,
+) -> Result<Vec<&'c RunConfig>> {
+    let mut rec = Recorder::start(ctx.telemetry);
+    let left = supervise(ctx, model, runs, req, reporter, out, &mut rec).await;
+    // Store the last readings whatever happened; a store error in the run
+    // itself is the one to report.
+    let flushed = rec.finish(ctx.store).await;
+    let left = left?;
+    flushed?;
+    Ok(left)
+}
+
+async fn supervise<'c>(
+    ctx: &BenchContext<'_>,
+    model: &PreparedModel,
+    runs: &[&'c RunConfig],
+    req: &BenchRequest,
+    reporter: &mut dyn Reporter,
+    out: &mut BenchOutcome,
+    rec: &mut Recorder,
 ) -> Result<Vec<&'c RunConfig>> {
     let store = ctx.store;
     let mut states: Vec<RunState> = runs
@@ -152,7 +176,10 @@ async fn run_worker<'c>(
         ctx.cancel.clone(),
         tx,
     ));
-    let mut facts = WorkerFacts::default();
+    let mut facts = WorkerFacts {
+        telemetry_sources: rec.sources_json(),
+        ..WorkerFacts::default()
+    };
     let mut current: Option<Current> = None;
     let mut fatal: Option<(String, String)> = None;
 
@@ -160,12 +187,14 @@ async fn run_worker<'c>(
         let mut flow = Flow::Continue;
         match ev {
             Event::Ready {
+                pid,
                 llama_cpp_build,
                 backend,
                 devices,
                 system_info,
                 ..
             } => {
+                rec.set_pid(pid);
                 facts.backend = Some(backend);
                 facts.llama_cpp_build = Some(llama_cpp_build);
                 facts.devices_json =
@@ -186,7 +215,15 @@ async fn run_worker<'c>(
                     load_time_ms,
                 });
             }
+            Event::Phase { phase, job: None } => rec.phase(Phase::parse(&phase), None),
+            Event::Phase {
+                phase,
+                job: Some(j),
+            } if phase != "warmup" => {
+                rec.phase(Phase::parse(&phase), Some(j));
+            }
             Event::Phase { job: Some(j), .. } => {
+                rec.phase(Phase::Warmup, Some(j));
                 let Some(&(ri, ti)) = job_map.get(j) else {
                     continue;
                 };
@@ -197,6 +234,7 @@ async fn run_worker<'c>(
                         let id = create_run(ctx, model, st.config, &facts).await?;
                         st.run_id = Some(id);
                         out.run_ids.push(id);
+                        rec.run_started(id);
                         flow = reporter.event(&BenchEvent::RunStarted {
                             run_id: id,
                             model: &model.info,
@@ -207,6 +245,7 @@ async fn run_worker<'c>(
                 };
                 let test = &st.config.tests[ti];
                 let result_id = store.start_result(run_id, test, req.reps).await?;
+                rec.test_started(j, run_id, result_id);
                 current = Some(Current {
                     run: ri,
                     test: ti,
@@ -217,7 +256,6 @@ async fn run_worker<'c>(
                     flow = reporter.event(&BenchEvent::TestStarted { run_id, test });
                 }
             }
-            Event::Phase { job: None, .. } => {}
             Event::Sample { job, rep, sample } => {
                 let Some(cur) = current
                     .as_mut()
@@ -238,6 +276,7 @@ async fn run_worker<'c>(
                 });
             }
             Event::JobDone { job } | Event::JobFailed { job, .. } if current.is_some() => {
+                rec.phase(Phase::Idle, None);
                 let error = match &ev {
                     Event::JobFailed { error, .. } => Some(error.clone()),
                     _ => None,
@@ -292,6 +331,7 @@ async fn run_worker<'c>(
         if flow == Flow::Stop {
             ctx.cancel.cancel();
         }
+        rec.flush(store).await?;
     }
 
     let ended = worker
@@ -367,6 +407,9 @@ async fn run_worker<'c>(
             let id = create_run(ctx, model, st.config, &facts).await?;
             st.run_id = Some(id);
             out.run_ids.push(id);
+            if rec.current_run().is_none() {
+                rec.run_started(id);
+            }
             reporter.event(&BenchEvent::RunStarted {
                 run_id: id,
                 model: &model.info,

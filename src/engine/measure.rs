@@ -108,7 +108,9 @@ pub struct DepthCache {
 }
 
 /// Run one job: create its context, warm up, then `reps` timed repetitions,
-/// handing each sample to `on_sample` as soon as it exists.
+/// calling `on_timed` when the warm-up is over and handing each sample to
+/// `on_sample` as soon as it exists.
+#[allow(clippy::too_many_arguments)]
 pub fn run_job(
     model: &Model,
     job: &Job,
@@ -116,6 +118,7 @@ pub fn run_job(
     warmup: bool,
     cache: &mut DepthCache,
     rng: &mut Rng,
+    on_timed: impl FnOnce(),
     mut on_sample: impl FnMut(u32, Sample),
 ) -> Result<(), EngineError> {
     let t = &job.test;
@@ -137,6 +140,7 @@ pub fn run_job(
         }
     }
 
+    on_timed();
     for rep in 0..reps {
         ctx.clear();
         if t.n_depth > 0 {

@@ -223,3 +223,24 @@ pub async fn run(
         None => Ended::Crashed("the worker did not exit after finishing".into()),
     }
 }
+
+/// Start `dyno worker --probe` and return its `Ready` event: llama.cpp's
+/// build, backend and devices, without loading a model. `None` when the
+/// worker cannot start or says nothing within `timeout`.
+pub async fn probe(exe: &std::path::Path, timeout: Duration) -> Option<Event> {
+    let mut cmd = Command::new(exe);
+    cmd.args(["worker", "--probe"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().ok()?;
+    let stdout = child.stdout.take()?;
+    let mut lines = BufReader::new(stdout).lines();
+    let line = tokio::time::timeout(timeout, lines.next_line())
+        .await
+        .ok()?
+        .ok()??;
+    let _ = tokio::time::timeout(timeout, child.wait()).await;
+    serde_json::from_str(&line).ok()
+}

@@ -148,13 +148,16 @@ pub struct Sample {
 pub enum Event {
     /// First line: what this build of llama.cpp is and sees.
     Ready {
+        /// The worker's process id, so the parent can sample its memory.
+        pid: u32,
         llama_cpp_build: String,
         backend: String,
         gpu_offload: bool,
         devices: Vec<Device>,
         system_info: String,
     },
-    /// A phase boundary (load, warmup, test), for tagging telemetry.
+    /// A phase boundary, for tagging telemetry: "load", then per job
+    /// "warmup" (the job has started) and "timed" (its repetitions begin).
     Phase { phase: String, job: Option<usize> },
     Loaded {
         load_time_ms: f64,

@@ -33,6 +33,30 @@ fn peak_rss_bytes() -> u64 {
     }
 }
 
+/// Initialise llama.cpp and report what it is and sees.
+fn ready() -> (Vec<crate::worker::protocol::Device>, bool) {
+    engine::init();
+    let devices = llama::devices();
+    let gpu_offload = llama::supports_gpu_offload();
+    emit(&Event::Ready {
+        pid: std::process::id(),
+        llama_cpp_build: engine::llama_cpp_build(),
+        backend: engine::backend_name(&devices),
+        gpu_offload,
+        system_info: llama::system_info(),
+        devices: devices.clone(),
+    });
+    (devices, gpu_offload)
+}
+
+/// `dyno worker --probe`: report llama.cpp's build and devices, load
+/// nothing, exit. The hardware inventory uses it so that llama.cpp still
+/// runs only in worker processes.
+pub fn probe() -> i32 {
+    ready();
+    0
+}
+
 /// Entry point of the hidden `worker` subcommand. Returns the exit code.
 pub fn main() -> i32 {
     let stdin = std::io::stdin();
@@ -66,16 +90,7 @@ pub fn main() -> i32 {
         std::process::exit(3);
     });
 
-    engine::init();
-    let devices = llama::devices();
-    let gpu_offload = llama::supports_gpu_offload();
-    emit(&Event::Ready {
-        llama_cpp_build: engine::llama_cpp_build(),
-        backend: engine::backend_name(&devices),
-        gpu_offload,
-        system_info: llama::system_info(),
-        devices: devices.clone(),
-    });
+    let (devices, gpu_offload) = ready();
 
     fault::point("load");
     emit(&Event::Phase {
@@ -119,7 +134,7 @@ pub fn main() -> i32 {
     let mut rng = measure::Rng::new(0x5EED_D1A0);
     for (i, job) in plan.jobs.iter().enumerate() {
         emit(&Event::Phase {
-            phase: "test".into(),
+            phase: "warmup".into(),
             job: Some(i),
         });
         // After the phase event, so an injected crash hits a test in flight
@@ -132,6 +147,12 @@ pub fn main() -> i32 {
             plan.warmup,
             &mut cache,
             &mut rng,
+            || {
+                emit(&Event::Phase {
+                    phase: "timed".into(),
+                    job: Some(i),
+                })
+            },
             |rep, sample| {
                 emit(&Event::Sample {
                     job: i,
