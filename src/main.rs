@@ -26,7 +26,10 @@ fn init_logging(worker: bool) {
 
 fn main() {
     let cli = dyno::cli::args::Cli::parse();
-    init_logging(matches!(cli.command, dyno::cli::args::Command::Worker));
+    init_logging(matches!(
+        cli.command,
+        dyno::cli::args::Command::Worker { .. }
+    ));
     let code = match dyno::cli::main(cli) {
         Ok(code) => code,
         Err(e) => {

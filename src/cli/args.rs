@@ -48,9 +48,22 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The hardware: CPU, memory and its measured bandwidth, GPUs, and the
+    /// llama.cpp build and devices.
+    Hw {
+        #[arg(long)]
+        json: bool,
+        /// Measure the memory bandwidth again instead of using the stored figure.
+        #[arg(long)]
+        remeasure: bool,
+    },
     /// Internal: the measuring process `dyno` starts for each model load.
     #[command(hide = true)]
-    Worker,
+    Worker {
+        /// Report llama.cpp's build and devices, then exit.
+        #[arg(long)]
+        probe: bool,
+    },
 }
 
 /// Parse "auto" or a layer count for `--ngl`.
@@ -191,6 +204,9 @@ pub struct BenchArgs {
     /// Longest a worker may stay silent (one repetition) before it is killed.
     #[arg(long = "timeout", default_value_t = 600, value_name = "SECONDS")]
     pub timeout_s: u64,
+    /// Do not sample CPU, memory, energy and GPU while measuring.
+    #[arg(long)]
+    pub no_telemetry: bool,
     /// Print one JSON document on stdout instead of the table.
     #[arg(long)]
     pub json: bool,

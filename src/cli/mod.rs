@@ -3,6 +3,7 @@
 //! JSON document so scripts can pipe it.
 
 pub mod args;
+mod hw;
 mod progress;
 
 use std::io::IsTerminal;
@@ -28,8 +29,12 @@ const BAD_INPUT_CODES: [&str; 2] = ["unsupported_architecture", "load_failed"];
 
 /// Run a parsed command line; returns the process exit code.
 pub fn main(cli: Cli) -> Result<i32> {
-    if let Command::Worker = cli.command {
-        return Ok(crate::worker::server::main());
+    if let Command::Worker { probe } = cli.command {
+        return Ok(if probe {
+            crate::worker::server::probe()
+        } else {
+            crate::worker::server::main()
+        });
     }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -42,7 +47,8 @@ pub fn main(cli: Cli) -> Result<i32> {
             Command::Runs { json, limit } => runs(&db, json, limit).await,
             Command::Show { run_id, json } => show(&db, run_id, json).await,
             Command::Inspect { models, json } => inspect(&models, json),
-            Command::Worker => unreachable!("handled above"),
+            Command::Hw { json, remeasure } => hw::hw(&db, json, remeasure).await,
+            Command::Worker { .. } => unreachable!("handled above"),
         }
     })
 }
@@ -67,6 +73,9 @@ async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
     }
     let store = open_store(db).await?;
     let machine_id = store.upsert_machine(&machine).await?;
+    // The decode roofline needs the memory bandwidth: measured once per
+    // machine (about a second) and then read from the database.
+    hw::ensure_bandwidth(&store, machine_id, &machine, false).await?;
     let args_json = serde_json::json!({ "models": a.models, "request": req }).to_string();
     let sweep_id = store.create_sweep("bench", machine_id, &args_json).await?;
 
@@ -85,6 +94,7 @@ async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
         sweep_id: Some(sweep_id),
         worker,
         cancel: cancel.clone(),
+        telemetry: !a.no_telemetry,
     };
     let plan = Plan {
         models: a.models.clone(),

@@ -6,6 +6,7 @@
 //! `docs/json-schema.md`; change it only by adding fields.
 
 pub mod table;
+pub mod telemetry;
 
 use serde::{Deserialize, Serialize};
 
@@ -41,6 +42,8 @@ pub struct MachineJson {
     /// llama.cpp backends in use, as llama-bench names them ("CPU", "CUDA").
     pub backend: Option<String>,
     pub llama_cpp_build: Option<String>,
+    /// Measured memory read bandwidth (`dyno hw`), the decode roofline.
+    pub memory_bandwidth_bytes_per_s: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -108,6 +111,15 @@ pub struct ResultJson {
     /// Mean time to first token (prefill plus picking the first token).
     pub ttft_ms: Option<f64>,
     pub ttft_stats_ms: Option<Figures>,
+    /// Memory traffic decode needs: weight bytes × decode steps per second.
+    pub decode_bytes_per_s: Option<f64>,
+    /// `decode_bytes_per_s` as a share of the machine's measured memory
+    /// bandwidth (host RAM; null when the weights sit on a GPU or the
+    /// bandwidth is unknown).
+    pub roofline_pct: Option<f64>,
+    /// The machine during the timed repetitions, and their energy; null when
+    /// telemetry was off.
+    pub telemetry: Option<telemetry::ResultTelemetryJson>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -130,6 +142,8 @@ pub struct RunJson {
     pub started_at: String,
     pub finished_at: Option<String>,
     pub results: Vec<ResultJson>,
+    /// What the machine did during the run; null when telemetry was off.
+    pub telemetry: Option<telemetry::RunTelemetryJson>,
 }
 
 fn result_json(r: &ResultRow) -> ResultJson {
@@ -170,15 +184,44 @@ fn result_json(r: &ResultRow) -> ResultJson {
         decode_tokens_per_s: f.decode_tokens_per_s,
         decode_per_sequence_tokens_per_s: f.decode_per_sequence_tokens_per_s,
         ttft_stats_ms: f.ttft_ms,
+        decode_bytes_per_s: None,
+        roofline_pct: None,
+        telemetry: None,
     }
 }
 
 async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
     let m = store.model(run.model_id).await?;
-    let results = store.results(run.id).await?;
+    let rows = store.results(run.id).await?;
     let config: Option<RunConfig> = serde_json::from_str(&run.config_json).ok();
     let n_params = m.n_params.max(0) as u64;
     let weight_bytes = m.weight_bytes.max(0) as u64;
+    let mut results: Vec<ResultJson> = rows.iter().map(result_json).collect();
+    // The roofline uses host RAM's bandwidth, so only for runs whose weights
+    // stay in host memory.
+    let bandwidth = match run.n_gpu_layers {
+        Some(0) | None => {
+            store
+                .machine(run.machine_id)
+                .await?
+                .memory_bandwidth_bytes_per_s
+        }
+        Some(_) => None,
+    };
+    for r in &mut results {
+        telemetry::roofline(r, weight_bytes, bandwidth.map(|b| b as u64));
+    }
+    let sources: Option<crate::telemetry::Sources> = run
+        .telemetry_sources
+        .as_deref()
+        .and_then(|s| serde_json::from_str(s).ok());
+    let readings = if sources.is_some() {
+        store.telemetry(run.id).await?
+    } else {
+        Vec::new()
+    };
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    let run_telemetry = telemetry::attach(&mut results, &ids, &readings, sources.as_ref());
     Ok(RunJson {
         run_id: run.id,
         sweep_id: run.sweep_id,
@@ -223,7 +266,8 @@ async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
         dyno_version: run.dyno_version.clone(),
         started_at: run.started_at.clone(),
         finished_at: run.finished_at.clone(),
-        results: results.iter().map(result_json).collect(),
+        results,
+        telemetry: run_telemetry,
     })
 }
 
@@ -246,6 +290,7 @@ fn machine_json(m: &MachineRow, run: Option<&RunRow>) -> MachineJson {
             .collect(),
         backend: run.and_then(|r| r.backend.clone()),
         llama_cpp_build: run.and_then(|r| r.llama_cpp_build.clone()),
+        memory_bandwidth_bytes_per_s: m.memory_bandwidth_bytes_per_s.map(|b| b as u64),
     }
 }
 
@@ -272,6 +317,7 @@ pub async fn build(store: &Store, runs: &[RunRow], here: &Machine) -> Result<Rep
             gpus: Vec::new(),
             backend: None,
             llama_cpp_build: None,
+            memory_bandwidth_bytes_per_s: None,
         },
     };
     let mut out = Vec::with_capacity(runs.len());

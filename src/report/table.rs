@@ -139,6 +139,15 @@ pub fn markdown(report: &Report) -> String {
         .to_vec();
     header.extend(extras.iter().map(|e| e.name.to_string()));
     header.extend(["test", "t/s", "TTFT ms", "load ms"].map(String::from));
+    // Decode rows carry the roofline when the machine's bandwidth is known.
+    let roofline = report
+        .runs
+        .iter()
+        .flat_map(|r| &r.results)
+        .any(|r| r.roofline_pct.is_some());
+    if roofline {
+        header.push("roofline".into());
+    }
 
     let mut rows: Vec<Vec<String>> = Vec::new();
     for run in &report.runs {
@@ -160,8 +169,18 @@ pub fn markdown(report: &Report) -> String {
         let mut any = false;
         for r in &run.results {
             for (test, ts, ttft) in result_rows(r) {
+                let decode_row = r.kind == "gen"
+                    || test.ends_with(" decode")
+                    || test.ends_with(" decode per seq");
+                let roof = match r.roofline_pct {
+                    Some(p) if decode_row => format!("{p:.1}%"),
+                    _ => "-".into(),
+                };
                 let mut row = fixed.clone();
                 row.extend([test, ts, ttft, load.clone()]);
+                if roofline {
+                    row.push(roof);
+                }
                 rows.push(row);
                 any = true;
             }
@@ -175,6 +194,9 @@ pub fn markdown(report: &Report) -> String {
                 "-".into(),
                 load.clone(),
             ]);
+            if roofline {
+                row.push("-".into());
+            }
             rows.push(row);
         }
     }
@@ -198,6 +220,7 @@ pub fn markdown(report: &Report) -> String {
                 | "t/s"
                 | "TTFT ms"
                 | "load ms"
+                | "roofline"
                 | "n_batch"
                 | "n_ubatch"
         )
@@ -286,6 +309,9 @@ mod tests {
             decode_per_sequence_tokens_per_s: None,
             ttft_ms: None,
             ttft_stats_ms: None,
+            decode_bytes_per_s: None,
+            roofline_pct: None,
+            telemetry: None,
         }
     }
 
@@ -337,6 +363,7 @@ mod tests {
             started_at: "t".into(),
             finished_at: None,
             results: vec![pp, pg],
+            telemetry: None,
         };
         Report {
             schema_version: 1,
@@ -351,6 +378,7 @@ mod tests {
                 gpus: vec![],
                 backend: Some("CPU".into()),
                 llama_cpp_build: Some("b1".into()),
+                memory_bandwidth_bytes_per_s: None,
             },
             runs: vec![run],
         }
@@ -368,6 +396,22 @@ mod tests {
 build: b1; machine: Test CPU (2 cores, 1.00 GiB)
 ";
         assert_eq!(markdown(&report()), expected);
+    }
+
+    #[test]
+    fn decode_rows_show_the_roofline_when_bandwidth_is_known() {
+        let mut r = report();
+        r.runs[0].results[1].roofline_pct = Some(12.345);
+        let t = markdown(&r);
+        let header = t.lines().next().unwrap();
+        assert!(header.ends_with("| roofline |"), "{header}");
+        let decode = t.lines().find(|l| l.contains("pp16+tg4 decode")).unwrap();
+        assert!(decode.ends_with("|    12.3% |"), "{decode}");
+        let prefill = t.lines().find(|l| l.contains("pp16+tg4 prefill")).unwrap();
+        assert!(
+            prefill.ends_with("|        - |"),
+            "the roofline is a decode figure: {prefill}"
+        );
     }
 
     #[test]

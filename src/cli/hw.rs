@@ -1,0 +1,178 @@
+//! `dyno hw`: the hardware inventory, with the measured memory bandwidth
+//! cached per machine in the database.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::error::{DynoError, Result};
+use crate::machine::Machine;
+use crate::report::human_bytes;
+use crate::store::Store;
+use crate::telemetry::gpu::{self, GpuInfo};
+use crate::telemetry::{bandwidth, Sampler, Sources};
+use crate::worker::protocol::{Device, Event};
+
+/// How long the bandwidth test reads memory.
+const BANDWIDTH_TEST: Duration = Duration::from_secs(1);
+
+#[derive(Debug, Serialize)]
+struct LlamaCpp {
+    backend: Option<String>,
+    build: Option<String>,
+    gpu_offload: Option<bool>,
+    devices: Vec<Device>,
+}
+
+#[derive(Debug, Serialize)]
+struct Hw {
+    cpu: String,
+    cores: usize,
+    cores_physical: Option<usize>,
+    memory_bytes: u64,
+    os: Option<String>,
+    kernel: Option<String>,
+    memory_bandwidth_bytes_per_s: Option<u64>,
+    bandwidth_threads: Option<i64>,
+    bandwidth_measured_at: Option<String>,
+    gpus: Vec<GpuInfo>,
+    llama_cpp: LlamaCpp,
+    telemetry: Sources,
+}
+
+/// The machine's memory bandwidth from the store, measuring it first when
+/// it is not there (or `remeasure`). Returns (bytes/s, threads, when).
+pub async fn ensure_bandwidth(
+    store: &Store,
+    machine_id: i64,
+    machine: &Machine,
+    remeasure: bool,
+) -> Result<(u64, i64, String)> {
+    let row = store.machine(machine_id).await?;
+    if let (false, Some(b), Some(t), Some(at)) = (
+        remeasure,
+        row.memory_bandwidth_bytes_per_s,
+        row.bandwidth_threads,
+        row.bandwidth_measured_at.clone(),
+    ) {
+        return Ok((b as u64, t, at));
+    }
+    let threads = machine.cores_logical;
+    let bps = tokio::task::spawn_blocking(move || bandwidth::measure(threads, BANDWIDTH_TEST))
+        .await
+        .map_err(|e| DynoError::Worker(format!("the bandwidth test failed: {e}")))?;
+    store
+        .set_machine_bandwidth(machine_id, bps, threads)
+        .await?;
+    let row = store.machine(machine_id).await?;
+    Ok((
+        bps,
+        threads as i64,
+        row.bandwidth_measured_at.unwrap_or_default(),
+    ))
+}
+
+pub async fn hw(db: &Path, json: bool, remeasure: bool) -> Result<i32> {
+    let machine = Machine::detect();
+    let store = Store::open(db).await?;
+    let machine_id = store.upsert_machine(&machine).await?;
+    let (bps, threads, at) = ensure_bandwidth(&store, machine_id, &machine, remeasure).await?;
+    store.close().await;
+    let exe =
+        std::env::current_exe().map_err(|e| DynoError::io("cannot find the dyno executable", e))?;
+    let ready = crate::worker::client::probe(&exe, Duration::from_secs(60)).await;
+    let llama = match ready {
+        Some(Event::Ready {
+            llama_cpp_build,
+            backend,
+            gpu_offload,
+            devices,
+            ..
+        }) => LlamaCpp {
+            backend: Some(backend),
+            build: Some(llama_cpp_build),
+            gpu_offload: Some(gpu_offload),
+            devices,
+        },
+        _ => LlamaCpp {
+            backend: None,
+            build: None,
+            gpu_offload: None,
+            devices: Vec::new(),
+        },
+    };
+    let sampler = Sampler::start(Duration::from_secs(1));
+    let sources = sampler.sources().clone();
+    drop(sampler);
+    let hw = Hw {
+        cpu: machine.cpu.clone(),
+        cores: machine.cores_logical,
+        cores_physical: machine.cores_physical,
+        memory_bytes: machine.memory_bytes,
+        os: machine.os.clone(),
+        kernel: machine.kernel.clone(),
+        memory_bandwidth_bytes_per_s: Some(bps),
+        bandwidth_threads: Some(threads),
+        bandwidth_measured_at: Some(at),
+        gpus: gpu::inventory(),
+        llama_cpp: llama,
+        telemetry: sources,
+    };
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&hw).expect("inventory serialises")
+        );
+        return Ok(0);
+    }
+    println!(
+        "cpu: {} ({} logical cores, {} physical)",
+        hw.cpu,
+        hw.cores,
+        hw.cores_physical.map_or("?".into(), |c| c.to_string())
+    );
+    println!("memory: {}", human_bytes(hw.memory_bytes));
+    println!(
+        "memory bandwidth: {:.1} GB/s read, {threads} threads (measured {}; --remeasure to refresh)",
+        bps as f64 / 1e9,
+        hw.bandwidth_measured_at.as_deref().unwrap_or("?")
+    );
+    println!(
+        "os: {} · kernel {}",
+        hw.os.as_deref().unwrap_or("?"),
+        hw.kernel.as_deref().unwrap_or("?")
+    );
+    if hw.gpus.is_empty() {
+        println!("gpus: none found through NVML");
+    }
+    for g in &hw.gpus {
+        println!(
+            "gpu: {} · {} · driver {} · {} GB/s theoretical",
+            g.name,
+            g.memory_total_bytes.map_or("?".into(), human_bytes),
+            g.driver.as_deref().unwrap_or("?"),
+            g.theoretical_bandwidth_bytes_per_s
+                .map_or("?".into(), |b| format!("{:.0}", b as f64 / 1e9))
+        );
+    }
+    println!(
+        "llama.cpp: {} · backend {} · devices: {}",
+        hw.llama_cpp
+            .build
+            .as_deref()
+            .unwrap_or("unknown (the worker did not start)"),
+        hw.llama_cpp.backend.as_deref().unwrap_or("?"),
+        hw.llama_cpp
+            .devices
+            .iter()
+            .map(|d| format!("{} ({})", d.name, d.description))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let missing = hw.telemetry.missing();
+    if !missing.is_empty() {
+        println!("telemetry not available here: {}", missing.join("; "));
+    }
+    Ok(0)
+}
