@@ -14,6 +14,7 @@ pub mod machine;
 pub mod model;
 pub mod report;
 pub mod store;
+pub mod telemetry;
 pub mod worker;
 
 pub use error::{DynoError, Result};

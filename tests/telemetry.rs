@@ -1,0 +1,172 @@
+//! Telemetry, the hardware inventory and the roofline, end to end on the
+//! real model. This machine has no GPU and (usually) no readable RAPL, so
+//! those fields must come back null with the reason, never as an error.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn bench(s: &Scratch, extra: &[&str]) -> Value {
+    let m = model(SMOL);
+    let mut args = vec![
+        "bench",
+        m.to_str().unwrap(),
+        "-p",
+        "64",
+        "-n",
+        "16",
+        "-r",
+        "3",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let o = s.run(&args);
+    assert_code(&o, 0);
+    json(&o)
+}
+
+#[test]
+fn every_run_carries_telemetry_and_decode_carries_the_roofline() {
+    let s = Scratch::new();
+    let j = bench(&s, &[]);
+    let bw = j["machine"]["memory_bandwidth_bytes_per_s"]
+        .as_f64()
+        .unwrap();
+    assert!(bw > 1e8, "a measured bandwidth, not a placeholder: {bw}");
+    let r = &j["runs"][0];
+    let t = &r["telemetry"];
+    assert!(t["samples"].as_u64().unwrap() >= 3, "{t}");
+    assert!(
+        t["rss_peak_bytes"].as_u64().unwrap() > 50 << 20,
+        "the worker's RSS is sampled: {t}"
+    );
+    assert!(t["cpu_util_mean_pct"].as_f64().unwrap() > 0.0);
+    let unavailable = t["unavailable"].as_array().unwrap();
+    if t["energy_j"].is_null() {
+        assert!(t["tokens_per_j"].is_null());
+        assert!(!unavailable.is_empty(), "a missing energy figure says why");
+    } else {
+        assert!(t["tokens_per_j"].as_f64().unwrap() > 0.0);
+    }
+    if unavailable
+        .iter()
+        .any(|u| u.as_str().unwrap().contains("GPU"))
+    {
+        assert!(t["vram_peak_bytes"].is_null() && t["throttled"].is_null());
+    }
+
+    let weight_bytes = r["model"]["weight_bytes"].as_f64().unwrap();
+    for x in r["results"].as_array().unwrap() {
+        let during = &x["telemetry"]["during_timed"];
+        assert!(
+            during["samples"].as_u64().unwrap() >= 1,
+            "{}: {during}",
+            x["test"]
+        );
+        match x["test"].as_str().unwrap() {
+            "tg16" => {
+                let decode = x["decode_tokens_per_s"]["mean"].as_f64().unwrap();
+                let bytes = x["decode_bytes_per_s"].as_f64().unwrap();
+                assert!((bytes - weight_bytes * decode).abs() < 1e-6 * bytes);
+                let pct = x["roofline_pct"].as_f64().unwrap();
+                assert!((pct - bytes / bw * 100.0).abs() < 1e-9 * pct.max(1.0));
+            }
+            _ => assert!(
+                x["roofline_pct"].is_null(),
+                "prefill has no decode roofline"
+            ),
+        }
+    }
+
+    // Readings are in the database, tagged with phase and test.
+    let (rt, store) = store(&s.db());
+    let rows = rt
+        .block_on(store.telemetry(r["run_id"].as_i64().unwrap()))
+        .unwrap();
+    rt.block_on(store.close());
+    let phases: std::collections::BTreeSet<&str> =
+        rows.iter().map(|(_, x)| x.phase.as_str()).collect();
+    assert!(
+        phases.contains("timed") && phases.contains("warmup"),
+        "{phases:?}"
+    );
+    assert!(rows
+        .iter()
+        .filter(|(_, x)| x.phase.as_str() == "timed")
+        .all(|(id, _)| id.is_some()));
+    assert!(rows.windows(2).all(|w| w[1].1.t_ms >= w[0].1.t_ms));
+
+    let o = s.run(&[
+        "bench",
+        model(SMOL).to_str().unwrap(),
+        "-p",
+        "16",
+        "-n",
+        "4",
+        "-r",
+        "1",
+    ]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).lines().next().unwrap().contains("roofline"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn telemetry_can_be_switched_off() {
+    let s = Scratch::new();
+    let j = bench(&s, &["--no-telemetry"]);
+    let r = &j["runs"][0];
+    assert!(r["telemetry"].is_null());
+    assert!(r["results"][0]["telemetry"].is_null());
+    let (rt, store) = store(&s.db());
+    assert!(rt
+        .block_on(store.telemetry(r["run_id"].as_i64().unwrap()))
+        .unwrap()
+        .is_empty());
+    rt.block_on(store.close());
+}
+
+#[test]
+fn hw_reports_the_machine_and_caches_its_bandwidth() {
+    let s = Scratch::new();
+    let o = s.run(&["hw", "--json"]);
+    assert_code(&o, 0);
+    let h = json(&o);
+    assert!(!h["cpu"].as_str().unwrap().is_empty());
+    assert!(h["cores"].as_u64().unwrap() >= 1);
+    assert!(h["memory_bytes"].as_u64().unwrap() > 1 << 30);
+    assert!(h["memory_bandwidth_bytes_per_s"].as_f64().unwrap() > 1e8);
+    assert!(h["gpus"].is_array());
+    assert!(h["llama_cpp"]["build"]
+        .as_str()
+        .unwrap()
+        .contains("llama-cpp-sys-2"));
+    assert!(
+        !h["llama_cpp"]["devices"].as_array().unwrap().is_empty(),
+        "llama.cpp sees at least the CPU"
+    );
+    let at = h["bandwidth_measured_at"].clone();
+
+    let again = json(&s.run(&["hw", "--json"]));
+    assert_eq!(
+        again["bandwidth_measured_at"], at,
+        "the stored figure is reused"
+    );
+    assert_eq!(
+        again["memory_bandwidth_bytes_per_s"],
+        h["memory_bandwidth_bytes_per_s"]
+    );
+    let fresh = json(&s.run(&["hw", "--json", "--remeasure"]));
+    assert_ne!(
+        fresh["bandwidth_measured_at"], at,
+        "--remeasure measures again"
+    );
+
+    let o = s.run(&["hw"]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("memory bandwidth"), "{}", stdout(&o));
+}
