@@ -15,6 +15,8 @@ CREATE TABLE machines (
     memory_bandwidth_bytes_per_s INTEGER,
     bandwidth_threads            INTEGER,
     bandwidth_measured_at        TEXT,
+    -- NVIDIA GPUs from NVML (JSON list; datasheet bandwidth for the roofline).
+    gpus_json      TEXT,
     created_at     TEXT NOT NULL
 );
 

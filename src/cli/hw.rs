@@ -41,14 +41,17 @@ struct Hw {
     telemetry: Sources,
 }
 
-/// The machine's memory bandwidth from the store, measuring it first when
-/// it is not there (or `remeasure`). Returns (bytes/s, threads, when).
-pub async fn ensure_bandwidth(
+/// Record the machine's GPUs and its memory bandwidth, measuring the
+/// bandwidth only when the store lacks it (or `remeasure`). Returns
+/// (bytes/s, threads, when measured).
+pub async fn ensure_inventory(
     store: &Store,
     machine_id: i64,
     machine: &Machine,
     remeasure: bool,
 ) -> Result<(u64, i64, String)> {
+    let gpus = serde_json::to_string(&gpu::inventory()).expect("gpus serialise");
+    store.set_machine_gpus(machine_id, &gpus).await?;
     let row = store.machine(machine_id).await?;
     if let (false, Some(b), Some(t), Some(at)) = (
         remeasure,
@@ -77,7 +80,7 @@ pub async fn hw(db: &Path, json: bool, remeasure: bool) -> Result<i32> {
     let machine = Machine::detect();
     let store = Store::open(db).await?;
     let machine_id = store.upsert_machine(&machine).await?;
-    let (bps, threads, at) = ensure_bandwidth(&store, machine_id, &machine, remeasure).await?;
+    let (bps, threads, at) = ensure_inventory(&store, machine_id, &machine, remeasure).await?;
     store.close().await;
     let exe =
         std::env::current_exe().map_err(|e| DynoError::io("cannot find the dyno executable", e))?;

@@ -75,7 +75,7 @@ async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
     let machine_id = store.upsert_machine(&machine).await?;
     // The decode roofline needs the memory bandwidth: measured once per
     // machine (about a second) and then read from the database.
-    hw::ensure_bandwidth(&store, machine_id, &machine, false).await?;
+    hw::ensure_inventory(&store, machine_id, &machine, false).await?;
     let args_json = serde_json::json!({ "models": a.models, "request": req }).to_string();
     let sweep_id = store.create_sweep("bench", machine_id, &args_json).await?;
 

@@ -197,19 +197,13 @@ async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
     let n_params = m.n_params.max(0) as u64;
     let weight_bytes = m.weight_bytes.max(0) as u64;
     let mut results: Vec<ResultJson> = rows.iter().map(result_json).collect();
-    // The roofline uses host RAM's bandwidth, so only for runs whose weights
-    // stay in host memory.
-    let bandwidth = match run.n_gpu_layers {
-        Some(0) | None => {
-            store
-                .machine(run.machine_id)
-                .await?
-                .memory_bandwidth_bytes_per_s
-        }
-        Some(_) => None,
-    };
+    let bandwidth = telemetry::weights_bandwidth(
+        &store.machine(run.machine_id).await?,
+        run.n_gpu_layers,
+        m.n_layers,
+    );
     for r in &mut results {
-        telemetry::roofline(r, weight_bytes, bandwidth.map(|b| b as u64));
+        telemetry::roofline(r, weight_bytes, bandwidth);
     }
     let sources: Option<crate::telemetry::Sources> = run
         .telemetry_sources

@@ -5,6 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::ResultJson;
+use crate::store::MachineRow;
+use crate::telemetry::gpu::GpuInfo;
 use crate::telemetry::summary::{self, Energy, Window};
 use crate::telemetry::{Phase, Reading, Sources};
 
@@ -94,6 +96,28 @@ pub fn attach(
         throttle_reasons: w.gpu_throttle_reasons,
         unavailable: sources.missing().into_iter().map(String::from).collect(),
     })
+}
+
+/// Bandwidth of the memory that holds the weights: host RAM's measured
+/// figure when nothing is offloaded, the first GPU's datasheet figure when
+/// every layer (and the output layer) is, and `None` for a split, where no
+/// single memory bounds decode.
+pub fn weights_bandwidth(
+    m: &MachineRow,
+    n_gpu_layers: Option<i64>,
+    n_layers: Option<i64>,
+) -> Option<u64> {
+    match (n_gpu_layers, n_layers) {
+        (None | Some(0), _) => m.memory_bandwidth_bytes_per_s.map(|b| b as u64),
+        (Some(g), Some(l)) if g > l => {
+            let gpus: Vec<GpuInfo> = m
+                .gpus_json
+                .as_deref()
+                .and_then(|j| serde_json::from_str(j).ok())?;
+            gpus.first()?.theoretical_bandwidth_bytes_per_s
+        }
+        _ => None,
+    }
 }
 
 /// Decode reads every weight once per step, so weight bytes × steps per

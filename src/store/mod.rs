@@ -121,6 +121,7 @@ pub struct MachineRow {
     pub memory_bandwidth_bytes_per_s: Option<i64>,
     pub bandwidth_threads: Option<i64>,
     pub bandwidth_measured_at: Option<String>,
+    pub gpus_json: Option<String>,
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -514,6 +515,17 @@ impl Store {
                 .await
                 .map_err(|e| self.err(e))?;
         Ok(rows.into_iter().map(TelemetryRow::into_reading).collect())
+    }
+
+    /// Record the machine's GPUs as NVML describes them (JSON list).
+    pub async fn set_machine_gpus(&self, machine_id: i64, gpus_json: &str) -> Result<()> {
+        sqlx::query("UPDATE machines SET gpus_json = ? WHERE id = ?")
+            .bind(gpus_json)
+            .bind(machine_id)
+            .execute(&self.pool)
+            .await
+            .map_err(|e| self.err(e))?;
+        Ok(())
     }
 
     /// Cache the machine's measured memory bandwidth.
