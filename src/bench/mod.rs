@@ -15,8 +15,13 @@ use plan::RunConfig;
 /// bar, later the app's channel).
 #[derive(Debug, Clone)]
 pub enum BenchEvent<'a> {
-    /// A model's worker is starting (one model load).
-    Loading { model: &'a ModelInfo, n_runs: usize },
+    /// A model's worker is starting (one model load). `unavailable` names
+    /// the telemetry sources this machine lacks.
+    Loading {
+        model: &'a ModelInfo,
+        n_runs: usize,
+        unavailable: &'a [&'static str],
+    },
     /// The model is loaded; `load_time_ms` is reported on its own, never
     /// inside a tokens/s figure.
     Loaded {

@@ -38,6 +38,14 @@ impl Recorder {
         })
     }
 
+    /// Telemetry sources this machine lacks (empty when telemetry is off).
+    pub fn unavailable(&self) -> Vec<&'static str> {
+        self.sampler
+            .as_ref()
+            .map(|s| s.sources().missing())
+            .unwrap_or_default()
+    }
+
     pub fn set_pid(&self, pid: u32) {
         if let Some(s) = &self.sampler {
             s.set_pid(pid);

@@ -164,6 +164,7 @@ async fn supervise<'c>(
     if reporter.event(&BenchEvent::Loading {
         model: &model.info,
         n_runs: runs.len(),
+        unavailable: &rec.unavailable(),
     }) == Flow::Stop
     {
         ctx.cancel.cancel();

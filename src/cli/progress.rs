@@ -9,6 +9,8 @@ pub struct Progress {
     bar: ProgressBar,
     tty: bool,
     label: String,
+    /// The missing-telemetry line is said once, not per model.
+    said_unavailable: bool,
 }
 
 impl Progress {
@@ -31,6 +33,7 @@ impl Progress {
             bar,
             tty,
             label: String::new(),
+            said_unavailable: false,
         }
     }
 
@@ -50,7 +53,18 @@ impl Progress {
 impl Reporter for Progress {
     fn event(&mut self, e: &BenchEvent<'_>) -> Flow {
         match e {
-            BenchEvent::Loading { model, n_runs } => {
+            BenchEvent::Loading {
+                model,
+                n_runs,
+                unavailable,
+            } => {
+                if !unavailable.is_empty() && !self.said_unavailable {
+                    self.said_unavailable = true;
+                    self.line(format!(
+                        "dyno: telemetry without {}",
+                        unavailable.join(", ")
+                    ));
+                }
                 self.label = format!("{} {}", model.file_name, model.quant);
                 self.bar.set_message(format!("loading {}", self.label));
                 if !self.tty {
