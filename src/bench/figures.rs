@@ -11,10 +11,11 @@ use super::stats::{self, Summary};
 use crate::worker::protocol::{Sample, TestKind, TestSpec};
 
 /// Which rate a result's headline `*_tokens_per_s` fields measure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Rate {
     /// Prompt tokens per second of prefill (pp tests).
+    #[default]
     Prefill,
     /// Generated tokens per second of one sequence (tg and pp+tg tests).
     Decode,

@@ -80,7 +80,7 @@ pub struct ConfigJson {
     pub warmup: bool,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ResultJson {
     pub test: String,
     pub kind: String,

@@ -288,10 +288,6 @@ mod tests {
             test: test.into(),
             kind: kind.into(),
             status: "ok".into(),
-            error: None,
-            n_prompt: 0,
-            n_gen: 0,
-            n_depth: 0,
             n_parallel: 1,
             reps: head.len() as u32,
             rate,
@@ -302,16 +298,7 @@ mod tests {
             min_tokens_per_s: Some(f.min),
             max_tokens_per_s: Some(f.max),
             ci95_tokens_per_s: f.ci95,
-            outliers: vec![],
-            samples_ns: vec![],
-            prefill_tokens_per_s: None,
-            decode_tokens_per_s: None,
-            decode_per_sequence_tokens_per_s: None,
-            ttft_ms: None,
-            ttft_stats_ms: None,
-            decode_bytes_per_s: None,
-            roofline_pct: None,
-            telemetry: None,
+            ..ResultJson::default()
         }
     }
 

@@ -146,33 +146,15 @@ mod tests {
 
     fn result(kind: &str, n_prompt: u32, n_gen: u32, samples_ns: Vec<u64>) -> ResultJson {
         ResultJson {
-            test: "t".into(),
             kind: kind.into(),
             status: "ok".into(),
-            error: None,
             n_prompt,
             n_gen,
-            n_depth: 0,
             n_parallel: 1,
             reps: samples_ns.len() as u32,
             rate: Rate::Decode,
-            samples_tokens_per_s: vec![],
-            mean_tokens_per_s: None,
-            stddev_tokens_per_s: None,
-            median_tokens_per_s: None,
-            min_tokens_per_s: None,
-            max_tokens_per_s: None,
-            ci95_tokens_per_s: None,
-            outliers: vec![],
             samples_ns,
-            prefill_tokens_per_s: None,
-            decode_tokens_per_s: None,
-            decode_per_sequence_tokens_per_s: None,
-            ttft_ms: None,
-            ttft_stats_ms: None,
-            decode_bytes_per_s: None,
-            roofline_pct: None,
-            telemetry: None,
+            ..ResultJson::default()
         }
     }
 
