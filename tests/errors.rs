@@ -152,3 +152,191 @@ fn database_that_is_not_sqlite_is_refused_without_damage() {
         "the file is left as it was"
     );
 }
+
+/// Little-endian helpers for mutating a real GGUF file in place.
+fn put_u32(b: &mut [u8], at: usize, v: u32) {
+    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+fn put_u64(b: &mut [u8], at: usize, v: u64) {
+    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+#[test]
+fn a_corpus_of_malformed_models_is_rejected_one_line_each_without_damage() {
+    let s = Scratch::new();
+    let real = std::fs::read(model(SMOL)).unwrap();
+    // A stored run first, to prove bad input never touches what is there.
+    let o = s.run(&[
+        "bench",
+        model(SMOL).to_str().unwrap(),
+        "-p",
+        "8",
+        "-n",
+        "2",
+        "-r",
+        "1",
+        "--no-telemetry",
+    ]);
+    assert_code(&o, 0);
+
+    // Where the first tensor's description sits: its name, then n_dims (u32),
+    // the dims (u64 each), the type (u32) and the data offset (u64).
+    let header = dyno::model::gguf::read_header(&model(SMOL)).unwrap();
+    let t0 = &header.tensors[0];
+    let mut needle = (t0.name.len() as u64).to_le_bytes().to_vec();
+    needle.extend_from_slice(t0.name.as_bytes());
+    let name_at = real
+        .windows(needle.len())
+        .position(|w| w == needle.as_slice())
+        .unwrap();
+    let dims_at = name_at + needle.len();
+    let type_at = dims_at + 4 + 8 * t0.dims.len();
+    let offset_at = type_at + 4;
+    // The first metadata key's length is at byte 24, its value type after it.
+    let key_len = u64::from_le_bytes(real[24..32].try_into().unwrap()) as usize;
+    let value_type_at = 32 + key_len;
+
+    type Mutation = Box<dyn Fn(&mut Vec<u8>)>;
+    let cases: Vec<(&str, Mutation, &str)> = vec![
+        ("bad-magic", Box::new(|b| b[0] = b'X'), "not a GGUF file"),
+        ("version-99", Box::new(|b| put_u32(b, 4, 99)), "version 99"),
+        (
+            "tensor-count",
+            Box::new(|b| put_u64(b, 8, u64::MAX / 2)),
+            "tensors",
+        ),
+        (
+            "kv-count",
+            Box::new(|b| put_u64(b, 16, 1 << 40)),
+            "metadata entries",
+        ),
+        (
+            "huge-string",
+            Box::new(|b| put_u64(b, 24, 1 << 40)),
+            "bytes",
+        ),
+        (
+            "value-type",
+            Box::new(move |b| put_u32(b, value_type_at, 77)),
+            "unknown value type",
+        ),
+        (
+            "tensor-type",
+            Box::new(move |b| put_u32(b, type_at, 1000)),
+            "unknown type",
+        ),
+        (
+            "offset-past-end",
+            Box::new(move |b| put_u64(b, offset_at, 1 << 50)),
+            "ends at byte",
+        ),
+        (
+            "misaligned",
+            Box::new(move |b| put_u64(b, offset_at, 3)),
+            "misaligned",
+        ),
+        (
+            "truncated-header",
+            Box::new(|b| b.truncate(4096)),
+            "truncated",
+        ),
+        (
+            "truncated-data",
+            Box::new(|b| b.truncate(b.len() - 1)),
+            "truncated",
+        ),
+        (
+            "random-bytes",
+            Box::new(|b| {
+                let mut x = 0x9E37_79B9_7F4A_7C15u64;
+                for v in b.iter_mut().take(1 << 20) {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    *v = x as u8;
+                }
+                b.truncate(1 << 20);
+            }),
+            "not a GGUF file",
+        ),
+    ];
+    for (name, mutate, expect) in cases {
+        let mut b = real.clone();
+        mutate(&mut b);
+        let path = s.path(&format!("{name}.gguf"));
+        std::fs::write(&path, &b).unwrap();
+        let o = s.run(&["bench", path.to_str().unwrap(), "-r", "1"]);
+        assert_code(&o, 2);
+        let e = stderr(&o);
+        assert_eq!(e.trim_end().lines().count(), 1, "{name}: one line: {e}");
+        assert!(
+            e.contains(&format!("{name}.gguf")) && e.contains(expect),
+            "{name}: {e}"
+        );
+    }
+    let dir = s.path("folder.gguf");
+    std::fs::create_dir(&dir).unwrap();
+    let o = s.run(&["bench", dir.to_str().unwrap()]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("is a directory"));
+
+    let (rt, store) = store(&s.db());
+    assert_eq!(rt.block_on(store.integrity_check()).unwrap(), "ok");
+    assert_eq!(
+        rt.block_on(store.runs(10)).unwrap().len(),
+        1,
+        "the earlier run is intact, nothing added"
+    );
+    rt.block_on(store.close());
+}
+
+#[test]
+fn two_processes_write_one_database_at_once() {
+    let s = Scratch::new();
+    let m = model(SMOL);
+    let args = [
+        "bench",
+        m.to_str().unwrap(),
+        "-p",
+        "16,32",
+        "-n",
+        "4",
+        "-r",
+        "2",
+        "-t",
+        "1",
+        "--json",
+    ];
+    let a = s
+        .dyno()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let b = s
+        .dyno()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (oa, ob) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert_code(&oa, 0);
+    assert_code(&ob, 0);
+    let (ja, jb) = (json(&oa), json(&ob));
+    assert_ne!(ja["runs"][0]["run_id"], jb["runs"][0]["run_id"]);
+    let (rt, store) = store(&s.db());
+    let runs = rt.block_on(store.runs(10)).unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in &runs {
+        assert_eq!(r.status, "ok");
+        assert_eq!(
+            rt.block_on(store.results(r.id)).unwrap().len(),
+            3,
+            "no result lost"
+        );
+    }
+    assert_eq!(rt.block_on(store.integrity_check()).unwrap(), "ok");
+    rt.block_on(store.close());
+}
