@@ -340,3 +340,51 @@ fn two_processes_write_one_database_at_once() {
     assert_eq!(rt.block_on(store.integrity_check()).unwrap(), "ok");
     rt.block_on(store.close());
 }
+
+#[test]
+fn corrupt_weights_give_no_speed() {
+    // Structure intact, weights garbage: one layer's F32 norm becomes NaN,
+    // so every logit is NaN. Dyno must refuse to report a speed for it.
+    let s = Scratch::new();
+    let mut b = std::fs::read(model(SMOL)).unwrap();
+    let h = dyno::model::gguf::read_header(&model(SMOL)).unwrap();
+    let norm = h
+        .tensors
+        .iter()
+        .find(|t| t.name == "blk.0.attn_norm.weight")
+        .expect("tensor present");
+    assert_eq!(norm.ggml_type, 0, "an F32 tensor");
+    let start = (h.data_offset + norm.offset) as usize;
+    b[start..start + norm.n_bytes as usize].fill(0xFF); // 0xFFFFFFFF is a NaN
+    let path = s.path("nan-weights.gguf");
+    std::fs::write(&path, &b).unwrap();
+    for extra in [&[][..], &["--no-warmup"][..]] {
+        let mut args = vec![
+            "bench",
+            path.to_str().unwrap(),
+            "-p",
+            "16",
+            "-n",
+            "4",
+            "-r",
+            "2",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let o = s.run(&args);
+        assert_code(&o, 1);
+        let j = json(&o);
+        for x in j["runs"][0]["results"].as_array().unwrap() {
+            assert_eq!(x["status"], "failed", "{extra:?}: {x}");
+            assert!(
+                x["error"].as_str().unwrap().contains("non-finite logits"),
+                "{}",
+                x["error"]
+            );
+            assert!(
+                x["mean_tokens_per_s"].is_null(),
+                "no speed for garbage: {extra:?} {x}"
+            );
+        }
+    }
+}

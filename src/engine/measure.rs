@@ -95,6 +95,18 @@ fn argmax(logits: &[f32]) -> Option<Token> {
     best.map(|(i, _)| i as Token)
 }
 
+/// Refuse to time a model whose output is garbage: corrupt weights (or a
+/// broken kernel) give NaN or infinite logits, and a speed measured on them
+/// means nothing. Checked outside the timed region.
+fn check_logits(ctx: &Context, model: &Model) -> Result<(), EngineError> {
+    let logits = ctx.logits(-1, model.n_vocab());
+    if logits.is_empty() || logits.iter().all(|x| x.is_finite()) {
+        Ok(())
+    } else {
+        Err(EngineError::NonFinite)
+    }
+}
+
 fn elapsed_ns(t: Instant) -> u64 {
     t.elapsed().as_nanos() as u64
 }
@@ -138,6 +150,7 @@ pub fn run_job(
         if t.n_gen > 0 {
             gen(&mut ctx, model, 1, None, rng)?;
         }
+        check_logits(&ctx, model)?;
     }
 
     on_timed();
@@ -199,6 +212,11 @@ pub fn run_job(
                 parallel(&mut ctx, model, t.n_prompt, t.n_gen, n_seq, n_batch, rng)?
             }
         };
+        if rep == 0 && !warmup {
+            // No warm-up looked at the output: check it once here, before
+            // the first figure is reported.
+            check_logits(&ctx, model)?;
+        }
         on_sample(rep, sample);
     }
     Ok(())
