@@ -16,7 +16,8 @@
 #
 # Usage: LLAMA_BENCH_SRC=DIR scripts/bench-vs-llama-bench.sh [MODEL.gguf ...]
 #   (default models: the two PyPI test models)
-# Settings: THREADS (2), REPS (5), ROUNDS (8), N_PROMPT (512), N_GEN (128).
+# Settings: THREADS (2), REPS (5), ROUNDS (8), N_PROMPT (512), N_GEN (128),
+# DYNO_FLAGS (extra options for dyno bench, e.g. --no-telemetry).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -26,6 +27,7 @@ REPS="${REPS:-5}"
 ROUNDS="${ROUNDS:-8}"
 N_PROMPT="${N_PROMPT:-512}"
 N_GEN="${N_GEN:-128}"
+DYNO_FLAGS="${DYNO_FLAGS:-}"
 
 if [ $# -eq 0 ]; then
   bash scripts/fetch-test-models.sh "$DYNO_TEST_MODELS"
@@ -76,7 +78,8 @@ out="$(mktemp -d)"
 
 echo "llama-cpp-sys-2 $sys_version · threads $THREADS · reps $REPS · rounds $ROUNDS · pp$N_PROMPT tg$N_GEN" >&2
 run_dyno() {
-  "$dyno" --db "$db" bench "$1" -p "$N_PROMPT" -n "$N_GEN" -r "$REPS" -t "$THREADS" --json \
+  # shellcheck disable=SC2086 # DYNO_FLAGS is a list of options
+  "$dyno" --db "$db" bench "$1" -p "$N_PROMPT" -n "$N_GEN" -r "$REPS" -t "$THREADS" $DYNO_FLAGS --json \
     >"$out/dyno-$(basename "$1")-$2.json" 2>/dev/null
 }
 run_lb() {
