@@ -8,18 +8,6 @@ use serde_json::Value;
 
 const SMOL_SHA256: &str = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
 
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
-}
-
-fn samples(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap_or_else(|| panic!("not an array: {v}"))
-        .iter()
-        .map(f)
-        .collect()
-}
-
 /// Summary fields must describe the samples they came with.
 fn check_figures(name: &str, fig: &Value, reps: usize) {
     let s = samples(&fig["samples"]);

@@ -7,10 +7,6 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
-}
-
 fn bench(s: &Scratch, extra: &[&str]) -> Value {
     let m = model(SMOL);
     let mut args = vec![

@@ -104,3 +104,17 @@ pub fn store(db: &Path) -> (tokio::runtime::Runtime, dyno::store::Store) {
         .expect("open store");
     (rt, s)
 }
+
+/// A JSON number, or a panic naming the value.
+pub fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// A JSON array of numbers.
+pub fn samples(v: &serde_json::Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .map(f)
+        .collect()
+}
