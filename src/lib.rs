@@ -12,6 +12,8 @@ pub mod engine;
 pub mod error;
 pub mod machine;
 pub mod model;
+pub mod quality;
+pub mod quantize;
 pub mod report;
 pub mod store;
 pub mod telemetry;

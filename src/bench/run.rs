@@ -19,7 +19,7 @@ use crate::model::{self, ModelInfo};
 use crate::store::{NewRun, Store, WorkerFacts};
 use crate::telemetry::Phase;
 use crate::worker::client::{self, Cancel, Ended, WorkerOptions};
-use crate::worker::protocol::{Event, Sample, WorkerPlan};
+use crate::worker::protocol::{Event, Sample, WorkerPlan, WorkerRequest};
 
 /// What a benchmark needs besides its plan.
 pub struct BenchContext<'a> {
@@ -172,7 +172,7 @@ async fn supervise<'c>(
 
     let (tx, mut rx) = mpsc::unbounded_channel();
     let worker = tokio::spawn(client::run(
-        plan,
+        WorkerRequest::Bench(plan),
         ctx.worker.clone(),
         ctx.cancel.clone(),
         tx,
@@ -321,7 +321,11 @@ async fn supervise<'c>(
                     }
                 }
             }
-            Event::JobDone { .. } | Event::JobFailed { .. } => {}
+            Event::JobDone { .. }
+            | Event::JobFailed { .. }
+            | Event::Progress { .. }
+            | Event::Quantized { .. }
+            | Event::Quality { .. } => {}
             Event::Fatal { code, message } => fatal = Some((code, message)),
             Event::Done { peak_rss_bytes } => {
                 for id in states.iter().filter_map(|s| s.run_id) {

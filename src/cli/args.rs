@@ -41,6 +41,22 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Sweep one model's quantisation levels: speed (pp, tg, TTFT) and
+    /// quality (perplexity, KL divergence, top-1 agreement) per level.
+    Sweep(Box<SweepArgs>),
+    /// List quantisation sweeps, newest first.
+    Sweeps {
+        #[arg(long)]
+        json: bool,
+        #[arg(long, default_value_t = 50)]
+        limit: i64,
+    },
+    /// Show one sweep: its table, levels and recommendation.
+    ShowSweep {
+        sweep_id: i64,
+        #[arg(long)]
+        json: bool,
+    },
     /// Describe GGUF files from their headers without loading them.
     Inspect {
         #[arg(required = true)]
@@ -100,6 +116,54 @@ pub struct BenchArgs {
     /// GGUF model files.
     #[arg(required = true, value_name = "MODEL")]
     pub models: Vec<PathBuf>,
+    #[command(flatten)]
+    pub opts: BenchOptions,
+}
+
+/// A quantisation sweep of one model.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["files", "dir", "from", "repo", "resume"])))]
+pub struct SweepArgs {
+    /// GGUF files of one model, one per level.
+    #[arg(long, num_args = 1.., value_name = "GGUF")]
+    pub files: Vec<PathBuf>,
+    /// A folder of GGUF files of one model.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// One high-precision GGUF (F16, BF16, F32) to quantise locally into the
+    /// levels with llama.cpp's quantizer (cached; DYNO_CACHE_DIR moves the cache).
+    #[arg(long, value_name = "GGUF")]
+    pub from: Option<PathBuf>,
+    /// A Hugging Face repo OWNER/NAME (needs Dyno's hub support).
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: Option<String>,
+    /// Resume sweep ID with the plan stored with it.
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<i64>,
+    /// Levels, any case (default: F16,Q8_0,Q6_K,Q5_K_M,Q4_K_M,Q3_K_M,Q2_K for
+    /// --from; every file for --files and --dir).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub levels: Vec<String>,
+    /// Tokens of the bundled text scored for quality (whole chunks of 512).
+    #[arg(long, default_value_t = crate::quality::DEFAULT_TOKENS, value_name = "N")]
+    pub quality_tokens: u32,
+    /// Measure speed only: no perplexity or KL divergence.
+    #[arg(long)]
+    pub no_quality: bool,
+    /// Reference log-probabilities kept per position; 0 keeps the whole
+    /// vocabulary (exact KL divergence, much more memory and disk).
+    #[arg(long, default_value_t = crate::quality::DEFAULT_TOPK, value_name = "K", hide = true)]
+    pub quality_topk: u32,
+    /// Measure every level again, even those already measured.
+    #[arg(long)]
+    pub fresh: bool,
+    #[command(flatten)]
+    pub opts: BenchOptions,
+}
+
+/// The plan options `dyno bench` and `dyno sweep` share.
+#[derive(Debug, Args)]
+pub struct BenchOptions {
     /// Prompt lengths for prefill tests (pp); 0 skips them.
     #[arg(
         short = 'p',
@@ -212,7 +276,7 @@ pub struct BenchArgs {
     pub json: bool,
 }
 
-impl BenchArgs {
+impl BenchOptions {
     /// The request, with llama-bench's defaults for anything not given.
     pub fn request(&self, default_threads: u32) -> BenchRequest {
         let d = BenchRequest::defaults(default_threads);
@@ -284,7 +348,7 @@ mod tests {
             "--mmap",
             "0,1",
         ]);
-        let r = b.request(8);
+        let r = b.opts.request(8);
         assert_eq!(r.n_prompt, [128, 512]);
         assert_eq!(r.n_threads, [1, 2]);
         assert_eq!(r.n_gpu_layers, [Some(0), Some(99), None]);

@@ -5,6 +5,7 @@
 pub mod args;
 mod hw;
 mod progress;
+mod sweep;
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -46,6 +47,9 @@ pub fn main(cli: Cli) -> Result<i32> {
             Command::Bench(a) => bench(&db, *a).await,
             Command::Runs { json, limit } => runs(&db, json, limit).await,
             Command::Show { run_id, json } => show(&db, run_id, json).await,
+            Command::Sweep(a) => sweep::sweep(&db, *a).await,
+            Command::Sweeps { json, limit } => sweep::sweeps(&db, json, limit).await,
+            Command::ShowSweep { sweep_id, json } => sweep::show_sweep(&db, sweep_id, json).await,
             Command::Inspect { models, json } => inspect(&models, json),
             Command::Hw { json, remeasure } => hw::hw(&db, json, remeasure).await,
             Command::Worker { .. } => unreachable!("handled above"),
@@ -62,9 +66,23 @@ async fn open_store(db: &Path) -> Result<Store> {
     Ok(store)
 }
 
+/// Worker settings and a cancel switch that Ctrl-C flips.
+fn start_bench(timeout_s: u64) -> Result<(WorkerOptions, Cancel)> {
+    let cancel = Cancel::default();
+    let on_signal = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_signal.cancel();
+        }
+    });
+    let worker = WorkerOptions::current(Duration::from_secs(timeout_s.max(1)))
+        .map_err(|e| DynoError::io("cannot find the dyno executable to start a worker", e))?;
+    Ok((worker, cancel))
+}
+
 async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
     let machine = Machine::detect();
-    let req = a.request(machine.default_threads());
+    let req = a.opts.request(machine.default_threads());
     req.validate()?;
     // Read every header before anything runs, so a bad file fails in
     // milliseconds rather than after an hour of other models.
@@ -79,22 +97,14 @@ async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
     let args_json = serde_json::json!({ "models": a.models, "request": req }).to_string();
     let sweep_id = store.create_sweep("bench", machine_id, &args_json).await?;
 
-    let cancel = Cancel::default();
-    let on_signal = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_signal.cancel();
-        }
-    });
-    let worker = WorkerOptions::current(Duration::from_secs(a.timeout_s.max(1)))
-        .map_err(|e| DynoError::io("cannot find the dyno executable to start a worker", e))?;
+    let (worker, cancel) = start_bench(a.opts.timeout_s)?;
     let ctx = BenchContext {
         store: &store,
         machine_id,
         sweep_id: Some(sweep_id),
         worker,
         cancel: cancel.clone(),
-        telemetry: !a.no_telemetry,
+        telemetry: !a.opts.no_telemetry,
     };
     let plan = Plan {
         models: a.models.clone(),
@@ -115,7 +125,7 @@ async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
 
     let rows = store.sweep_runs(sweep_id).await?;
     let report = report::build(&store, &rows, &machine).await?;
-    if a.json {
+    if a.opts.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&report).expect("report serialises")

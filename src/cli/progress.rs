@@ -3,7 +3,10 @@
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::bench::sweep::{SweepEvent, SweepReporter};
 use crate::bench::{BenchEvent, Flow, Reporter};
+use crate::quantize::QuantizeProgress;
+use crate::report::human_bytes;
 
 pub struct Progress {
     bar: ProgressBar,
@@ -121,5 +124,91 @@ impl Reporter for Progress {
             }
         }
         Flow::Continue
+    }
+}
+
+impl QuantizeProgress for Progress {
+    fn progress(&mut self, done: u64, total: u64) {
+        self.bar.set_message(format!(
+            "{} · {} of about {}",
+            self.label,
+            human_bytes(done),
+            human_bytes(total.max(done))
+        ));
+    }
+}
+
+impl SweepReporter for Progress {
+    fn sweep(&mut self, e: &SweepEvent<'_>) {
+        match e {
+            SweepEvent::Warning(w) => self.line(format!("dyno: warning: {w}")),
+            SweepEvent::Level {
+                level,
+                index,
+                total,
+            } => {
+                self.label = format!("level {}/{total} {level}", index + 1);
+                self.bar.set_message(self.label.clone());
+            }
+            SweepEvent::Skipped { level, why } => {
+                self.line(format!("dyno: {level} skipped: {why}"));
+            }
+            SweepEvent::Quantizing { level } => {
+                self.label = format!("quantizing {level}");
+                self.bar.set_message(self.label.clone());
+                if !self.tty {
+                    eprintln!("dyno: quantizing {level} with llama.cpp's quantizer");
+                }
+            }
+            SweepEvent::Quantized {
+                level,
+                path,
+                cached,
+            } => {
+                let how = if *cached { "from the cache" } else { "made" };
+                self.line(format!("dyno: {level} {how}: {}", path.display()));
+            }
+            SweepEvent::LevelFinished {
+                level,
+                status,
+                error,
+            } => {
+                let why = error.map(|e| format!(": {e}")).unwrap_or_default();
+                self.line(format!("dyno: level {level} {status}{why}"));
+            }
+            SweepEvent::Quality { level, reference } => {
+                self.label = if *reference {
+                    format!("quality reference {level}")
+                } else {
+                    format!("quality {level}")
+                };
+                self.bar.set_message(self.label.clone());
+                if !self.tty {
+                    eprintln!("dyno: {}", self.label);
+                }
+            }
+            SweepEvent::QualityProgress { done, total } => {
+                self.bar
+                    .set_message(format!("{} · chunk {done}/{total}", self.label));
+            }
+            SweepEvent::QualityDone {
+                level,
+                figures,
+                error,
+            } => match (figures, error) {
+                (Some(f), _) => self.line(format!(
+                    "dyno: quality {level}: PPL {:.3}{}",
+                    f.ppl,
+                    match (f.kld_mean, f.top1_agreement) {
+                        (Some(k), Some(t)) => format!(", KLD {k:.4}, top-1 {:.1}%", t * 100.0),
+                        _ => " (reference)".into(),
+                    }
+                )),
+                (None, e) => self.line(format!(
+                    "dyno: quality {level} failed: {}",
+                    e.unwrap_or("unknown error")
+                )),
+            },
+        }
     }
 }

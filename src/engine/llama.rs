@@ -98,6 +98,43 @@ impl Model {
     pub fn n_layer(&self) -> u32 {
         unsafe { sys::llama_model_n_layer(self.ptr.as_ptr()).max(0) as u32 }
     }
+
+    /// Tokenize `text` as llama-perplexity does: special tokens added (BOS
+    /// when the vocabulary wants one), special strings in the text left as
+    /// plain text.
+    pub fn tokenize(&self, text: &str) -> Result<Vec<Token>, EngineError> {
+        let len = i32::try_from(text.len())
+            .map_err(|_| EngineError::Context("text too long to tokenize".into()))?;
+        // More tokens than bytes plus BOS/EOS cannot come out.
+        let mut out: Vec<Token> = vec![0; text.len() + 2];
+        // SAFETY: both buffers are valid for the lengths passed.
+        let n = unsafe {
+            sys::llama_tokenize(
+                self.vocab(),
+                text.as_ptr().cast(),
+                len,
+                out.as_mut_ptr(),
+                out.len() as i32,
+                true,
+                false,
+            )
+        };
+        if n < 0 {
+            return Err(EngineError::Context(format!(
+                "tokenizing needs {} tokens, more than the buffer",
+                -n
+            )));
+        }
+        out.truncate(n as usize);
+        Ok(out)
+    }
+
+    /// Whether sequences start with BOS, and which token that is.
+    pub fn bos(&self) -> Option<Token> {
+        unsafe {
+            sys::llama_vocab_get_add_bos(self.vocab()).then(|| sys::llama_vocab_bos(self.vocab()))
+        }
+    }
 }
 
 impl Drop for Model {
@@ -368,4 +405,39 @@ pub fn ggml_version() -> String {
             CStr::from_ptr(sys::ggml_commit()).to_string_lossy()
         )
     }
+}
+
+/// Quantize `input` into `output` as type `ftype` (a `llama_ftype`) with
+/// llama.cpp's own quantizer, the code behind llama-quantize. Blocks until
+/// done. `allow_requantize` lets an already quantised input through.
+pub fn quantize(
+    input: &Path,
+    output: &Path,
+    ftype: u32,
+    n_threads: u32,
+    allow_requantize: bool,
+) -> Result<(), EngineError> {
+    let c = |p: &Path| {
+        CString::new(p.to_string_lossy().as_bytes())
+            .map_err(|_| EngineError::Context(format!("{} contains a NUL byte", p.display())))
+    };
+    let (inp, out) = (c(input)?, c(output)?);
+    // SAFETY: default params are plain data with null pointers for the
+    // optional tables; the paths outlive the call.
+    let rc = unsafe {
+        let mut p = sys::llama_model_quantize_default_params();
+        p.nthread = n_threads.min(i32::MAX as u32) as i32;
+        p.ftype = ftype as sys::llama_ftype;
+        p.allow_requantize = allow_requantize;
+        sys::llama_model_quantize(inp.as_ptr(), out.as_ptr(), &p)
+    };
+    if rc != 0 {
+        let why = last_errors();
+        return Err(EngineError::Context(if why.is_empty() {
+            format!("llama_model_quantize failed with code {rc}")
+        } else {
+            why
+        }));
+    }
+    Ok(())
 }

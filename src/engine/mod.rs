@@ -3,6 +3,7 @@
 
 pub mod llama;
 pub mod measure;
+pub mod quality;
 
 use std::collections::VecDeque;
 use std::sync::{Mutex, OnceLock};

@@ -5,6 +5,7 @@
 //! The JSON shape here is the stable contract documented in
 //! `docs/json-schema.md`; change it only by adding fields.
 
+pub mod sweep;
 pub mod table;
 pub mod telemetry;
 
@@ -144,6 +145,32 @@ pub struct RunJson {
     pub results: Vec<ResultJson>,
     /// What the machine did during the run; null when telemetry was off.
     pub telemetry: Option<telemetry::RunTelemetryJson>,
+    /// Quality of this run's model against its sweep's reference (`dyno
+    /// sweep`); null for `dyno bench` runs and when quality was skipped.
+    #[serde(default)]
+    pub quality: Option<QualityJson>,
+}
+
+/// Perplexity, KL divergence and top-1 agreement of a model against the
+/// sweep's reference, on the bundled text. Never blended with speed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QualityJson {
+    pub ppl: f64,
+    /// Mean KL divergence from the reference, per token (nats).
+    pub kld_mean: f64,
+    pub kld_p99: f64,
+    /// Share of positions where the model's most likely token is the
+    /// reference's (0 to 1).
+    pub top1_agreement: f64,
+    /// True for the reference itself (divergence 0 by definition).
+    pub is_reference: bool,
+    pub reference_sha256: String,
+    pub n_positions: u64,
+    pub text: String,
+    pub chunk_tokens: u32,
+    pub n_chunks: u32,
+    /// Reference top-k kept per position; 0: the whole vocabulary (exact).
+    pub topk: u32,
 }
 
 fn result_json(r: &ResultRow) -> ResultJson {
@@ -262,6 +289,7 @@ async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
         finished_at: run.finished_at.clone(),
         results,
         telemetry: run_telemetry,
+        quality: None,
     })
 }
 

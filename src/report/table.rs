@@ -351,6 +351,7 @@ mod tests {
             finished_at: None,
             results: vec![pp, pg],
             telemetry: None,
+            quality: None,
         };
         Report {
             schema_version: 1,

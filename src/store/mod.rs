@@ -18,6 +18,9 @@ use crate::model::ModelInfo;
 use crate::telemetry::{Phase, Reading};
 use crate::worker::protocol::{Sample, TestSpec};
 
+mod sweeps;
+pub use sweeps::{LevelRow, QualityKey, QualityRow, SweepRow};
+
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
 /// Where the database lives unless `--db` or `DYNO_DB` says otherwise: the
@@ -226,10 +229,28 @@ impl Store {
             .connect_with(opts)
             .await
             .map_err(store_err)?;
-        MIGRATOR.run(&pool).await.map_err(|e| DynoError::Migrate {
-            path: path.to_path_buf(),
-            source: e,
-        })?;
+        // Two processes opening a new database at once both see a migration
+        // as pending and race to apply it; the loser's transaction fails
+        // ("table already exists") and rolls back whole. Running the migrator
+        // again then finds it applied and goes on, so retry a few times
+        // before reporting a real failure (such as a database from a newer
+        // Dyno).
+        let mut attempt = 0;
+        loop {
+            match MIGRATOR.run(&pool).await {
+                Ok(()) => break,
+                Err(e) if attempt >= 4 => {
+                    return Err(DynoError::Migrate {
+                        path: path.to_path_buf(),
+                        source: e,
+                    })
+                }
+                Err(_) => {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(100 * attempt)).await;
+                }
+            }
+        }
         Ok(Store {
             pool,
             path: path.to_path_buf(),
@@ -640,6 +661,7 @@ impl Store {
             tx.commit().await.map_err(|e| self.err(e))?;
             closed += 1;
         }
+        self.close_orphaned_sweeps().await?;
         Ok(closed)
     }
 

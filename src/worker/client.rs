@@ -11,7 +11,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::{mpsc, watch};
 
-use super::protocol::{Event, WorkerPlan};
+use super::protocol::{Event, WorkerRequest};
 
 /// How a worker ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,7 +102,7 @@ fn describe_status(status: std::process::ExitStatus) -> String {
 /// await database writes while this future keeps watching the worker's
 /// silence, the cancel switch and its exit.
 pub async fn run(
-    plan: WorkerPlan,
+    plan: WorkerRequest,
     opts: WorkerOptions,
     cancel: Cancel,
     events: mpsc::UnboundedSender<Event>,

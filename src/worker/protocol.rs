@@ -118,6 +118,65 @@ pub struct WorkerPlan {
     pub warmup: bool,
 }
 
+/// What a worker is asked to do: the first line on its stdin. Each task
+/// runs in its own process so a crash in llama.cpp (a load, a quantizer
+/// abort, an out-of-memory kill) costs only that task.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "task", rename_all = "snake_case")]
+pub enum WorkerRequest {
+    /// Load one model and run timed tests.
+    Bench(WorkerPlan),
+    /// Write a quantised copy of a model with llama.cpp's quantizer.
+    Quantize(QuantizePlan),
+    /// Score a model on the bundled text, as the reference or against one.
+    Quality(QualityPlan),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct QuantizePlan {
+    pub input: PathBuf,
+    pub output: PathBuf,
+    /// The target `llama_ftype`.
+    pub ftype: u32,
+    pub n_threads: u32,
+    /// The input is already quantised: llama.cpp refuses unless told.
+    pub allow_requantize: bool,
+    /// Expected output size, for progress only.
+    pub expected_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct QualityPlan {
+    pub model_path: PathBuf,
+    pub model: ModelParams,
+    pub n_threads: u32,
+    /// Tokens per chunk (the context of each evaluation).
+    pub chunk_tokens: u32,
+    pub n_chunks: u32,
+    pub mode: QualityMode,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "mode", rename_all = "snake_case")]
+pub enum QualityMode {
+    /// Write the model's top-`topk` log-probabilities per scored position
+    /// (0: the whole vocabulary, for an exact KL divergence) to `output`.
+    Reference { output: PathBuf, topk: u32 },
+    /// Compare against a reference file written earlier.
+    Compare { reference: PathBuf },
+}
+
+/// Quality figures of one model on the bundled text.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct QualityFigures {
+    pub n_positions: u64,
+    pub ppl: f64,
+    /// `None` for the reference itself.
+    pub kld_mean: Option<f64>,
+    pub kld_p99: Option<f64>,
+    pub top1_agreement: Option<f64>,
+}
+
 /// A llama.cpp backend device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Device {
@@ -180,6 +239,13 @@ pub enum Event {
     JobFailed { job: usize, error: String },
     /// The worker cannot go on (the model failed to load).
     Fatal { code: String, message: String },
+    /// Work done so far in a long task (bytes written by the quantizer,
+    /// positions scored by a quality pass); it also proves the worker alive.
+    Progress { done: u64, total: u64 },
+    /// The quantizer wrote the output file.
+    Quantized { output_bytes: u64, elapsed_ms: f64 },
+    /// A quality pass finished.
+    Quality { figures: QualityFigures },
     /// All jobs are done; the worker exits after this.
     Done { peak_rss_bytes: u64 },
 }

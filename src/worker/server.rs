@@ -5,7 +5,7 @@ use std::io::{BufRead, Write};
 use std::time::Instant;
 
 use super::fault;
-use super::protocol::{Event, WorkerPlan};
+use super::protocol::{Event, QualityMode, QualityPlan, QuantizePlan, WorkerPlan, WorkerRequest};
 use crate::engine::{self, llama, measure, EngineError};
 
 fn emit(ev: &Event) {
@@ -65,7 +65,7 @@ pub fn main() -> i32 {
         eprintln!("dyno worker: no plan on stdin; this command is started by dyno itself");
         return 2;
     }
-    let plan: WorkerPlan = match serde_json::from_str(&line) {
+    let request: WorkerRequest = match serde_json::from_str(&line) {
         Ok(p) => p,
         Err(e) => {
             emit(&Event::Fatal {
@@ -90,6 +90,14 @@ pub fn main() -> i32 {
         std::process::exit(3);
     });
 
+    match request {
+        WorkerRequest::Bench(plan) => bench(plan),
+        WorkerRequest::Quantize(plan) => quantize(plan),
+        WorkerRequest::Quality(plan) => quality(plan),
+    }
+}
+
+fn bench(plan: WorkerPlan) -> i32 {
     let (devices, gpu_offload) = ready();
 
     fault::point("load");
@@ -174,4 +182,196 @@ pub fn main() -> i32 {
         peak_rss_bytes: peak_rss_bytes(),
     });
     0
+}
+
+/// Quantize with llama.cpp's quantizer. The parent owns the output path (a
+/// `.partial` name it renames or deletes); a thread reports the bytes written
+/// every half second, which is the progress bar and the proof of life.
+fn quantize(plan: QuantizePlan) -> i32 {
+    ready();
+    fault::point("quantize");
+    let out = plan.output.clone();
+    let total = plan.expected_bytes;
+    let watcher = std::thread::spawn(move || loop {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let done = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
+        emit(&Event::Progress { done, total });
+    });
+    drop(watcher);
+    let t0 = Instant::now();
+    if let Err(e) = llama::quantize(
+        &plan.input,
+        &plan.output,
+        plan.ftype,
+        plan.n_threads,
+        plan.allow_requantize,
+    ) {
+        emit(&Event::Fatal {
+            code: "quantize_failed".into(),
+            message: e.to_string(),
+        });
+        return 1;
+    }
+    // After the file is written and before it is reported: a test can leave
+    // a partial output behind exactly as a kill at the end would.
+    fault::point("quantized");
+    emit(&Event::Quantized {
+        output_bytes: std::fs::metadata(&plan.output)
+            .map(|m| m.len())
+            .unwrap_or(0),
+        elapsed_ms: t0.elapsed().as_secs_f64() * 1e3,
+    });
+    emit(&Event::Done {
+        peak_rss_bytes: peak_rss_bytes(),
+    });
+    0
+}
+
+/// A quality pass: as the reference, write its top-k log-probabilities; as a
+/// level, fold its divergence from the reference into running sums.
+fn quality(plan: QualityPlan) -> i32 {
+    let (devices, gpu_offload) = ready();
+    fault::point("load");
+    let has_gpu = gpu_offload && devices.iter().any(|d| d.kind == "gpu" || d.kind == "igpu");
+    let ngl = plan
+        .model
+        .n_gpu_layers
+        .unwrap_or(if has_gpu { 999 } else { 0 });
+    let model = match llama::Model::load(&plan.model_path, ngl, plan.model.use_mmap) {
+        Ok(m) => m,
+        Err(e) => {
+            let code = match e {
+                EngineError::UnsupportedArch(_) => "unsupported_architecture",
+                _ => "load_failed",
+            };
+            emit(&Event::Fatal {
+                code: code.into(),
+                message: e.to_string(),
+            });
+            return 1;
+        }
+    };
+    match run_quality(&model, &plan) {
+        Ok(figures) => {
+            emit(&Event::Quality { figures });
+            drop(model);
+            emit(&Event::Done {
+                peak_rss_bytes: peak_rss_bytes(),
+            });
+            0
+        }
+        Err(message) => {
+            emit(&Event::Fatal {
+                code: "quality_failed".into(),
+                message,
+            });
+            1
+        }
+    }
+}
+
+fn run_quality(
+    model: &llama::Model,
+    plan: &QualityPlan,
+) -> Result<crate::worker::protocol::QualityFigures, String> {
+    use crate::quality::{
+        hash_tokens, log_softmax, RefHeader, RefReader, RefRow, RefWriter, Tally,
+    };
+    let e = |e: EngineError| e.to_string();
+    let tokens = engine::quality::tokens(model, plan.chunk_tokens, plan.n_chunks).map_err(e)?;
+    let n_vocab = model.n_vocab() as u32;
+    let n_positions = engine::quality::scored_per_chunk(plan.chunk_tokens) * plan.n_chunks;
+    let tokens_hash = hash_tokens(&tokens);
+    let total = u64::from(plan.n_chunks);
+    let on_chunk = |done| emit(&Event::Progress { done, total });
+    let mut tally = Tally::default();
+    let mut logp = Vec::with_capacity(n_vocab as usize);
+    match &plan.mode {
+        QualityMode::Reference { output, topk } => {
+            let k = if *topk == 0 {
+                n_vocab
+            } else {
+                (*topk).min(n_vocab)
+            };
+            let header = RefHeader {
+                n_vocab,
+                topk: k,
+                n_positions,
+                tokens_hash,
+            };
+            let io = |err: std::io::Error| format!("cannot write {}: {err}", output.display());
+            let mut w = RefWriter::create(output, header).map_err(io)?;
+            let mut scratch = Vec::new();
+            let mut werr = None;
+            engine::quality::evaluate(
+                model,
+                plan.n_threads,
+                &tokens,
+                plan.chunk_tokens,
+                |logits, next| {
+                    log_softmax(logits, &mut logp);
+                    tally.add(logp[next as usize], None);
+                    let row = RefRow::from_logprobs(&logp, k, &mut scratch);
+                    if let Err(err) = w.push(&row) {
+                        werr = Some(err);
+                        return Err(EngineError::Context("write failed".into()));
+                    }
+                    Ok(())
+                },
+                on_chunk,
+            )
+            .map_err(|err| werr.take().map(io).unwrap_or_else(|| err.to_string()))?;
+            w.finish().map_err(io)?;
+        }
+        QualityMode::Compare { reference } => {
+            let mut r = RefReader::open(reference).map_err(|err| err.to_string())?;
+            let h = r.header;
+            if h.n_vocab != n_vocab || h.tokens_hash != tokens_hash || h.n_positions != n_positions
+            {
+                return Err(format!(
+                    "this model tokenizes the quality text differently from the reference ({} vs {} vocabulary entries); quality compares levels of one model only",
+                    n_vocab, h.n_vocab
+                ));
+            }
+            let mut row = RefRow {
+                top: Vec::new(),
+                rest_logp: 0.0,
+            };
+            let mut rerr = None;
+            engine::quality::evaluate(
+                model,
+                plan.n_threads,
+                &tokens,
+                plan.chunk_tokens,
+                |logits, next| {
+                    log_softmax(logits, &mut logp);
+                    match r.next_row(&mut row) {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            rerr = Some("the reference ended early".to_string());
+                            return Err(EngineError::Context("short reference".into()));
+                        }
+                        Err(err) => {
+                            rerr = Some(format!("cannot read the reference: {err}"));
+                            return Err(EngineError::Context("reference read failed".into()));
+                        }
+                    }
+                    let argmax = logp
+                        .iter()
+                        .enumerate()
+                        .max_by(|a, b| a.1.total_cmp(b.1))
+                        .map(|(i, _)| i as i32)
+                        .unwrap_or(-1);
+                    tally.add(
+                        logp[next as usize],
+                        Some((row.kld(&logp), argmax == row.argmax())),
+                    );
+                    Ok(())
+                },
+                on_chunk,
+            )
+            .map_err(|err| rerr.take().unwrap_or_else(|| err.to_string()))?;
+        }
+    }
+    Ok(tally.figures())
 }

@@ -1,0 +1,236 @@
+//! `dyno sweep`, `dyno sweeps` and `dyno show-sweep`.
+
+use std::io::IsTerminal;
+use std::path::Path;
+
+use super::args::SweepArgs;
+use super::{hw, open_store, progress, start_bench, EXIT_CANCELLED};
+use crate::bench::plan::Plan;
+use crate::bench::sweep::{resolve, run_sweep, QualitySettings, Source, SweepSpec};
+use crate::error::{DynoError, Result};
+use crate::machine::Machine;
+use crate::quantize::parse_levels;
+use crate::report::sweep as sweep_report;
+
+/// The spec a command line asks for.
+fn spec_of(a: &SweepArgs, machine: &Machine) -> Result<SweepSpec> {
+    let source = if !a.files.is_empty() {
+        Source::Files(a.files.clone())
+    } else if let Some(d) = &a.dir {
+        Source::Dir(d.clone())
+    } else if let Some(b) = &a.from {
+        Source::From(b.clone())
+    } else if let Some(r) = &a.repo {
+        Source::Repo(r.clone())
+    } else {
+        unreachable!("clap requires one source")
+    };
+    let levels = if a.levels.is_empty() {
+        None
+    } else {
+        Some(parse_levels(&a.levels)?)
+    };
+    let mut request = a.opts.request(machine.default_threads());
+    if a.opts.pg.is_empty() {
+        // The sweep's default plan adds pp+tg for time to first token.
+        if let (Some(&p), Some(&n)) = (request.n_prompt.first(), request.n_gen.first()) {
+            request.prompt_gen = vec![(p, n)];
+        }
+    }
+    if !a.no_quality && a.quality_tokens == 0 {
+        return Err(DynoError::BadInput(
+            "--quality-tokens must be at least 1; use --no-quality to skip quality".into(),
+        ));
+    }
+    Ok(SweepSpec {
+        source,
+        levels,
+        request,
+        quality: (!a.no_quality).then_some(QualitySettings {
+            tokens: a.quality_tokens,
+            topk: a.quality_topk,
+        }),
+    })
+}
+
+pub async fn sweep(db: &Path, a: SweepArgs) -> Result<i32> {
+    let machine = Machine::detect();
+    let store = open_store(db).await?;
+    let machine_id = store.upsert_machine(&machine).await?;
+    let (spec, resume) = match a.resume {
+        Some(id) => {
+            let row = store
+                .sweep(id)
+                .await?
+                .filter(|s| s.kind == "sweep")
+                .ok_or_else(|| {
+                    DynoError::NotFound(format!(
+                        "no sweep {id} in {}; `dyno sweeps` lists them",
+                        db.display()
+                    ))
+                })?;
+            if row.machine_id != Some(machine_id) {
+                return Err(DynoError::BadInput(format!(
+                    "sweep {id} was measured on another machine; run the sweep afresh here"
+                )));
+            }
+            let spec: SweepSpec = serde_json::from_str(&row.args_json).map_err(|e| {
+                DynoError::BadInput(format!(
+                    "sweep {id} was stored by another Dyno version and cannot be resumed ({e}); run it afresh"
+                ))
+            })?;
+            (spec, Some(id))
+        }
+        None => (spec_of(&a, &machine)?.canonical(), None),
+    };
+    spec.request.validate()?;
+    // Headers first: a bad --from base or folder fails in milliseconds.
+    let resolved = resolve(&spec)?;
+    hw::ensure_inventory(&store, machine_id, &machine, false).await?;
+    let key = spec.resume_key(&machine.fingerprint);
+    let sweep_id = match resume {
+        Some(id) => id,
+        None => match store.find_sweep(&key).await? {
+            Some(s) if !a.fresh => {
+                eprintln!(
+                    "dyno: resuming sweep {} (same levels, plan and machine); levels already measured are skipped, --fresh measures them again",
+                    s.id
+                );
+                s.id
+            }
+            _ => {
+                let args = serde_json::to_string(&spec).expect("spec serialises");
+                store
+                    .create_quant_sweep(machine_id, &args, spec.source.kind(), &key)
+                    .await?
+            }
+        },
+    };
+    store.reopen_sweep(sweep_id).await?;
+
+    let (ctx_parts, cancel) = start_bench(a.opts.timeout_s)?;
+    let ctx = crate::bench::run::BenchContext {
+        store: &store,
+        machine_id,
+        sweep_id: Some(sweep_id),
+        worker: ctx_parts,
+        cancel: cancel.clone(),
+        telemetry: !a.opts.no_telemetry,
+    };
+    let plan = Plan {
+        models: resolved
+            .levels
+            .iter()
+            .filter_map(|l| l.path.clone().or_else(|| Some(l.level.clone().into())))
+            .collect(),
+        request: spec.request.clone(),
+    };
+    let mut reporter =
+        progress::Progress::new(plan.total_samples(), std::io::stderr().is_terminal());
+    let out = run_sweep(&ctx, &spec, &resolved, sweep_id, a.fresh, &mut reporter).await;
+    reporter.finish();
+    let status = match &out {
+        Ok(o) if o.cancelled => "cancelled",
+        Ok(o) if o.failed == 0 => "ok",
+        Ok(_) => "partial",
+        Err(_) => "failed",
+    };
+    store.finish_sweep(sweep_id, status).await?;
+    let out = out?;
+
+    let report = sweep_report::build(&store, sweep_id, &machine).await?;
+    if a.opts.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("report serialises")
+        );
+    } else {
+        println!("sweep {sweep_id}");
+        print!("{}", sweep_report::markdown(&report));
+    }
+    store.close().await;
+    if out.cancelled {
+        eprintln!(
+            "dyno: cancelled; what was measured is saved, and `dyno sweep --resume {sweep_id}` carries on"
+        );
+        return Ok(EXIT_CANCELLED);
+    }
+    if out.failed == 0 {
+        return Ok(0);
+    }
+    eprintln!(
+        "dyno: {} of {} level(s) failed; the others are measured (see the table)",
+        out.failed,
+        out.failed + out.ok
+    );
+    Ok(if out.ok == 0 && out.bad_input == out.failed {
+        2
+    } else {
+        1
+    })
+}
+
+pub async fn sweeps(db: &Path, json: bool, limit: i64) -> Result<i32> {
+    let store = open_store(db).await?;
+    let rows = store.sweeps(limit.max(0)).await?;
+    if json {
+        let mut all = Vec::new();
+        for r in &rows {
+            all.push(sweep_report::build(&store, r.id, &Machine::detect()).await?);
+        }
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&all).expect("reports serialise")
+        );
+    } else if rows.is_empty() {
+        println!(
+            "no sweeps stored in {} yet; run one with `dyno sweep --from MODEL-F16.gguf`",
+            db.display()
+        );
+    } else {
+        println!("| sweep | created | status | source | levels | ok | failed |");
+        println!("| ----: | ------- | ------ | ------ | -----: | -: | -----: |");
+        for r in &rows {
+            let levels = store.levels(r.id).await?;
+            let spec: Option<SweepSpec> = serde_json::from_str(&r.args_json).ok();
+            let source = match spec.map(|s| s.source) {
+                Some(Source::Files(f)) => format!("{} files", f.len()),
+                Some(Source::Dir(d)) => format!("dir {}", d.display()),
+                Some(Source::From(b)) => format!("from {}", b.display()),
+                Some(Source::Repo(r)) => format!("repo {r}"),
+                None => "-".into(),
+            };
+            println!(
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                r.id,
+                r.created_at,
+                r.status.as_deref().unwrap_or("-"),
+                source,
+                levels.len(),
+                levels.iter().filter(|l| l.status == "ok").count(),
+                levels.iter().filter(|l| l.status == "failed").count()
+            );
+        }
+    }
+    store.close().await;
+    Ok(0)
+}
+
+pub async fn show_sweep(db: &Path, id: i64, json: bool) -> Result<i32> {
+    let store = open_store(db).await?;
+    let report = sweep_report::build(&store, id, &Machine::detect()).await?;
+    store.close().await;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("report serialises")
+        );
+    } else {
+        println!(
+            "sweep {id} · {} · started {}",
+            report.sweep.status, report.sweep.created_at
+        );
+        print!("{}", sweep_report::markdown(&report));
+    }
+    Ok(0)
+}
