@@ -2,11 +2,8 @@
 # Compare Dyno's timings with llama-bench's on the same llama.cpp source,
 # model and settings, and print the ratio Dyno / llama-bench.
 #
-# llama-bench is built from the llama.cpp source inside the llama-cpp-sys-2
-# crate package that Dyno itself compiles (found through Cargo.lock), with the
-# same CMake options that crate's build script uses (Release, GGML_NATIVE,
-# OpenMP, static libraries). The crate package leaves out llama-bench's own
-# source files, so point LLAMA_BENCH_SRC at a tools/llama-bench folder
+# llama-bench is built by scripts/llama-tools.sh from the llama.cpp source
+# Dyno itself compiles; point LLAMA_BENCH_SRC at a tools/llama-bench folder
 # (llama-bench.cpp, main.cpp, CMakeLists.txt) from the llama.cpp release the
 # crate pins; the script refuses to guess.
 #
@@ -34,42 +31,8 @@ if [ $# -eq 0 ]; then
   set -- "$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" "$DYNO_TEST_MODELS/gemma-3-270m-q4_k_m.gguf"
 fi
 
-sys_version=$(awk '/^name = "llama-cpp-sys-2"/{getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
-crate_src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/llama-cpp-sys-2-"$sys_version" 2>/dev/null | head -n 1)
-if [ -z "$crate_src" ]; then
-  cargo fetch >/dev/null
-  crate_src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/llama-cpp-sys-2-"$sys_version" | head -n 1)
-fi
-llama_src="$crate_src/llama.cpp"
-
-bench_src="${LLAMA_BENCH_SRC:-$llama_src/tools/llama-bench}"
-if [ ! -f "$bench_src/llama-bench.cpp" ] || [ ! -f "$bench_src/CMakeLists.txt" ]; then
-  echo "bench-vs-llama-bench: $bench_src has no llama-bench.cpp and CMakeLists.txt." >&2
-  echo "  The llama-cpp-sys-2 $sys_version package omits them; set LLAMA_BENCH_SRC to tools/llama-bench" >&2
-  echo "  of the llama.cpp release that package pins (llama.cpp $(grep -m1 'set(LLAMA_VERSION' "$llama_src/CMakeLists.txt" 2>/dev/null || echo '?'))." >&2
-  exit 2
-fi
-
-build="$CARGO_TARGET_DIR/llama-bench-$sys_version"
-mkdir -p "$build/wrapper"
-# A two-line project: the crate's llama.cpp plus llama-bench's own CMake file.
-cat > "$build/wrapper/CMakeLists.txt" <<CMAKE
-cmake_minimum_required(VERSION 3.14)
-project(dyno_llama_bench C CXX)
-add_subdirectory("$llama_src" llama.cpp)
-add_subdirectory("$bench_src" llama-bench)
-CMAKE
-if [ ! -x "$build/out/llama-bench/llama-bench" ]; then
-  echo "bench-vs-llama-bench: building llama-bench from $llama_src (about 10 minutes on 2 cores)" >&2
-  flags="-ffunction-sections -fdata-sections -fPIC -m64"
-  cmake -S "$build/wrapper" -B "$build/out" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
-    -DGGML_NATIVE=ON -DGGML_OPENMP=ON -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF \
-    -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
-    -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_APP=OFF >"$build/cmake.log"
-  cmake --build "$build/out" --target llama-bench -j "$(nproc)" >>"$build/cmake.log"
-fi
-llama_bench="$build/out/llama-bench/llama-bench"
+. scripts/llama-tools.sh
+llama_bench=$(llama_tool llama-bench)
 
 cargo build --release >/dev/null
 dyno="$CARGO_TARGET_DIR/release/dyno"

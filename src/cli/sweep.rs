@@ -69,6 +69,12 @@ pub async fn sweep(db: &Path, a: SweepArgs) -> Result<i32> {
                         db.display()
                     ))
                 })?;
+            if row.status.as_deref() == Some("running") {
+                return Err(DynoError::BadInput(format!(
+                    "sweep {id} is running in another Dyno process (pid {}); wait for it to finish",
+                    row.owner_pid.unwrap_or_default()
+                )));
+            }
             if row.machine_id != Some(machine_id) {
                 return Err(DynoError::BadInput(format!(
                     "sweep {id} was measured on another machine; run the sweep afresh here"
@@ -91,6 +97,15 @@ pub async fn sweep(db: &Path, a: SweepArgs) -> Result<i32> {
     let sweep_id = match resume {
         Some(id) => id,
         None => match store.find_sweep(&key).await? {
+            // A sweep still 'running' after orphans were closed belongs to a
+            // live process: measuring beside it would only disturb both.
+            Some(s) if s.status.as_deref() == Some("running") => {
+                return Err(DynoError::BadInput(format!(
+                    "sweep {} with the same levels and plan is running in another Dyno process (pid {}); wait for it, or stop it and run this again to resume",
+                    s.id,
+                    s.owner_pid.unwrap_or_default()
+                )));
+            }
             Some(s) if !a.fresh => {
                 eprintln!(
                     "dyno: resuming sweep {} (same levels, plan and machine); levels already measured are skipped, --fresh measures them again",
