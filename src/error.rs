@@ -48,6 +48,13 @@ pub enum DynoError {
     NotFound(String),
     #[error("worker: {0}")]
     Worker(String),
+    /// The network failed (connection refused, reset, DNS, TLS). Exit code 1.
+    #[error("network error: {0}")]
+    Network(String),
+    /// A download arrived but is not the file the hub announced; it was
+    /// deleted. Exit code 1.
+    #[error("{0}")]
+    Integrity(String),
     #[error("{context}: {source}")]
     Io {
         context: String,

@@ -10,6 +10,7 @@ pub mod bench;
 pub mod cli;
 pub mod engine;
 pub mod error;
+pub mod hub;
 pub mod machine;
 pub mod model;
 pub mod quality;

@@ -190,7 +190,8 @@ pub fn resolve(spec: &SweepSpec) -> Result<Resolved> {
     }
 }
 
-fn resolve_files(files: &[PathBuf], only: Option<&[String]>) -> Result<Resolved> {
+/// Levels from files of one model (also the downloaded files of a repo).
+pub fn resolve_files(files: &[PathBuf], only: Option<&[String]>) -> Result<Resolved> {
     let mut levels: Vec<LevelPlan> = Vec::new();
     let mut first: Option<ModelInfo> = None;
     for path in files {

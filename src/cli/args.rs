@@ -57,6 +57,22 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Hugging Face: search GGUF repos, list a repo's levels, download one.
+    Hub {
+        /// Hub address, for a mirror (also HF_ENDPOINT).
+        #[arg(long, global = true, value_name = "URL")]
+        endpoint: Option<String>,
+        #[command(subcommand)]
+        command: HubCommand,
+    },
+    /// GGUF models already on disk: the Hugging Face cache, LM Studio,
+    /// Ollama, and folders added with `dyno models add DIR`.
+    Models {
+        #[command(subcommand)]
+        command: Option<ModelsCommand>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Describe GGUF files from their headers without loading them.
     Inspect {
         #[arg(required = true)]
@@ -80,6 +96,45 @@ pub enum Command {
         #[arg(long)]
         probe: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HubCommand {
+    /// GGUF repos matching a query, most downloaded first.
+    Search {
+        query: String,
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A repo's GGUF files grouped by level, with size and whether each fits.
+    Ls {
+        #[arg(value_name = "OWNER/NAME")]
+        repo: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Download one level (all parts of a split model) into the HF cache,
+    /// resuming an interrupted download and verifying its sha256.
+    Pull {
+        #[arg(value_name = "OWNER/NAME")]
+        repo: String,
+        /// The level to download, e.g. Q4_K_M.
+        #[arg(long, conflicts_with = "file")]
+        quant: Option<String>,
+        /// One file by its path in the repo.
+        #[arg(long)]
+        file: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelsCommand {
+    /// Also search this folder (and its subfolders) for GGUF files.
+    Add { dir: PathBuf },
 }
 
 /// Parse "auto" or a layer count for `--ngl`.
@@ -137,6 +192,9 @@ pub struct SweepArgs {
     /// A Hugging Face repo OWNER/NAME (needs Dyno's hub support).
     #[arg(long, value_name = "OWNER/NAME")]
     pub repo: Option<String>,
+    /// Hub address for --repo, for a mirror (also HF_ENDPOINT).
+    #[arg(long, value_name = "URL")]
+    pub endpoint: Option<String>,
     /// Resume sweep ID with the plan stored with it.
     #[arg(long, value_name = "ID")]
     pub resume: Option<i64>,

@@ -3,6 +3,7 @@
 //! JSON document so scripts can pipe it.
 
 pub mod args;
+mod hub;
 mod hw;
 mod progress;
 mod sweep;
@@ -50,6 +51,8 @@ pub fn main(cli: Cli) -> Result<i32> {
             Command::Sweep(a) => sweep::sweep(&db, *a).await,
             Command::Sweeps { json, limit } => sweep::sweeps(&db, json, limit).await,
             Command::ShowSweep { sweep_id, json } => sweep::show_sweep(&db, sweep_id, json).await,
+            Command::Hub { endpoint, command } => hub::hub(&db, endpoint.as_deref(), command).await,
+            Command::Models { command, json } => hub::models(&db, command, json).await,
             Command::Inspect { models, json } => inspect(&models, json),
             Command::Hw { json, remeasure } => hw::hw(&db, json, remeasure).await,
             Command::Worker { .. } => unreachable!("handled above"),

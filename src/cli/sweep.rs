@@ -1,16 +1,19 @@
 //! `dyno sweep`, `dyno sweeps` and `dyno show-sweep`.
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::args::SweepArgs;
 use super::{hw, open_store, progress, start_bench, EXIT_CANCELLED};
 use crate::bench::plan::Plan;
-use crate::bench::sweep::{resolve, run_sweep, QualitySettings, Source, SweepSpec};
+use crate::bench::sweep::{resolve, resolve_files, run_sweep, QualitySettings, Source, SweepSpec};
 use crate::error::{DynoError, Result};
+use crate::hub::{Hub, HubConfig};
 use crate::machine::Machine;
-use crate::quantize::parse_levels;
+use crate::quantize::{parse_levels, DEFAULT_LADDER};
 use crate::report::sweep as sweep_report;
+use crate::store::Store;
+use crate::worker::client::Cancel;
 
 /// The spec a command line asks for.
 fn spec_of(a: &SweepArgs, machine: &Machine) -> Result<SweepSpec> {
@@ -90,8 +93,27 @@ pub async fn sweep(db: &Path, a: SweepArgs) -> Result<i32> {
         None => (spec_of(&a, &machine)?.canonical(), None),
     };
     spec.request.validate()?;
-    // Headers first: a bad --from base or folder fails in milliseconds.
-    let resolved = resolve(&spec)?;
+    let (worker, cancel) = start_bench(a.opts.timeout_s)?;
+    // Headers first: a bad --from base or folder fails in milliseconds. A
+    // repo's missing levels are downloaded first (verified, resumable).
+    let resolved = match &spec.source {
+        Source::Repo(repo) => {
+            let files = pull_repo_levels(
+                &store,
+                repo,
+                spec.levels.as_deref(),
+                a.endpoint.as_deref(),
+                &cancel,
+            )
+            .await?;
+            let Some(files) = files else {
+                store.close().await;
+                return Ok(EXIT_CANCELLED);
+            };
+            resolve_files(&files, None)?
+        }
+        _ => resolve(&spec)?,
+    };
     hw::ensure_inventory(&store, machine_id, &machine, false).await?;
     let key = spec.resume_key(&machine.fingerprint);
     let sweep_id = match resume {
@@ -123,12 +145,11 @@ pub async fn sweep(db: &Path, a: SweepArgs) -> Result<i32> {
     };
     store.reopen_sweep(sweep_id).await?;
 
-    let (ctx_parts, cancel) = start_bench(a.opts.timeout_s)?;
     let ctx = crate::bench::run::BenchContext {
         store: &store,
         machine_id,
         sweep_id: Some(sweep_id),
-        worker: ctx_parts,
+        worker,
         cancel: cancel.clone(),
         telemetry: !a.opts.no_telemetry,
     };
@@ -248,4 +269,85 @@ pub async fn show_sweep(db: &Path, id: i64, json: bool) -> Result<i32> {
         print!("{}", sweep_report::markdown(&report));
     }
     Ok(0)
+}
+
+/// Download the repo's files for the sweep's levels (those already in the
+/// cache cost nothing) and return the first file of each level. `None`
+/// after Ctrl-C.
+async fn pull_repo_levels(
+    store: &Store,
+    repo: &str,
+    levels: Option<&[String]>,
+    endpoint: Option<&str>,
+    cancel: &Cancel,
+) -> Result<Option<Vec<PathBuf>>> {
+    let hub = Hub::new(HubConfig::from_env(endpoint))?;
+    let listing = super::hub::repo_listing(&hub, repo).await?;
+    let wanted: Vec<String> = match levels {
+        Some(l) => l.to_vec(),
+        None => DEFAULT_LADDER.iter().map(|s| s.to_string()).collect(),
+    };
+    let find = |name: &str| {
+        listing
+            .levels
+            .iter()
+            .find(|v| v.level.eq_ignore_ascii_case(name))
+    };
+    let mut chosen = Vec::new();
+    for w in &wanted {
+        // A repo published in BF16 rather than F16 still has a top level.
+        let level = find(w).or_else(|| (w == "F16").then(|| find("BF16")).flatten());
+        match level {
+            Some(v)
+                if !chosen
+                    .iter()
+                    .any(|c: &&crate::hub::files::RepoLevel| c.level == v.level) =>
+            {
+                chosen.push(v)
+            }
+            Some(_) => {}
+            None => eprintln!("dyno: {repo} has no {w} files; that level is left out"),
+        }
+    }
+    if chosen.is_empty() {
+        return Err(DynoError::BadInput(format!(
+            "{repo} has none of the levels {}; it has {}. Pick some with --levels",
+            wanted.join(", "),
+            listing
+                .levels
+                .iter()
+                .map(|v| v.level.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let mut bar = super::hub::Bytes::new();
+    let mut out = Vec::new();
+    for v in chosen {
+        let mut first = None;
+        for f in &v.files {
+            match super::hub::pull_recorded(
+                store,
+                &hub,
+                &listing.repo,
+                &listing.commit,
+                f,
+                cancel,
+                &mut bar,
+            )
+            .await
+            {
+                Ok(p) => {
+                    first.get_or_insert(p.local_path);
+                }
+                Err(e) if cancel.is_cancelled() => {
+                    eprintln!("dyno: {e}");
+                    return Ok(None);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        out.extend(first);
+    }
+    Ok(Some(out))
 }

@@ -18,6 +18,7 @@ use crate::model::ModelInfo;
 use crate::telemetry::{Phase, Reading};
 use crate::worker::protocol::{Sample, TestSpec};
 
+mod hub;
 mod sweeps;
 pub use sweeps::{LevelRow, QualityKey, QualityRow, SweepRow};
 

@@ -1,0 +1,45 @@
+//! Serve local files as one repo of a fake Hugging Face Hub, e.g. to compare
+//! Dyno's download speed with curl's on loopback.
+//!
+//! Run: cargo run --release --example fake_hub -- REPO_ID FILE [FILE...]
+//! Prints the base URL on the first line, then serves until killed.
+
+#[path = "../tests/fixtures/fake_hub.rs"]
+mod fake_hub;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use fake_hub::{Body, FakeHub, RepoSpec};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() < 2 {
+        eprintln!("usage: fake_hub REPO_ID FILE [FILE...]");
+        std::process::exit(2);
+    }
+    let files = args[1..]
+        .iter()
+        .map(|f| {
+            let p = PathBuf::from(f);
+            let name = p
+                .file_name()
+                .expect("FILE has no file name")
+                .to_string_lossy()
+                .into_owned();
+            (name, Body::File(p))
+        })
+        .collect();
+    let hub = FakeHub::start(vec![RepoSpec {
+        id: args[0].clone(),
+        files,
+        gated_token: None,
+        downloads: 0,
+        likes: 0,
+    }]);
+    println!("{}", hub.url);
+    std::io::stdout().flush().expect("flush stdout");
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(3600));
+    }
+}

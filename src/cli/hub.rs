@@ -1,0 +1,406 @@
+//! `dyno hub search|ls|pull` and `dyno models [add]`.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::args::{HubCommand, ModelsCommand};
+use super::{open_store, EXIT_CANCELLED};
+use crate::error::{DynoError, Result};
+use crate::hub::discover::{discover, Roots};
+use crate::hub::download::{pull_file, PullProgress, Pulled};
+use crate::hub::files::{listing, Fit, RepoLevel, RepoListing};
+use crate::hub::{Hub, HubConfig, TreeFile};
+use crate::machine::Machine;
+use crate::report::{human_bytes, human_params};
+use crate::store::Store;
+use crate::worker::client::Cancel;
+
+/// A byte progress bar on a terminal (bytes, rate, ETA); a line per file
+/// otherwise.
+pub struct Bytes {
+    bar: ProgressBar,
+    tty: bool,
+}
+
+impl Bytes {
+    pub fn new() -> Bytes {
+        let tty = std::io::stderr().is_terminal();
+        let bar = if tty {
+            let b = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+            b.set_style(
+                ProgressStyle::with_template(
+                    "{msg} {bar:30.cyan/blue} {bytes}/{total_bytes} · {bytes_per_sec} · ETA {eta}",
+                )
+                .expect("static template")
+                .progress_chars("=> "),
+            );
+            b
+        } else {
+            ProgressBar::hidden()
+        };
+        Bytes { bar, tty }
+    }
+}
+
+impl PullProgress for Bytes {
+    fn start(&mut self, path: &str, total: u64, already: u64) {
+        self.bar.reset();
+        self.bar.set_length(total);
+        self.bar.set_position(already);
+        self.bar.set_message(path.to_string());
+        if !self.tty {
+            let resume = if already > 0 {
+                format!(", resuming at {}", human_bytes(already))
+            } else {
+                String::new()
+            };
+            eprintln!("dyno: downloading {path} ({}{resume})", human_bytes(total));
+        }
+    }
+    fn advance(&mut self, bytes: u64) {
+        self.bar.inc(bytes);
+    }
+    fn finish(&mut self, path: &str) {
+        self.bar.finish_and_clear();
+        if !self.tty {
+            eprintln!("dyno: {path} downloaded and verified (sha256)");
+        }
+    }
+}
+
+/// The machine's RAM and total GPU memory, for "fits".
+fn memory() -> (u64, u64) {
+    let vram = crate::telemetry::gpu::inventory()
+        .iter()
+        .filter_map(|g| g.memory_total_bytes)
+        .sum();
+    (Machine::detect().memory_bytes, vram)
+}
+
+/// The repo at main, listed by level.
+pub async fn repo_listing(hub: &Hub, repo: &str) -> Result<RepoListing> {
+    let info = hub.info(repo, "main").await?;
+    let tree = hub.tree(repo, &info.sha).await?;
+    let (ram, vram) = memory();
+    Ok(listing(&info.id, &info.sha, &tree, ram, vram))
+}
+
+/// Pull one file, recording the download in the store.
+pub async fn pull_recorded(
+    store: &Store,
+    hub: &Hub,
+    repo: &str,
+    commit: &str,
+    file: &TreeFile,
+    cancel: &Cancel,
+    progress: &mut dyn PullProgress,
+) -> Result<Pulled> {
+    let id = store
+        .start_download(
+            repo,
+            commit,
+            &file.path,
+            file.sha256.as_deref().unwrap_or(""),
+            file.size,
+            &hub.config.endpoint,
+        )
+        .await?;
+    let t0 = std::time::Instant::now();
+    let r = pull_file(hub, repo, commit, file, cancel, progress).await;
+    let ms = t0.elapsed().as_secs_f64() * 1e3;
+    match &r {
+        Ok(p) => {
+            store
+                .finish_download(
+                    id,
+                    "ok",
+                    None,
+                    Some(p.resumed_from),
+                    Some(p.downloaded_bytes),
+                    Some(&p.local_path.display().to_string()),
+                    ms,
+                )
+                .await?
+        }
+        Err(e) => {
+            let status = if cancel.is_cancelled() {
+                "cancelled"
+            } else {
+                "failed"
+            };
+            store
+                .finish_download(id, status, Some(&e.to_string()), None, None, None, ms)
+                .await?
+        }
+    }
+    r
+}
+
+fn cancel_on_ctrl_c() -> Cancel {
+    let cancel = Cancel::default();
+    let c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            c.cancel();
+        }
+    });
+    cancel
+}
+
+fn pick_level<'a>(l: &'a RepoListing, quant: &str) -> Result<&'a RepoLevel> {
+    l.levels
+        .iter()
+        .find(|v| v.level.eq_ignore_ascii_case(quant))
+        .ok_or_else(|| {
+            DynoError::NotFound(format!(
+                "{} has no {quant} files; it has {}",
+                l.repo,
+                l.levels
+                    .iter()
+                    .map(|v| v.level.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
+}
+
+pub async fn hub(db: &Path, endpoint: Option<&str>, cmd: HubCommand) -> Result<i32> {
+    let hub = Hub::new(HubConfig::from_env(endpoint))?;
+    match cmd {
+        HubCommand::Search { query, limit, json } => {
+            let found = hub.search(&query, limit.clamp(1, 1000)).await?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&found).expect("serialises")
+                );
+            } else if found.is_empty() {
+                println!("no GGUF repos match '{query}'");
+            } else {
+                println!("| repo | downloads | likes |");
+                println!("| ---- | --------: | ----: |");
+                for r in &found {
+                    println!("| {} | {} | {} |", r.id, r.downloads, r.likes);
+                }
+            }
+            Ok(0)
+        }
+        HubCommand::Ls { repo, json } => {
+            let l = repo_listing(&hub, &repo).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&l).expect("serialises"));
+                return Ok(0);
+            }
+            println!("{} @ {}", l.repo, &l.commit[..12.min(l.commit.len())]);
+            if l.levels.is_empty() {
+                println!("no GGUF model files in this repo");
+            }
+            for v in &l.levels {
+                let parts = if v.files.len() > 1 {
+                    format!(" ({} parts)", v.files.len())
+                } else {
+                    String::new()
+                };
+                println!(
+                    "  {:<10} {:>10} — {}{parts}  {}",
+                    v.level,
+                    human_bytes(v.size_bytes),
+                    v.fit.describe(),
+                    v.files[0].path
+                );
+            }
+            for (what, files) in [("projector", &l.mmproj), ("imatrix", &l.imatrix)] {
+                for f in files.iter() {
+                    println!("  [{what}] {} {}", f.path, human_bytes(f.size));
+                }
+            }
+            Ok(0)
+        }
+        HubCommand::Pull {
+            repo,
+            quant,
+            file,
+            json,
+        } => {
+            let l = repo_listing(&hub, &repo).await?;
+            let files: Vec<TreeFile> = match (&quant, &file) {
+                (Some(q), _) => pick_level(&l, q)?.files.clone(),
+                (None, Some(f)) => {
+                    let level = l
+                        .levels
+                        .iter()
+                        .find(|v| v.files.iter().any(|x| &x.path == f));
+                    match level {
+                        // A part of a split model brings the whole model.
+                        Some(v) => v.files.clone(),
+                        None => {
+                            let tree = hub.tree(&l.repo, &l.commit).await?;
+                            vec![tree.into_iter().find(|x| &x.path == f).ok_or_else(|| {
+                                DynoError::NotFound(format!(
+                                    "{f} is not in {}; `dyno hub ls {}` lists its files",
+                                    l.repo, l.repo
+                                ))
+                            })?]
+                        }
+                    }
+                }
+                (None, None) if l.levels.len() == 1 => l.levels[0].files.clone(),
+                (None, None) => {
+                    return Err(DynoError::BadInput(format!(
+                        "{} has {} levels; pick one with --quant ({})",
+                        l.repo,
+                        l.levels.len(),
+                        l.levels
+                            .iter()
+                            .map(|v| v.level.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )))
+                }
+            };
+            if let Some(v) = l.levels.iter().find(|v| v.files == files) {
+                if v.fit == Fit::No {
+                    eprintln!(
+                        "dyno: warning: {} {} ({}) is larger than this machine's memory",
+                        l.repo,
+                        v.level,
+                        human_bytes(v.size_bytes)
+                    );
+                }
+            }
+            let store = open_store(db).await?;
+            let cancel = cancel_on_ctrl_c();
+            let mut bar = Bytes::new();
+            let mut pulled = Vec::new();
+            for f in &files {
+                match pull_recorded(&store, &hub, &l.repo, &l.commit, f, &cancel, &mut bar).await {
+                    Ok(p) => pulled.push(p),
+                    Err(e) if cancel.is_cancelled() => {
+                        eprintln!("dyno: {e}");
+                        store.close().await;
+                        return Ok(EXIT_CANCELLED);
+                    }
+                    Err(e) => {
+                        store.close().await;
+                        return Err(e);
+                    }
+                }
+            }
+            store.close().await;
+            if json {
+                let doc = serde_json::json!({
+                    "repo": l.repo, "commit": l.commit, "files": pulled,
+                });
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&doc).expect("serialises")
+                );
+            } else {
+                for p in &pulled {
+                    let how = if p.already_present {
+                        "already in the cache".to_string()
+                    } else if p.resumed_from > 0 {
+                        format!("resumed at {}", human_bytes(p.resumed_from))
+                    } else {
+                        "downloaded".to_string()
+                    };
+                    println!("{} ({how}, sha256 verified)", p.local_path.display());
+                }
+            }
+            Ok(0)
+        }
+    }
+}
+
+pub async fn models(db: &Path, cmd: Option<ModelsCommand>, json: bool) -> Result<i32> {
+    let store = open_store(db).await?;
+    if let Some(ModelsCommand::Add { dir }) = cmd {
+        let abs = std::fs::canonicalize(&dir).map_err(|e| {
+            DynoError::BadInput(format!(
+                "cannot add {}: {e}; give an existing folder",
+                dir.display()
+            ))
+        })?;
+        if !abs.is_dir() {
+            return Err(DynoError::BadInput(format!(
+                "{} is not a folder; give the folder that holds the .gguf files",
+                abs.display()
+            )));
+        }
+        let added = store.add_model_dir(&abs.display().to_string()).await?;
+        store.close().await;
+        println!(
+            "{} {}",
+            if added { "added" } else { "already searched:" },
+            abs.display()
+        );
+        return Ok(0);
+    }
+    let dirs: Vec<PathBuf> = store
+        .model_dirs()
+        .await?
+        .into_iter()
+        .map(PathBuf::from)
+        .collect();
+    store.close().await;
+    let found = tokio::task::spawn_blocking(move || discover(&Roots::from_env(dirs)))
+        .await
+        .map_err(|e| DynoError::Worker(format!("model discovery failed: {e}")))?;
+    let (ram, vram) = memory();
+    if json {
+        let doc: Vec<serde_json::Value> = found
+            .iter()
+            .map(|f| {
+                serde_json::json!({
+                    "origin": f.origin.as_str(),
+                    "name": f.name,
+                    "path": f.path,
+                    "arch": f.info.as_ref().map(|i| i.arch.clone()),
+                    "quant": f.info.as_ref().map(|i| i.quant.clone()),
+                    "size_bytes": f.info.as_ref().map(|i| i.size_bytes),
+                    "n_params": f.info.as_ref().map(|i| i.n_params),
+                    "fit": f.info.as_ref().map(|i| Fit::of(i.size_bytes, ram, vram)),
+                    "error": f.error,
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("serialises")
+        );
+        return Ok(0);
+    }
+    if found.is_empty() {
+        println!(
+            "no GGUF models found in the Hugging Face cache, LM Studio or Ollama; `dyno models add DIR` adds a folder, `dyno hub pull` downloads one"
+        );
+        return Ok(0);
+    }
+    println!("| source | name | arch | quant | size | params | fits | path |");
+    println!("| ------ | ---- | ---- | ----- | ---: | -----: | ---- | ---- |");
+    for f in &found {
+        match &f.info {
+            Some(i) => println!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                f.origin.as_str(),
+                f.name,
+                i.arch,
+                i.quant,
+                human_bytes(i.size_bytes),
+                human_params(i.n_params),
+                Fit::of(i.size_bytes, ram, vram).describe(),
+                f.path.display()
+            ),
+            None => println!(
+                "| {} | {} | - | - | - | - | unreadable: {} | {} |",
+                f.origin.as_str(),
+                f.name,
+                f.error.as_deref().unwrap_or("?"),
+                f.path.display()
+            ),
+        }
+    }
+    Ok(0)
+}

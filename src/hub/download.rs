@@ -1,0 +1,322 @@
+//! Downloads into the Hugging Face cache, resumable and verified.
+//!
+//! A file is written to `blobs/<sha256>.incomplete` (the name the Python
+//! client uses), continued after an interruption with a ranged request
+//! (`Range: bytes=N-`), hashed as it streams (the bytes already on disk are
+//! hashed first), and renamed to `blobs/<sha256>` only when its size and
+//! sha256 match what the hub's tree announced. A mismatch deletes it. Then
+//! `snapshots/<commit>/<path>` links to the blob and `refs/main` names the
+//! commit, as the Python client lays them out.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use reqwest::header::{CONTENT_RANGE, RANGE};
+use reqwest::StatusCode;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::{check, network_error, Hub, TreeFile};
+use crate::error::{DynoError, Result};
+use crate::worker::client::Cancel;
+
+/// Download progress, for a bar with bytes, rate and ETA.
+pub trait PullProgress {
+    /// A file starts; `already` bytes were on disk from an earlier attempt.
+    fn start(&mut self, path: &str, total: u64, already: u64);
+    fn advance(&mut self, bytes: u64);
+    fn finish(&mut self, path: &str);
+}
+
+/// What one file's pull did.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Pulled {
+    pub path: String,
+    /// The snapshot path (a link to the blob): what to load.
+    pub local_path: PathBuf,
+    pub sha256: String,
+    pub size_bytes: u64,
+    /// Bytes that were on disk from an interrupted attempt.
+    pub resumed_from: u64,
+    /// Bytes fetched by this pull.
+    pub downloaded_bytes: u64,
+    /// Already complete in the cache; nothing fetched.
+    pub already_present: bool,
+    pub elapsed_ms: f64,
+}
+
+fn io(what: &str, p: &Path) -> impl FnOnce(std::io::Error) -> DynoError {
+    let what = what.to_string();
+    let p = p.to_path_buf();
+    move |e| {
+        let hint = if e.raw_os_error() == Some(libc::ENOSPC) {
+            "; the disk is full: free some space, then run again to resume"
+        } else {
+            ""
+        };
+        DynoError::io(format!("{what} {}{hint}", p.display()), e)
+    }
+}
+
+/// `../../blobs/<sha>` from `snapshots/<commit>/<path>`, one more `../` per
+/// folder inside the repo, so the cache can move as a whole.
+fn relative_blob(path_in_repo: &str, sha: &str) -> PathBuf {
+    let depth = path_in_repo.matches('/').count();
+    let mut p = PathBuf::new();
+    for _ in 0..depth + 2 {
+        p.push("..");
+    }
+    p.join("blobs").join(sha)
+}
+
+/// Hold an exclusive lock on `<cache>/.locks/<repo folder>/<sha>.lock` (the
+/// Python client's location) so two processes never write one blob.
+struct BlobLock(#[allow(dead_code)] std::fs::File);
+
+fn lock_blob(cache: &Path, repo: &str, sha: &str) -> Result<BlobLock> {
+    let dir = cache
+        .join(".locks")
+        .join(format!("models--{}", repo.replace('/', "--")));
+    std::fs::create_dir_all(&dir).map_err(io("cannot create", &dir))?;
+    let path = dir.join(format!("{sha}.lock"));
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io("cannot open", &path))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: flock on an fd we own; released when the file closes.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return Err(DynoError::BadInput(format!(
+                "another process is downloading {sha} into {} right now; wait for it to finish",
+                cache.display()
+            )));
+        }
+    }
+    Ok(BlobLock(f))
+}
+
+/// Make the snapshot link and the ref for a complete blob.
+fn publish(hub: &Hub, repo: &str, commit: &str, file: &TreeFile, sha: &str) -> Result<PathBuf> {
+    let cache_repo = hub.cache_repo(repo);
+    let link = cache_repo.pointer_path(commit).join(&file.path);
+    let dir = link.parent().expect("a snapshot path has a parent");
+    std::fs::create_dir_all(dir).map_err(io("cannot create", dir))?;
+    let _ = std::fs::remove_file(&link);
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(relative_blob(&file.path, sha), &link)
+        .map_err(io("cannot link", &link))?;
+    #[cfg(not(unix))]
+    std::fs::copy(cache_repo.blob_path(sha), &link).map_err(io("cannot copy to", &link))?;
+    cache_repo
+        .create_ref(commit)
+        .map_err(io("cannot write the ref of", &hub.config.cache_dir))?;
+    Ok(link)
+}
+
+fn hash_prefix(path: &Path, hasher: &mut Sha256) -> std::io::Result<u64> {
+    let mut f = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut n_total = 0;
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            return Ok(n_total);
+        }
+        hasher.update(&buf[..n]);
+        n_total += n as u64;
+    }
+}
+
+fn hex(d: &[u8]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Download one file of `repo` at `commit` unless the cache has it.
+pub async fn pull_file(
+    hub: &Hub,
+    repo: &str,
+    commit: &str,
+    file: &TreeFile,
+    cancel: &Cancel,
+    progress: &mut dyn PullProgress,
+) -> Result<Pulled> {
+    let t0 = Instant::now();
+    let sha = file.sha256.clone().ok_or_else(|| {
+        DynoError::Integrity(format!(
+            "{repo}/{}: the hub gives no sha256 for it, so Dyno cannot verify a download",
+            file.path
+        ))
+    })?;
+    if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(DynoError::Integrity(format!(
+            "{repo}/{}: the hub's sha256 '{sha}' is malformed",
+            file.path
+        )));
+    }
+    let cache_repo = hub.cache_repo(repo);
+    let blob = cache_repo.blob_path(&sha);
+    let blobs_dir = blob.parent().expect("blob has a parent").to_path_buf();
+    std::fs::create_dir_all(&blobs_dir).map_err(io("cannot create", &blobs_dir))?;
+    let _lock = lock_blob(&hub.config.cache_dir, repo, &sha)?;
+
+    let done = |resumed_from, downloaded, already, link: PathBuf| Pulled {
+        path: file.path.clone(),
+        local_path: link,
+        sha256: sha.clone(),
+        size_bytes: file.size,
+        resumed_from,
+        downloaded_bytes: downloaded,
+        already_present: already,
+        elapsed_ms: t0.elapsed().as_secs_f64() * 1e3,
+    };
+    // A blob exists only once verified (by Dyno, or by the Python client,
+    // which also names it by its sha256 after a complete download).
+    if std::fs::metadata(&blob).is_ok_and(|m| m.len() == file.size) {
+        let link = publish(hub, repo, commit, file, &sha)?;
+        return Ok(done(0, 0, true, link));
+    }
+
+    let mut partial = blob.clone().into_os_string();
+    partial.push(".incomplete");
+    let partial = PathBuf::from(partial);
+    let mut hasher = Sha256::new();
+    let mut offset = match std::fs::metadata(&partial) {
+        Ok(m) if m.len() <= file.size => {
+            hash_prefix(&partial, &mut hasher).map_err(io("cannot read", &partial))?
+        }
+        _ => 0,
+    };
+    if offset == 0 {
+        hasher = Sha256::new();
+        std::fs::File::create(&partial).map_err(io("cannot create", &partial))?;
+    }
+    let resumed_from = offset;
+    progress.start(&file.path, file.size, offset);
+
+    let url = hub.file_url(repo, commit, &file.path);
+    let what = format!("{repo}/{}", file.path);
+    let mut downloaded = 0u64;
+    if offset < file.size {
+        let mut req = hub.client().get(&url);
+        if offset > 0 {
+            req = req.header(RANGE, format!("bytes={offset}-"));
+        }
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| network_error(&hub.config.endpoint, &e))?;
+        let resp = check(resp, &what, hub.config.token.is_some()).await?;
+        let ranged = resp.status() == StatusCode::PARTIAL_CONTENT;
+        if offset > 0 && !ranged {
+            // The server ignored the range and sends the whole file.
+            offset = 0;
+            hasher = Sha256::new();
+        } else if ranged {
+            let start = resp
+                .headers()
+                .get(CONTENT_RANGE)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("bytes "))
+                .and_then(|v| v.split('-').next())
+                .and_then(|v| v.parse::<u64>().ok());
+            if start != Some(offset) {
+                let _ = std::fs::remove_file(&partial);
+                return Err(DynoError::Network(format!(
+                    "{what}: the server resumed at the wrong place; the partial file was deleted, run again to download afresh"
+                )));
+            }
+        }
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&partial)
+            .map_err(io("cannot open", &partial))?;
+        f.set_len(offset).map_err(io("cannot truncate", &partial))?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, f);
+        {
+            use std::io::Seek;
+            out.seek(std::io::SeekFrom::Start(offset))
+                .map_err(io("cannot seek", &partial))?;
+        }
+        let mut resp = resp;
+        loop {
+            let next = tokio::select! {
+                c = resp.chunk() => c,
+                _ = cancel.cancelled() => {
+                    out.flush().map_err(io("cannot write", &partial))?;
+                    return Err(DynoError::Network(format!(
+                        "{what}: cancelled after {} of {} bytes; run the same command again to resume",
+                        offset + downloaded, file.size
+                    )));
+                }
+            };
+            match next {
+                Ok(Some(bytes)) => {
+                    if offset + downloaded + bytes.len() as u64 > file.size {
+                        drop(out);
+                        let _ = std::fs::remove_file(&partial);
+                        return Err(DynoError::Integrity(format!(
+                            "{what}: the server sent more than the {} bytes the hub announced; the download was deleted, run again",
+                            file.size
+                        )));
+                    }
+                    out.write_all(&bytes)
+                        .map_err(io("cannot write", &partial))?;
+                    hasher.update(&bytes);
+                    downloaded += bytes.len() as u64;
+                    progress.advance(bytes.len() as u64);
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    // Keep what arrived: the next run continues from it.
+                    out.flush().map_err(io("cannot write", &partial))?;
+                    return Err(DynoError::Network(format!(
+                        "{what}: the download was interrupted after {} of {} bytes ({e}); run the same command again to resume",
+                        offset + downloaded,
+                        file.size
+                    )));
+                }
+            }
+        }
+        let f = out
+            .into_inner()
+            .map_err(|e| io("cannot write", &partial)(e.into_error()))?;
+        f.sync_all().map_err(io("cannot sync", &partial))?;
+    }
+    let have = offset + downloaded;
+    if have != file.size {
+        return Err(DynoError::Network(format!(
+            "{what}: the connection closed after {have} of {} bytes; run the same command again to resume",
+            file.size
+        )));
+    }
+    let got = hex(&hasher.finalize());
+    if got != sha {
+        let _ = std::fs::remove_file(&partial);
+        return Err(DynoError::Integrity(format!(
+            "{what}: sha256 mismatch (the hub says {sha}, the download is {got}); the corrupt file was deleted, run again to download it afresh"
+        )));
+    }
+    std::fs::rename(&partial, &blob).map_err(io("cannot move into place", &blob))?;
+    let link = publish(hub, repo, commit, file, &sha)?;
+    progress.finish(&file.path);
+    Ok(done(resumed_from, downloaded, false, link))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshot_links_climb_out_of_subfolders() {
+        assert_eq!(relative_blob("a.gguf", "s"), Path::new("../../blobs/s"));
+        assert_eq!(
+            relative_blob("Q4_K_M/a-00001-of-00002.gguf", "s"),
+            Path::new("../../../blobs/s")
+        );
+    }
+}

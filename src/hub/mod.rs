@@ -1,0 +1,366 @@
+//! Hugging Face: search, list a repo's GGUF files by level, download into
+//! the standard cache with resume and sha256 verification, and find models
+//! already on disk.
+//!
+//! The crate `hf-hub` supplies the HTTP client (with the token and user
+//! agent set), the repo URLs and the cache layout
+//! (`models--owner--name/{blobs,snapshots,refs}`), so Python tools and Dyno
+//! share files. What it lacks, Dyno adds here: `HF_TOKEN`, `HF_HUB_CACHE`
+//! and `HF_TOKEN_PATH` as the Python client reads them, the tree listing
+//! with LFS sha256s and sizes, search, resumable ranged downloads in the
+//! Python client's `.incomplete` format, and verification against the hub's
+//! sha256 before a file counts as present.
+
+pub mod discover;
+pub mod download;
+pub mod files;
+
+use std::path::{Path, PathBuf};
+
+use hf_hub::api::tokio::{Api, ApiBuilder};
+use reqwest::{Response, StatusCode};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{DynoError, Result};
+
+pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
+
+/// Where and how to reach the hub, from flags and the ecosystem's variables.
+#[derive(Clone)]
+pub struct HubConfig {
+    pub endpoint: String,
+    /// Never printed, stored or logged (see the Debug impl).
+    pub token: Option<String>,
+    /// `$HF_HUB_CACHE`, else `$HF_HOME/hub`.
+    pub cache_dir: PathBuf,
+}
+
+impl std::fmt::Debug for HubConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HubConfig")
+            .field("endpoint", &self.endpoint)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("cache_dir", &self.cache_dir)
+            .finish()
+    }
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// `$HF_HOME`, else `$XDG_CACHE_HOME/huggingface`, else `~/.cache/huggingface`.
+pub fn hf_home() -> PathBuf {
+    if let Some(h) = env("HF_HOME") {
+        return PathBuf::from(h);
+    }
+    if let Some(x) = env("XDG_CACHE_HOME") {
+        return Path::new(&x).join("huggingface");
+    }
+    directories::BaseDirs::new()
+        .map(|d| d.home_dir().join(".cache").join("huggingface"))
+        .unwrap_or_else(|| PathBuf::from(".cache/huggingface"))
+}
+
+/// The hub cache: `$HF_HUB_CACHE`, else `$HF_HOME/hub`.
+pub fn hub_cache() -> PathBuf {
+    env("HF_HUB_CACHE")
+        .or_else(|| env("HUGGINGFACE_HUB_CACHE"))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| hf_home().join("hub"))
+}
+
+impl HubConfig {
+    /// As the Python client resolves them: endpoint from the flag or
+    /// `HF_ENDPOINT`; token from `HF_TOKEN`, else the file at
+    /// `HF_TOKEN_PATH`, else `$HF_HOME/token`.
+    pub fn from_env(endpoint: Option<&str>) -> HubConfig {
+        let endpoint = endpoint
+            .map(str::to_string)
+            .or_else(|| env("HF_ENDPOINT"))
+            .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string())
+            .trim_end_matches('/')
+            .to_string();
+        let token = env("HF_TOKEN")
+            .or_else(|| env("HUGGING_FACE_HUB_TOKEN"))
+            .or_else(|| {
+                let path = env("HF_TOKEN_PATH")
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| hf_home().join("token"));
+                std::fs::read_to_string(path).ok()
+            })
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty());
+        HubConfig {
+            endpoint,
+            token,
+            cache_dir: hub_cache(),
+        }
+    }
+}
+
+/// A repo as the search lists it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RepoSummary {
+    pub id: String,
+    #[serde(default)]
+    pub downloads: u64,
+    #[serde(default)]
+    pub likes: u64,
+    #[serde(default, rename = "lastModified")]
+    pub last_modified: Option<String>,
+}
+
+/// `/api/models/{repo}/revision/{rev}`: what Dyno needs of it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RepoInfo {
+    pub id: String,
+    /// The commit the revision points at.
+    pub sha: String,
+    /// `false`, or "auto"/"manual" for a gated repo.
+    #[serde(default)]
+    pub gated: serde_json::Value,
+}
+
+impl RepoInfo {
+    pub fn is_gated(&self) -> bool {
+        !matches!(
+            self.gated,
+            serde_json::Value::Bool(false) | serde_json::Value::Null
+        )
+    }
+}
+
+/// One file of a repo's tree, with its LFS sha256 (the integrity check).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TreeFile {
+    pub path: String,
+    pub size: u64,
+    /// sha256 of the content, from the LFS pointer; `None` for a plain git
+    /// file (GGUFs are always LFS on the hub).
+    pub sha256: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawTreeEntry {
+    #[serde(rename = "type")]
+    kind: String,
+    path: String,
+    #[serde(default)]
+    size: u64,
+    #[serde(default)]
+    lfs: Option<RawLfs>,
+}
+
+#[derive(Deserialize)]
+struct RawLfs {
+    oid: String,
+    size: u64,
+}
+
+/// The hub client.
+pub struct Hub {
+    pub config: HubConfig,
+    api: Api,
+}
+
+impl Hub {
+    pub fn new(config: HubConfig) -> Result<Hub> {
+        let api = ApiBuilder::new()
+            .with_endpoint(config.endpoint.clone())
+            .with_token(config.token.clone())
+            .with_cache_dir(config.cache_dir.clone())
+            .with_progress(false)
+            .with_user_agent("dyno", env!("CARGO_PKG_VERSION"))
+            .build()
+            .map_err(|e| DynoError::BadInput(format!("cannot set up the hub client: {e}")))?;
+        Ok(Hub { config, api })
+    }
+
+    pub(crate) fn client(&self) -> &reqwest::Client {
+        self.api.client()
+    }
+
+    /// The URL of a file at a commit.
+    pub fn file_url(&self, repo: &str, commit: &str, path: &str) -> String {
+        self.api
+            .repo(hf_hub::Repo::with_revision(
+                repo.to_string(),
+                hf_hub::RepoType::Model,
+                commit.to_string(),
+            ))
+            .url(path)
+    }
+
+    /// The cache of one repo (layout shared with the Python client).
+    pub fn cache_repo(&self, repo: &str) -> hf_hub::CacheRepo {
+        hf_hub::Cache::new(self.config.cache_dir.clone()).repo(hf_hub::Repo::model(repo.into()))
+    }
+
+    async fn send(&self, req: reqwest::RequestBuilder, what: &str) -> Result<Response> {
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| network_error(&self.config.endpoint, &e))?;
+        check(resp, what, self.config.token.is_some()).await
+    }
+
+    /// GGUF repos matching `query`, most downloaded first.
+    pub async fn search(&self, query: &str, limit: u32) -> Result<Vec<RepoSummary>> {
+        let url = format!("{}/api/models", self.config.endpoint);
+        let limit = limit.to_string();
+        let req = self.client().get(url).query(&[
+            ("search", query),
+            ("filter", "gguf"),
+            ("sort", "downloads"),
+            ("direction", "-1"),
+            ("limit", limit.as_str()),
+        ]);
+        let resp = self.send(req, "the model search").await?;
+        resp.json()
+            .await
+            .map_err(|e| DynoError::Network(format!("the hub's search answer is unreadable: {e}")))
+    }
+
+    /// A repo's commit at `revision` (e.g. "main").
+    pub async fn info(&self, repo: &str, revision: &str) -> Result<RepoInfo> {
+        check_repo_id(repo)?;
+        let req = self
+            .api
+            .repo(hf_hub::Repo::with_revision(
+                repo.to_string(),
+                hf_hub::RepoType::Model,
+                revision.to_string(),
+            ))
+            .info_request();
+        let resp = self.send(req, &format!("repo {repo}")).await?;
+        resp.json().await.map_err(|e| {
+            DynoError::Network(format!("the hub's answer about {repo} is unreadable: {e}"))
+        })
+    }
+
+    /// Every file of the repo at `commit`, with sizes and sha256s.
+    pub async fn tree(&self, repo: &str, commit: &str) -> Result<Vec<TreeFile>> {
+        let url = format!("{}/api/models/{repo}/tree/{commit}", self.config.endpoint);
+        let req = self.client().get(url).query(&[("recursive", "true")]);
+        let resp = self.send(req, &format!("repo {repo}")).await?;
+        let raw: Vec<RawTreeEntry> = resp.json().await.map_err(|e| {
+            DynoError::Network(format!("the hub's file list of {repo} is unreadable: {e}"))
+        })?;
+        Ok(raw
+            .into_iter()
+            .filter(|e| e.kind == "file")
+            .map(|e| TreeFile {
+                size: e.lfs.as_ref().map(|l| l.size).unwrap_or(e.size),
+                sha256: e
+                    .lfs
+                    .map(|l| l.oid.trim_start_matches("sha256:").to_ascii_lowercase()),
+                path: e.path,
+            })
+            .collect())
+    }
+}
+
+/// "owner/name", nothing else: it goes into URLs and cache folder names.
+pub fn check_repo_id(repo: &str) -> Result<()> {
+    let ok = |s: &str| {
+        !s.is_empty()
+            && s != "."
+            && s != ".."
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    match repo.split_once('/') {
+        Some((o, n)) if ok(o) && ok(n) => Ok(()),
+        _ => Err(DynoError::BadInput(format!(
+            "'{repo}' is not a Hugging Face repo id; write OWNER/NAME, e.g. bartowski/Llama-3.2-1B-Instruct-GGUF"
+        ))),
+    }
+}
+
+pub(crate) fn network_error(endpoint: &str, e: &reqwest::Error) -> DynoError {
+    // The URL can carry nothing secret (the token travels in a header), but
+    // keep the message to the host and the cause.
+    let mut cause = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        cause = format!("{cause}: {s}");
+        src = s.source();
+    }
+    DynoError::Network(format!(
+        "could not reach {endpoint} ({cause}); check the connection, or set HF_ENDPOINT (or --endpoint) for a mirror"
+    ))
+}
+
+/// Turn a hub error status into a message that says what to do.
+pub(crate) async fn check(resp: Response, what: &str, have_token: bool) -> Result<Response> {
+    let status = resp.status();
+    if status.is_success() {
+        return Ok(resp);
+    }
+    let code = resp
+        .headers()
+        .get("x-error-code")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let server = resp
+        .headers()
+        .get("x-error-message")
+        .and_then(|v| v.to_str().ok())
+        .map(|m| format!(" (the hub says: {m})"))
+        .unwrap_or_default();
+    Err(match (status, code.as_str()) {
+        (StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN, "GatedRepo") if have_token => {
+            DynoError::BadInput(format!(
+                "{what} is gated and this token has no access{server}; accept its terms on the repo's page on huggingface.co with the account of the token, then run again"
+            ))
+        }
+        (StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN, "GatedRepo") => DynoError::BadInput(format!(
+            "{what} is gated{server}; accept its terms on huggingface.co, then give a token with HF_TOKEN=hf_… or save one in $HF_HOME/token (`hf auth login`)"
+        )),
+        (StatusCode::UNAUTHORIZED, _) if !have_token => DynoError::BadInput(format!(
+            "{what} needs a login (private, gated or not there){server}; give a token with HF_TOKEN=hf_… or $HF_HOME/token"
+        )),
+        (StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN, _) => DynoError::BadInput(format!(
+            "the hub refused the token for {what}{server}; check that HF_TOKEN (or $HF_HOME/token) is valid and has read access"
+        )),
+        (StatusCode::NOT_FOUND, "RevisionNotFound") => {
+            DynoError::NotFound(format!("{what}: no such revision{server}"))
+        }
+        (StatusCode::NOT_FOUND, "EntryNotFound") => {
+            DynoError::NotFound(format!("{what} is not in the repo{server}; `dyno hub ls` lists its files"))
+        }
+        (StatusCode::NOT_FOUND, _) => DynoError::NotFound(format!(
+            "{what} was not found on the hub{server}; check the name (`dyno hub search` finds repos)"
+        )),
+        (s, _) if s.is_server_error() => DynoError::Network(format!(
+            "the hub answered {s} for {what}{server}; try again later"
+        )),
+        (s, _) => DynoError::Network(format!("the hub answered {s} for {what}{server}")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repo_ids_must_be_owner_slash_name() {
+        assert!(check_repo_id("bartowski/Llama-3.2-1B-Instruct-GGUF").is_ok());
+        for bad in ["noslash", "a/b/c", "../x", "a/..", "a b/c", "/x", "x/"] {
+            assert!(check_repo_id(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_token_never_shows_in_debug_output() {
+        let c = HubConfig {
+            endpoint: "http://x".into(),
+            token: Some("hf_secret".into()),
+            cache_dir: "/c".into(),
+        };
+        let s = format!("{c:?}");
+        assert!(!s.contains("hf_secret") && s.contains("redacted"), "{s}");
+    }
+}
