@@ -39,4 +39,8 @@ fn main() {
         cpu / wall * 100.0,
         cpu / wall * 100.0 / cores as f64
     );
+    // What the last reading saw: on a GPU machine this shows NVML working.
+    if let Some(r) = readings.last() {
+        println!("last reading: {r:?}");
+    }
 }
