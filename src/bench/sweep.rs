@@ -39,7 +39,7 @@ pub enum Source {
     Dir(PathBuf),
     /// One high-precision GGUF, quantised locally into the ladder.
     From(PathBuf),
-    /// A Hugging Face repo (needs the hub support of issue D).
+    /// A Hugging Face repo: its levels are downloaded, then swept as files.
     Repo(String),
 }
 
@@ -184,8 +184,10 @@ pub fn resolve(spec: &SweepSpec) -> Result<Resolved> {
             resolve_files(&files, spec.levels.as_deref())
         }
         Source::From(base) => resolve_from(base, spec.levels.as_deref()),
+        // Resolving a repo needs the network: the caller downloads its
+        // levels (`cli::sweep` does, through `hub`) and resolves the files.
         Source::Repo(repo) => Err(DynoError::BadInput(format!(
-            "--repo {repo}: sweeping a Hugging Face repo needs Dyno's hub support, which this build does not have yet; download the GGUF files and run `dyno sweep --dir FOLDER`"
+            "--repo {repo}: download the repo's levels first (`dyno sweep --repo` does), then sweep the files"
         ))),
     }
 }
@@ -891,7 +893,7 @@ mod tests {
     }
 
     #[test]
-    fn repo_sources_say_what_to_do_instead() {
+    fn repo_sources_need_their_files_downloaded_first() {
         let spec = SweepSpec {
             source: Source::Repo("owner/name".into()),
             levels: None,
@@ -899,7 +901,7 @@ mod tests {
             quality: None,
         };
         let e = resolve(&spec).unwrap_err().to_string();
-        assert!(e.contains("--dir"), "{e}");
+        assert!(e.contains("download the repo's levels first"), "{e}");
     }
 
     #[test]

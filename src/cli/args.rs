@@ -189,7 +189,7 @@ pub struct SweepArgs {
     /// levels with llama.cpp's quantizer (cached; DYNO_CACHE_DIR moves the cache).
     #[arg(long, value_name = "GGUF")]
     pub from: Option<PathBuf>,
-    /// A Hugging Face repo OWNER/NAME (needs Dyno's hub support).
+    /// A Hugging Face repo OWNER/NAME: missing levels are downloaded (verified), then swept.
     #[arg(long, value_name = "OWNER/NAME")]
     pub repo: Option<String>,
     /// Hub address for --repo, for a mirror (also HF_ENDPOINT).
