@@ -429,3 +429,27 @@ fn models_on_disk_are_found_in_lm_studio_ollama_and_added_folders() {
         "{broken}"
     );
 }
+
+#[test]
+fn a_listing_with_a_path_that_leaves_the_cache_is_refused() {
+    let s = Scratch::new();
+    let hub = FakeHub::start(vec![RepoSpec {
+        id: "evil/escape-GGUF".into(),
+        files: vec![(
+            "../../../../escape-Q4_0.gguf".into(),
+            Body::Bytes(vec![7u8; 64]),
+        )],
+        gated_token: None,
+        downloads: 1,
+        likes: 0,
+    }]);
+    let o = run(dyno(&s, &hub), &["hub", "pull", "evil/escape-GGUF"]);
+    assert_code(&o, 1);
+    assert!(stderr(&o).contains("unsafe path"), "{}", stderr(&o));
+    assert!(!s.path("escape-Q4_0.gguf").exists());
+    let hf = s.path("hf");
+    assert!(
+        !hf.exists() || std::fs::read_dir(hf.join("hub")).map_or(true, |mut d| d.next().is_none()),
+        "nothing was written"
+    );
+}

@@ -130,9 +130,13 @@ pub async fn pull_recorded(
             } else {
                 "failed"
             };
-            store
+            // The download's own error is the one to report.
+            if let Err(se) = store
                 .finish_download(id, status, Some(&e.to_string()), None, None, None, ms)
-                .await?
+                .await
+            {
+                tracing::warn!("could not record the failed download: {se}");
+            }
         }
     }
     r
@@ -193,7 +197,11 @@ pub async fn hub(db: &Path, endpoint: Option<&str>, cmd: HubCommand) -> Result<i
                 println!("{}", serde_json::to_string_pretty(&l).expect("serialises"));
                 return Ok(0);
             }
-            println!("{} @ {}", l.repo, &l.commit[..12.min(l.commit.len())]);
+            println!(
+                "{} @ {}",
+                l.repo,
+                l.commit.chars().take(12).collect::<String>()
+            );
             if l.levels.is_empty() {
                 println!("no GGUF model files in this repo");
             }

@@ -143,7 +143,11 @@ pub async fn sweep(db: &Path, a: SweepArgs) -> Result<i32> {
             }
         },
     };
-    store.reopen_sweep(sweep_id).await?;
+    if !store.reopen_sweep(sweep_id).await? {
+        return Err(DynoError::BadInput(format!(
+            "sweep {sweep_id} was just taken by another Dyno process; wait for it to finish"
+        )));
+    }
 
     let ctx = crate::bench::run::BenchContext {
         store: &store,

@@ -150,13 +150,13 @@ fn write_and_hash<B: AsRef<[u8]>>(
     f: std::fs::File,
     offset: u64,
     mut hasher: Sha256,
-    rx: std::sync::mpsc::Receiver<B>,
+    mut rx: tokio::sync::mpsc::Receiver<B>,
 ) -> std::io::Result<(Sha256, u64)> {
     use std::io::Seek;
     let mut out = std::io::BufWriter::with_capacity(1 << 20, f);
     out.seek(std::io::SeekFrom::Start(offset))?;
     let (mut written, mut flushed) = (0u64, 0u64);
-    for chunk in rx {
+    while let Some(chunk) = rx.blocking_recv() {
         let chunk = chunk.as_ref();
         out.write_all(chunk)?;
         hasher.update(chunk);
@@ -212,6 +212,18 @@ pub async fn pull_file(
             file.path
         )));
     }
+    // Checked where the listing is read too; again here, right before the
+    // paths are joined, since a bad one would write outside the cache.
+    if !super::safe_repo_path(&file.path)
+        || commit.len() != 40
+        || !commit.bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        return Err(DynoError::Network(format!(
+            "{repo}: refusing a file path or commit that would leave the cache ('{}' at '{}')",
+            file.path.escape_default(),
+            commit.escape_default()
+        )));
+    }
     let cache_repo = hub.cache_repo(repo);
     let blob = cache_repo.blob_path(&sha);
     let blobs_dir = blob.parent().expect("blob has a parent").to_path_buf();
@@ -241,7 +253,18 @@ pub async fn pull_file(
     let mut hasher = Sha256::new();
     let mut offset = match std::fs::metadata(&partial) {
         Ok(m) if m.len() <= file.size => {
-            hash_prefix(&partial, &mut hasher).map_err(io("cannot read", &partial))?
+            // Off the runtime thread: a partial of many GiB takes seconds,
+            // and Ctrl-C must still be heard.
+            let p = partial.clone();
+            let (h, n) = tokio::task::spawn_blocking(move || {
+                let mut h = Sha256::new();
+                hash_prefix(&p, &mut h).map(|n| (h, n))
+            })
+            .await
+            .map_err(|e| DynoError::Worker(format!("hashing thread failed: {e}")))?
+            .map_err(io("cannot read", &partial))?;
+            hasher = h;
+            n
         }
         _ => 0,
     };
@@ -249,7 +272,7 @@ pub async fn pull_file(
         hasher = Sha256::new();
         std::fs::File::create(&partial).map_err(io("cannot create", &partial))?;
     }
-    let resumed_from = offset;
+    let mut resumed_from = offset;
     progress.start(&file.path, file.size, offset);
 
     let url = hub.file_url(repo, commit, &file.path);
@@ -264,21 +287,35 @@ pub async fn pull_file(
             .send()
             .await
             .map_err(|e| network_error(&hub.config.endpoint, &e))?;
+        if resp.status() == StatusCode::RANGE_NOT_SATISFIABLE {
+            // The partial is longer than what the server has now: start over.
+            let _ = std::fs::remove_file(&partial);
+            return Err(DynoError::Network(format!(
+                "{what}: the server cannot continue the earlier partial download; it was deleted, run again to download afresh"
+            )));
+        }
         let resp = check(resp, &what, hub.config.token.is_some()).await?;
         let ranged = resp.status() == StatusCode::PARTIAL_CONTENT;
         if offset > 0 && !ranged {
             // The server ignored the range and sends the whole file.
             offset = 0;
+            resumed_from = 0;
             hasher = Sha256::new();
+            progress.start(&file.path, file.size, 0);
         } else if ranged {
-            let start = resp
+            let range = resp
                 .headers()
                 .get(CONTENT_RANGE)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.strip_prefix("bytes "))
-                .and_then(|v| v.split('-').next())
-                .and_then(|v| v.parse::<u64>().ok());
-            if start != Some(offset) {
+                .and_then(|v| v.split_once('/'))
+                .and_then(|(span, total)| {
+                    Some((
+                        span.split('-').next()?.parse::<u64>().ok()?,
+                        total.parse::<u64>().ok()?,
+                    ))
+                });
+            if range != Some((offset, file.size)) {
                 let _ = std::fs::remove_file(&partial);
                 return Err(DynoError::Network(format!(
                     "{what}: the server resumed at the wrong place; the partial file was deleted, run again to download afresh"
@@ -293,8 +330,8 @@ pub async fn pull_file(
         // Writing and hashing run on their own thread, so the network side
         // only receives: on a fast link the sha256 would otherwise halve the
         // rate. The channel is bounded, so memory stays a few MiB.
-        let (tx, rx) = std::sync::mpsc::sync_channel(64);
-        let writer = std::thread::spawn(move || write_and_hash(f, offset, hasher, rx));
+        let (tx, rx) = tokio::sync::mpsc::channel(64);
+        let writer = tokio::task::spawn_blocking(move || write_and_hash(f, offset, hasher, rx));
         let mut resp = resp;
         let mut failure = None;
         loop {
@@ -319,7 +356,7 @@ pub async fn pull_file(
                     }
                     downloaded += bytes.len() as u64;
                     progress.advance(bytes.len() as u64);
-                    if tx.send(bytes).is_err() {
+                    if tx.send(bytes).await.is_err() {
                         // The writer stopped on an I/O error; join says which.
                         break;
                     }
@@ -338,7 +375,7 @@ pub async fn pull_file(
         }
         drop(tx);
         let written = writer
-            .join()
+            .await
             .map_err(|_| DynoError::Worker("the download writer thread panicked".into()))?;
         let (h, written) = written.map_err(io("cannot write", &partial))?;
         if let Some(f) = failure {

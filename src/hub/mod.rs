@@ -234,31 +234,83 @@ impl Hub {
             ))
             .info_request();
         let resp = self.send(req, &format!("repo {repo}")).await?;
-        resp.json().await.map_err(|e| {
+        let mut info: RepoInfo = resp.json().await.map_err(|e| {
             DynoError::Network(format!("the hub's answer about {repo} is unreadable: {e}"))
-        })
+        })?;
+        // The commit names a cache folder and goes into URLs: a server (or a
+        // mirror) must not be able to steer either.
+        if info.sha.len() != 40 || !info.sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(DynoError::Network(format!(
+                "the hub's commit id for {repo} is malformed ('{}'); is HF_ENDPOINT a Hugging Face hub?",
+                info.sha.escape_default()
+            )));
+        }
+        // The cache folder is named after what the user asked for, checked.
+        info.id = repo.to_string();
+        Ok(info)
     }
 
     /// Every file of the repo at `commit`, with sizes and sha256s.
     pub async fn tree(&self, repo: &str, commit: &str) -> Result<Vec<TreeFile>> {
         let url = format!("{}/api/models/{repo}/tree/{commit}", self.config.endpoint);
-        let req = self.client().get(url).query(&[("recursive", "true")]);
-        let resp = self.send(req, &format!("repo {repo}")).await?;
-        let raw: Vec<RawTreeEntry> = resp.json().await.map_err(|e| {
-            DynoError::Network(format!("the hub's file list of {repo} is unreadable: {e}"))
-        })?;
-        Ok(raw
-            .into_iter()
-            .filter(|e| e.kind == "file")
-            .map(|e| TreeFile {
+        let mut req = self.client().get(url).query(&[("recursive", "true")]);
+        let mut raw: Vec<RawTreeEntry> = Vec::new();
+        // The listing is paginated through `Link: <…>; rel="next"`; a
+        // partial list would silently drop parts of split models.
+        for _page in 0..1000 {
+            let resp = self.send(req, &format!("repo {repo}")).await?;
+            let next = next_link(resp.headers());
+            let page: Vec<RawTreeEntry> = resp.json().await.map_err(|e| {
+                DynoError::Network(format!("the hub's file list of {repo} is unreadable: {e}"))
+            })?;
+            raw.extend(page);
+            match next {
+                Some(u) => req = self.client().get(u),
+                None => break,
+            }
+        }
+        let mut out = Vec::new();
+        for e in raw.into_iter().filter(|e| e.kind == "file") {
+            if !safe_repo_path(&e.path) {
+                return Err(DynoError::Network(format!(
+                    "the hub listed a file of {repo} with an unsafe path ('{}'); refusing the listing",
+                    e.path.escape_default()
+                )));
+            }
+            out.push(TreeFile {
                 size: e.lfs.as_ref().map(|l| l.size).unwrap_or(e.size),
                 sha256: e
                     .lfs
                     .map(|l| l.oid.trim_start_matches("sha256:").to_ascii_lowercase()),
                 path: e.path,
-            })
-            .collect())
+            });
+        }
+        Ok(out)
     }
+}
+
+/// A path inside a repo that stays inside the folder it is joined to:
+/// relative, no `.` or `..` parts, no backslashes or NULs.
+pub fn safe_repo_path(p: &str) -> bool {
+    !p.is_empty()
+        && !p.starts_with('/')
+        && !p.contains(['\\', '\0'])
+        && p.split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..")
+}
+
+/// The `rel="next"` URL of a `Link` header, if any.
+fn next_link(h: &reqwest::header::HeaderMap) -> Option<String> {
+    let link = h.get(reqwest::header::LINK)?.to_str().ok()?;
+    link.split(',').find_map(|part| {
+        let (url, params) = part.split_once(';')?;
+        params.contains("rel=\"next\"").then(|| {
+            url.trim()
+                .trim_start_matches('<')
+                .trim_end_matches('>')
+                .to_string()
+        })
+    })
 }
 
 /// "owner/name", nothing else: it goes into URLs and cache folder names.
@@ -351,6 +403,36 @@ mod tests {
         for bad in ["noslash", "a/b/c", "../x", "a/..", "a b/c", "/x", "x/"] {
             assert!(check_repo_id(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn hub_paths_cannot_leave_their_folder() {
+        for ok in ["a.gguf", "Q4_K_M/a-00001-of-00002.gguf", "x..y.gguf"] {
+            assert!(safe_repo_path(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "a//b",
+            "./a",
+            "a\\b",
+            "a\0b",
+        ] {
+            assert!(!safe_repo_path(bad), "{bad:?}");
+        }
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert(
+            reqwest::header::LINK,
+            "<https://hf.co/api/x?cursor=abc>; rel=\"next\""
+                .parse()
+                .unwrap(),
+        );
+        assert_eq!(
+            next_link(&h).as_deref(),
+            Some("https://hf.co/api/x?cursor=abc")
+        );
     }
 
     #[test]

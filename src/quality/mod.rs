@@ -271,7 +271,15 @@ impl RefReader {
             self.input.read_exact(&mut b4)?;
             let id = i32::from_le_bytes(b4);
             self.input.read_exact(&mut b4)?;
-            row.top.push((id, f32::from_le_bytes(b4)));
+            let lp = f32::from_le_bytes(b4);
+            // A damaged file must not index outside the vocabulary.
+            if id < 0 || id as u32 >= self.header.n_vocab || lp.is_nan() || lp > 0.0 {
+                return Err(std::io::Error::other(format!(
+                    "damaged row {} (token {id}, log-probability {lp}); delete the reference file and run again",
+                    self.read
+                )));
+            }
+            row.top.push((id, lp));
         }
         self.read += 1;
         Ok(true)

@@ -121,10 +121,12 @@ pub fn cached_path(root: &Path, base: &Path, base_sha256: &str, level: &str) -> 
         .join(format!("{trimmed}-{level}.gguf"))
 }
 
-/// The `.partial` name a quantisation is written under.
+/// The `.partial` name a quantisation is written under. It carries the
+/// process id, so two sweeps making the same file never write into one
+/// partial; each renames a complete file into place (the same bytes).
 pub fn partial_path(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
-    s.push(".partial");
+    s.push(format!(".{}.partial", std::process::id()));
     PathBuf::from(s)
 }
 
@@ -291,9 +293,11 @@ mod tests {
         assert_eq!(p, Path::new("/c/quantized/abc/model-Q2_K.gguf"));
         let p = cached_path(root, Path::new("/m/llama-3.gguf"), "d", "F16");
         assert_eq!(p, Path::new("/c/quantized/d/llama-3-F16.gguf"));
-        assert_eq!(
-            partial_path(&p),
-            Path::new("/c/quantized/d/llama-3-F16.gguf.partial")
+        let partial = partial_path(&p).display().to_string();
+        assert!(
+            partial.starts_with("/c/quantized/d/llama-3-F16.gguf.")
+                && partial.ends_with(".partial"),
+            "{partial}"
         );
     }
 }

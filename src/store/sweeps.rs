@@ -126,18 +126,23 @@ impl Store {
         .map_err(|e| self.err(e))
     }
 
-    /// Take over a sweep to resume it: this process now owns it.
-    pub async fn reopen_sweep(&self, id: i64) -> Result<()> {
-        sqlx::query(
-            "UPDATE sweeps SET status = 'running', owner_pid = ?, owner_host = ?, finished_at = NULL WHERE id = ?",
+    /// Take over a sweep to resume it: this process now owns it. False when
+    /// another live process claimed it first (one statement, so two starts
+    /// cannot both win).
+    pub async fn reopen_sweep(&self, id: i64) -> Result<bool> {
+        let pid = std::process::id() as i64;
+        let r = sqlx::query(
+            "UPDATE sweeps SET status = 'running', owner_pid = ?, owner_host = ?, finished_at = NULL
+             WHERE id = ? AND (status IS NOT 'running' OR owner_pid = ?)",
         )
-        .bind(std::process::id() as i64)
+        .bind(pid)
         .bind(sysinfo::System::host_name())
         .bind(id)
+        .bind(pid)
         .execute(&self.pool)
         .await
         .map_err(|e| self.err(e))?;
-        Ok(())
+        Ok(r.rows_affected() == 1)
     }
 
     pub async fn set_sweep_quality(
@@ -224,19 +229,48 @@ impl Store {
         Ok(())
     }
 
+    /// Close a level. `detach` forgets the model and attempt of an earlier
+    /// run (for a failure before anything was measured), so runs of an
+    /// older attempt are not shown as this level's.
     pub async fn finish_level(
         &self,
         id: i64,
         status: &str,
         failure: Option<(&str, &str)>,
     ) -> Result<()> {
+        self.finish_level_with(id, status, failure, false).await
+    }
+
+    pub async fn fail_level_unmeasured(
+        &self,
+        id: i64,
+        status: &str,
+        code: &str,
+        error: &str,
+    ) -> Result<()> {
+        self.finish_level_with(id, status, Some((code, error)), true)
+            .await
+    }
+
+    async fn finish_level_with(
+        &self,
+        id: i64,
+        status: &str,
+        failure: Option<(&str, &str)>,
+        detach: bool,
+    ) -> Result<()> {
         sqlx::query(
-            "UPDATE sweep_levels SET status = ?, error_code = ?, error = ?, updated_at = ? WHERE id = ?",
+            "UPDATE sweep_levels SET status = ?, error_code = ?, error = ?, updated_at = ?,
+                 model_id = CASE WHEN ? THEN NULL ELSE model_id END,
+                 attempt_at = CASE WHEN ? THEN NULL ELSE attempt_at END
+             WHERE id = ?",
         )
         .bind(status)
         .bind(failure.map(|f| f.0))
         .bind(failure.map(|f| f.1))
         .bind(now())
+        .bind(detach)
+        .bind(detach)
         .bind(id)
         .execute(&self.pool)
         .await
