@@ -57,6 +57,35 @@ pub fn probe() -> i32 {
     0
 }
 
+fn has_gpu(devices: &[crate::worker::protocol::Device], gpu_offload: bool) -> bool {
+    gpu_offload && devices.iter().any(|d| d.kind == "gpu" || d.kind == "igpu")
+}
+
+/// Load the plan's model with its GPU layers ("all" when a GPU is there and
+/// none was asked for). On failure, report it as the fatal event with its
+/// code and return `None`; the caller exits.
+fn load(
+    path: &std::path::Path,
+    params: &crate::worker::protocol::ModelParams,
+    has_gpu: bool,
+) -> Option<(llama::Model, u32)> {
+    let ngl = params.n_gpu_layers.unwrap_or(if has_gpu { 999 } else { 0 });
+    match llama::Model::load(path, ngl, params.use_mmap) {
+        Ok(m) => Some((m, ngl)),
+        Err(e) => {
+            let code = match e {
+                EngineError::UnsupportedArch(_) => "unsupported_architecture",
+                _ => "load_failed",
+            };
+            emit(&Event::Fatal {
+                code: code.into(),
+                message: e.to_string(),
+            });
+            None
+        }
+    }
+}
+
 /// Entry point of the hidden `worker` subcommand. Returns the exit code.
 pub fn main() -> i32 {
     let stdin = std::io::stdin();
@@ -105,25 +134,10 @@ fn bench(plan: WorkerPlan) -> i32 {
         phase: "load".into(),
         job: None,
     });
-    let has_gpu = gpu_offload && devices.iter().any(|d| d.kind == "gpu" || d.kind == "igpu");
-    let ngl = plan
-        .model
-        .n_gpu_layers
-        .unwrap_or(if has_gpu { 999 } else { 0 });
+    let has_gpu = has_gpu(&devices, gpu_offload);
     let t0 = Instant::now();
-    let model = match llama::Model::load(&plan.model_path, ngl, plan.model.use_mmap) {
-        Ok(m) => m,
-        Err(e) => {
-            let code = match e {
-                EngineError::UnsupportedArch(_) => "unsupported_architecture",
-                _ => "load_failed",
-            };
-            emit(&Event::Fatal {
-                code: code.into(),
-                message: e.to_string(),
-            });
-            return 1;
-        }
+    let Some((model, ngl)) = load(&plan.model_path, &plan.model, has_gpu) else {
+        return 1;
     };
     let load_time_ms = t0.elapsed().as_secs_f64() * 1e3;
     let n_layer = model.n_layer();
@@ -232,24 +246,12 @@ fn quantize(plan: QuantizePlan) -> i32 {
 fn quality(plan: QualityPlan) -> i32 {
     let (devices, gpu_offload) = ready();
     fault::point("load");
-    let has_gpu = gpu_offload && devices.iter().any(|d| d.kind == "gpu" || d.kind == "igpu");
-    let ngl = plan
-        .model
-        .n_gpu_layers
-        .unwrap_or(if has_gpu { 999 } else { 0 });
-    let model = match llama::Model::load(&plan.model_path, ngl, plan.model.use_mmap) {
-        Ok(m) => m,
-        Err(e) => {
-            let code = match e {
-                EngineError::UnsupportedArch(_) => "unsupported_architecture",
-                _ => "load_failed",
-            };
-            emit(&Event::Fatal {
-                code: code.into(),
-                message: e.to_string(),
-            });
-            return 1;
-        }
+    let Some((model, _)) = load(
+        &plan.model_path,
+        &plan.model,
+        has_gpu(&devices, gpu_offload),
+    ) else {
+        return 1;
     };
     match run_quality(&model, &plan) {
         Ok(figures) => {
