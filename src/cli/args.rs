@@ -73,6 +73,20 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Export a run or a sweep to share: Markdown, CSV, the JSON document,
+    /// or llama-bench's JSON. Paths, user and host names are left out.
+    Export {
+        /// A run id (`12` or `run:12`) or a sweep id (`sweep:3`).
+        id: String,
+        #[arg(long, value_enum, default_value = "md")]
+        format: ExportFormat,
+        /// Write here instead of stdout.
+        #[arg(short = 'o', long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Keep file paths, the user name and the host name.
+        #[arg(long)]
+        include_host: bool,
+    },
     /// Describe GGUF files from their headers without loading them.
     Inspect {
         #[arg(required = true)]
@@ -129,6 +143,14 @@ pub enum HubCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    Md,
+    Csv,
+    Json,
+    LlamaBenchJson,
 }
 
 #[derive(Debug, Subcommand)]

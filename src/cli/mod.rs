@@ -53,6 +53,12 @@ pub fn main(cli: Cli) -> Result<i32> {
             Command::ShowSweep { sweep_id, json } => sweep::show_sweep(&db, sweep_id, json).await,
             Command::Hub { endpoint, command } => hub::hub(&db, endpoint.as_deref(), command).await,
             Command::Models { command, json } => hub::models(&db, command, json).await,
+            Command::Export {
+                id,
+                format,
+                output,
+                include_host,
+            } => export(&db, &id, format, output.as_deref(), include_host).await,
             Command::Inspect { models, json } => inspect(&models, json),
             Command::Hw { json, remeasure } => hw::hw(&db, json, remeasure).await,
             Command::Worker { .. } => unreachable!("handled above"),
@@ -288,6 +294,78 @@ async fn show(db: &Path, run_id: i64, json: bool) -> Result<i32> {
                 }
             );
         }
+    }
+    Ok(0)
+}
+
+async fn export(
+    db: &Path,
+    id: &str,
+    format: args::ExportFormat,
+    output: Option<&Path>,
+    include_host: bool,
+) -> Result<i32> {
+    use crate::report::export as ex;
+    let bad = || {
+        DynoError::BadInput(format!(
+            "'{id}' is not a run or sweep id; write 12 or run:12 for a run, sweep:3 for a sweep"
+        ))
+    };
+    let (is_sweep, n) = match id.split_once(':') {
+        Some(("sweep", n)) => (true, n),
+        Some(("run", n)) => (false, n),
+        None => (false, id),
+        _ => return Err(bad()),
+    };
+    let n: i64 = n.parse().map_err(|_| bad())?;
+    let store = open_store(db).await?;
+    let here = Machine::detect();
+    let private = ex::Private::here();
+    // Everything is built from the scrubbed document, so no format can leak
+    // what the JSON leaves out.
+    let (doc, sweep_md) = if is_sweep {
+        let s = report::sweep::build(&store, n, &here).await?;
+        let doc = ex::document(&s, include_host, &private);
+        let scrubbed: report::sweep::SweepReport =
+            serde_json::from_value(doc.clone()).expect("a scrubbed report reads back");
+        (doc, Some(report::sweep::markdown(&scrubbed)))
+    } else {
+        let row = store.run(n).await?.ok_or_else(|| {
+            DynoError::NotFound(format!(
+                "no run {n} in {}; `dyno runs` lists the stored runs",
+                db.display()
+            ))
+        })?;
+        let r = report::build(&store, std::slice::from_ref(&row), &here).await?;
+        (ex::document(&r, include_host, &private), None)
+    };
+    store.close().await;
+    let report: report::Report =
+        serde_json::from_value(doc.clone()).expect("a scrubbed report reads back");
+    let text = match format {
+        args::ExportFormat::Json => serde_json::to_string_pretty(&doc).expect("serialises") + "\n",
+        args::ExportFormat::LlamaBenchJson => {
+            serde_json::to_string_pretty(&ex::llama_bench_json(&report)).expect("serialises") + "\n"
+        }
+        args::ExportFormat::Csv => ex::csv(&report),
+        args::ExportFormat::Md => match sweep_md {
+            Some(t) => {
+                t + "\n"
+                    + &ex::markdown(&report)
+                        .split_once("\n\n")
+                        .map(|x| x.1.to_string())
+                        .unwrap_or_default()
+            }
+            None => ex::markdown(&report),
+        },
+    };
+    match output {
+        Some(p) => {
+            std::fs::write(p, text)
+                .map_err(|e| DynoError::io(format!("cannot write {}", p.display()), e))?;
+            eprintln!("dyno: wrote {}", p.display());
+        }
+        None => print!("{text}"),
     }
     Ok(0)
 }

@@ -1,0 +1,147 @@
+//! `dyno export` on a real run: every format carries the figures and their
+//! conditions, llama-bench's JSON has its field names, and no export holds
+//! the user's name, home directory or host name unless asked to.
+
+mod common;
+
+use common::*;
+
+const USER: &str = "zyxwvutsrq";
+
+#[test]
+fn exports_carry_the_figures_and_nothing_private() {
+    let s = Scratch::new();
+    // A home whose path holds a distinctive user name, with the model in it.
+    let home = s.path(USER);
+    let models = home.join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    let m = models.join(SMOL);
+    std::os::unix::fs::symlink(model(SMOL), &m).unwrap();
+    let dyno = || {
+        let mut c = s.dyno();
+        c.env("HOME", &home).env("USER", USER);
+        c
+    };
+    let o = dyno()
+        .args([
+            "bench",
+            m.to_str().unwrap(),
+            "-p",
+            "16",
+            "-n",
+            "4",
+            "--pg",
+            "16,4",
+            "-r",
+            "2",
+        ])
+        .args(["--json"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let run_id = json(&o)["runs"][0]["run_id"].to_string();
+
+    let export = |format: &str, extra: &[&str]| {
+        let o = dyno()
+            .args(["export", &run_id, "--format", format])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        stdout(&o)
+    };
+    let md = export("md", &[]);
+    let csv = export("csv", &[]);
+    let doc = export("json", &[]);
+    let lb = export("llama-bench-json", &[]);
+    for (name, text) in [
+        ("md", &md),
+        ("csv", &csv),
+        ("json", &doc),
+        ("llama-bench-json", &lb),
+    ] {
+        assert!(!text.contains(USER), "{name} leaks the user name:\n{text}");
+        assert!(
+            !text.contains(&*home.to_string_lossy()),
+            "{name} leaks the home directory"
+        );
+        if let Some(host) = sysinfo::System::host_name().filter(|h| h.len() > 3) {
+            assert!(!text.contains(&host), "{name} leaks the host name");
+        }
+    }
+
+    // Markdown: llama-bench's table shape plus the conditions.
+    assert!(md.contains("| model") && md.contains("pp16"), "{md}");
+    assert!(md.contains("threads 2") || md.contains("threads"), "{md}");
+    assert!(md.contains(SMOL) && md.contains("sha256"), "{md}");
+
+    // CSV: a header and one row per result (pp16, tg4, pp16+tg4).
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 4, "{csv}");
+    let header: Vec<&str> = lines[0].split(',').collect();
+    for col in [
+        "model_sha256",
+        "n_threads",
+        "n_batch",
+        "test",
+        "mean_tokens_per_s",
+        "ttft_ms",
+    ] {
+        assert!(header.contains(&col), "{col} missing: {}", lines[0]);
+    }
+
+    // JSON: the full document, scrubbed.
+    let d: serde_json::Value = serde_json::from_str(&doc).unwrap();
+    assert_eq!(d["schema_version"], 1);
+    assert_eq!(
+        d["runs"][0]["model"]["path"], SMOL,
+        "a path becomes its file name"
+    );
+
+    // llama-bench's names, and its pp+tg rate: all tokens over the total time.
+    let v: serde_json::Value = serde_json::from_str(&lb).unwrap();
+    let recs = v.as_array().unwrap();
+    assert_eq!(recs.len(), 3);
+    for r in recs {
+        for k in [
+            "model_filename",
+            "model_type",
+            "model_size",
+            "model_n_params",
+            "n_batch",
+            "n_ubatch",
+            "n_threads",
+            "n_gpu_layers",
+            "n_prompt",
+            "n_gen",
+            "avg_ns",
+            "stddev_ns",
+            "avg_ts",
+            "stddev_ts",
+            "samples_ns",
+            "samples_ts",
+        ] {
+            assert!(r.get(k).is_some(), "{k} missing in {r}");
+        }
+        let ns = samples(&r["samples_ns"]);
+        let ts = samples(&r["samples_ts"]);
+        let tokens = f(&r["n_prompt"]) + f(&r["n_gen"]);
+        for (n, t) in ns.iter().zip(&ts) {
+            assert!((tokens / (n / 1e9) - t).abs() / t < 1e-9);
+        }
+        let mean = ts.iter().sum::<f64>() / ts.len() as f64;
+        assert!((f(&r["avg_ts"]) - mean).abs() / mean < 1e-9);
+    }
+
+    // Opting in keeps the path.
+    let with = export("json", &["--include-host"]);
+    assert!(
+        with.contains(&*m.to_string_lossy()),
+        "--include-host keeps paths"
+    );
+
+    // A bad id says how to write one.
+    let o = dyno().args(["export", "banana"]).output().unwrap();
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("sweep:3"), "{}", stderr(&o));
+}
