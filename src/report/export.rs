@@ -63,11 +63,10 @@ fn replace_word(s: &str, word: &str, with: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(i) = rest.find(word) {
-        let before = out.chars().last().or_else(|| rest[..i].chars().last());
         let before = if i > 0 {
             rest[..i].chars().last()
         } else {
-            before
+            out.chars().last()
         };
         let after = rest[i + word.len()..].chars().next();
         out.push_str(&rest[..i]);
