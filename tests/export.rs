@@ -145,3 +145,47 @@ fn exports_carry_the_figures_and_nothing_private() {
     assert_code(&o, 2);
     assert!(stderr(&o).contains("sweep:3"), "{}", stderr(&o));
 }
+
+#[test]
+fn compare_matches_tests_of_two_real_runs() {
+    let s = Scratch::new();
+    let m = model(SMOL);
+    let bench = |threads: &str| {
+        let o = s.run(&[
+            "bench",
+            m.to_str().unwrap(),
+            "-p",
+            "16",
+            "-n",
+            "4",
+            "-r",
+            "3",
+            "-t",
+            threads,
+            "--json",
+        ]);
+        assert_code(&o, 0);
+        json(&o)["runs"][0].clone()
+    };
+    let (a, b) = (bench("1"), bench("2"));
+    let (ia, ib) = (a["run_id"].to_string(), b["run_id"].to_string());
+    let o = s.run(&["compare", &ia, &ib, "--json"]);
+    assert_code(&o, 0);
+    let c = json(&o);
+    let tests = c["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 2, "{c}");
+    for (i, t) in tests.iter().enumerate() {
+        let ma = f(&a["results"][i]["mean_tokens_per_s"]);
+        let mb = f(&b["results"][i]["mean_tokens_per_s"]);
+        assert_eq!(t["test"], a["results"][i]["test"]);
+        assert!((f(&t["ratio"]) - mb / ma).abs() < 1e-9, "{t}");
+        let p = f(&t["p_value"]);
+        assert!((0.0..=1.0).contains(&p));
+        assert_eq!(t["significant"], p < 0.05);
+    }
+    let o = s.run(&["compare", &ia, &ib]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("B÷A"), "{}", stdout(&o));
+    let o = s.run(&["compare", &ia, "run:999"]);
+    assert_code(&o, 2);
+}

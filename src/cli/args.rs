@@ -87,6 +87,15 @@ pub enum Command {
         #[arg(long)]
         include_host: bool,
     },
+    /// Compare two runs or two sweeps, even from different machines: per
+    /// matched test, B÷A, the change, and a Welch t-test on the samples.
+    Compare {
+        /// A run id (`12`, `run:12`) or a sweep id (`sweep:3`).
+        a: String,
+        b: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Describe GGUF files from their headers without loading them.
     Inspect {
         #[arg(required = true)]

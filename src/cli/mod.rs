@@ -59,6 +59,7 @@ pub fn main(cli: Cli) -> Result<i32> {
                 output,
                 include_host,
             } => export(&db, &id, format, output.as_deref(), include_host).await,
+            Command::Compare { a, b, json } => compare(&db, &a, &b, json).await,
             Command::Inspect { models, json } => inspect(&models, json),
             Command::Hw { json, remeasure } => hw::hw(&db, json, remeasure).await,
             Command::Worker { .. } => unreachable!("handled above"),
@@ -298,14 +299,8 @@ async fn show(db: &Path, run_id: i64, json: bool) -> Result<i32> {
     Ok(0)
 }
 
-async fn export(
-    db: &Path,
-    id: &str,
-    format: args::ExportFormat,
-    output: Option<&Path>,
-    include_host: bool,
-) -> Result<i32> {
-    use crate::report::export as ex;
+/// `12`, `run:12` or `sweep:3` → (is a sweep, id).
+fn parse_target(id: &str) -> Result<(bool, i64)> {
     let bad = || {
         DynoError::BadInput(format!(
             "'{id}' is not a run or sweep id; write 12 or run:12 for a run, sweep:3 for a sweep"
@@ -317,7 +312,52 @@ async fn export(
         None => (false, id),
         _ => return Err(bad()),
     };
-    let n: i64 = n.parse().map_err(|_| bad())?;
+    Ok((is_sweep, n.parse().map_err(|_| bad())?))
+}
+
+/// The report of one run, or of a sweep's runs.
+async fn target_report(store: &Store, db: &Path, id: &str) -> Result<(bool, report::Report)> {
+    let (is_sweep, n) = parse_target(id)?;
+    let here = Machine::detect();
+    if is_sweep {
+        return Ok((true, report::sweep::build(store, n, &here).await?.report));
+    }
+    let row = store.run(n).await?.ok_or_else(|| {
+        DynoError::NotFound(format!(
+            "no run {n} in {}; `dyno runs` lists the stored runs",
+            db.display()
+        ))
+    })?;
+    Ok((
+        false,
+        report::build(store, std::slice::from_ref(&row), &here).await?,
+    ))
+}
+
+async fn compare(db: &Path, a: &str, b: &str, json: bool) -> Result<i32> {
+    let store = open_store(db).await?;
+    let (sa, ra) = target_report(&store, db, a).await?;
+    let (sb, rb) = target_report(&store, db, b).await?;
+    store.close().await;
+    // Sweeps match level by level; two runs match by test, whatever their quant.
+    let c = report::compare::compare(a, &ra, b, &rb, sa && sb);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&c).expect("serialises"));
+    } else {
+        print!("{}", report::compare::markdown(&c));
+    }
+    Ok(0)
+}
+
+async fn export(
+    db: &Path,
+    id: &str,
+    format: args::ExportFormat,
+    output: Option<&Path>,
+    include_host: bool,
+) -> Result<i32> {
+    use crate::report::export as ex;
+    let (is_sweep, n) = parse_target(id)?;
     let store = open_store(db).await?;
     let here = Machine::detect();
     let private = ex::Private::here();

@@ -5,6 +5,7 @@
 //! The JSON shape here is the stable contract documented in
 //! `docs/json-schema.md`; change it only by adding fields.
 
+pub mod compare;
 pub mod export;
 pub mod sweep;
 pub mod table;
