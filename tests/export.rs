@@ -189,3 +189,103 @@ fn compare_matches_tests_of_two_real_runs() {
     let o = s.run(&["compare", &ia, "run:999"]);
     assert_code(&o, 2);
 }
+
+#[test]
+fn import_round_trips_is_idempotent_and_refuses_unknown_schemas() {
+    let (a, b) = (Scratch::new(), Scratch::new());
+    let m = model(SMOL);
+    let o = a.run(&[
+        "bench",
+        m.to_str().unwrap(),
+        "-p",
+        "16",
+        "-n",
+        "4",
+        "--pg",
+        "16,4",
+        "-r",
+        "2",
+        "--json",
+    ]);
+    assert_code(&o, 0);
+    let original = json(&o)["runs"][0].clone();
+    let file = a.path("shared.json");
+    let o = a.run(&[
+        "export",
+        &original["run_id"].to_string(),
+        "--format",
+        "json",
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    assert_code(&o, 0);
+
+    // Into another database: stored once, however often it is imported.
+    let o = b.run(&["import", file.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("imported 1 run"), "{}", stdout(&o));
+    let o = b.run(&["import", file.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("imported 0 run(s)") && stdout(&o).contains("1 were already stored")
+    );
+    let runs = json(&b.run(&["runs", "--json"]));
+    assert_eq!(runs["runs"].as_array().unwrap().len(), 1);
+    let imported = &runs["runs"][0];
+    assert_eq!(imported["model"]["sha256"], original["model"]["sha256"]);
+    for (x, y) in imported["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(original["results"].as_array().unwrap())
+    {
+        assert_eq!(x["test"], y["test"]);
+        let (mx, my) = (f(&x["mean_tokens_per_s"]), f(&y["mean_tokens_per_s"]));
+        assert!((mx - my).abs() / my < 1e-6, "{mx} vs {my}");
+    }
+    assert!(
+        (f(&imported["results"][2]["ttft_ms"]) - f(&original["results"][2]["ttft_ms"])).abs()
+            < 1e-3
+    );
+    // Back into the database it came from: already there.
+    let o = a.run(&["import", file.to_str().unwrap()]);
+    assert!(stdout(&o).contains("imported 0 run(s)"), "{}", stdout(&o));
+    // And comparable with a local run.
+    let o = b.run(&[
+        "bench",
+        m.to_str().unwrap(),
+        "-p",
+        "16",
+        "-n",
+        "4",
+        "-r",
+        "2",
+        "--json",
+    ]);
+    assert_code(&o, 0);
+    let local = json(&o)["runs"][0]["run_id"].to_string();
+    let c = b.run(&["compare", &imported["run_id"].to_string(), &local, "--json"]);
+    assert_code(&c, 0);
+    assert_eq!(json(&c)["tests"].as_array().unwrap().len(), 2);
+
+    // A file from a newer Dyno is refused, and says why.
+    let text = std::fs::read_to_string(&file).unwrap();
+    let newer = a.path("newer.json");
+    std::fs::write(
+        &newer,
+        text.replacen("\"schema_version\": 1", "\"schema_version\": 99", 1),
+    )
+    .unwrap();
+    let o = b.run(&["import", newer.to_str().unwrap()]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("schema 99"), "{}", stderr(&o));
+    let junk = a.path("junk.json");
+    std::fs::write(&junk, "{\"hello\": 1}").unwrap();
+    let o = b.run(&["import", junk.to_str().unwrap()]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("not a Dyno result file"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -96,6 +96,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Store the runs of a shared result file (`dyno export --format json`)
+    /// as runs of the machine that measured them. Importing twice adds nothing.
+    Import { file: PathBuf },
     /// Describe GGUF files from their headers without loading them.
     Inspect {
         #[arg(required = true)]

@@ -60,6 +60,7 @@ pub fn main(cli: Cli) -> Result<i32> {
                 include_host,
             } => export(&db, &id, format, output.as_deref(), include_host).await,
             Command::Compare { a, b, json } => compare(&db, &a, &b, json).await,
+            Command::Import { file } => import(&db, &file).await,
             Command::Inspect { models, json } => inspect(&models, json),
             Command::Hw { json, remeasure } => hw::hw(&db, json, remeasure).await,
             Command::Worker { .. } => unreachable!("handled above"),
@@ -346,6 +347,25 @@ async fn compare(db: &Path, a: &str, b: &str, json: bool) -> Result<i32> {
     } else {
         print!("{}", report::compare::markdown(&c));
     }
+    Ok(0)
+}
+
+async fn import(db: &Path, file: &Path) -> Result<i32> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| DynoError::BadInput(format!("cannot read {}: {e}", file.display())))?;
+    let report = report::import::parse(&text, &file.display().to_string())?;
+    let store = open_store(db).await?;
+    let (added, skipped) = report::import::import(&store, &report).await?;
+    store.close().await;
+    println!(
+        "imported {added} run(s) measured on {}{}",
+        report.machine.cpu,
+        if skipped > 0 {
+            format!("; {skipped} were already stored")
+        } else {
+            String::new()
+        }
+    );
     Ok(0)
 }
 

@@ -7,6 +7,7 @@
 
 pub mod compare;
 pub mod export;
+pub mod import;
 pub mod sweep;
 pub mod table;
 pub mod telemetry;

@@ -19,7 +19,9 @@ use crate::telemetry::{Phase, Reading};
 use crate::worker::protocol::{Sample, TestSpec};
 
 mod hub;
+mod import;
 mod sweeps;
+pub use import::{ImportedResult, ImportedRun};
 pub use sweeps::{LevelRow, QualityKey, QualityRow, SweepRow};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
