@@ -72,6 +72,10 @@ fn exports_carry_the_figures_and_nothing_private() {
 
     // Markdown: llama-bench's table shape plus the conditions.
     assert!(md.contains("| model") && md.contains("pp16"), "{md}");
+    assert!(
+        md.contains("what this means") && md.contains("500-word reply"),
+        "{md}"
+    );
     assert!(md.contains("threads 2") || md.contains("threads"), "{md}");
     assert!(md.contains(SMOL) && md.contains("sha256"), "{md}");
 
@@ -97,6 +101,18 @@ fn exports_carry_the_figures_and_nothing_private() {
         d["runs"][0]["model"]["path"], SMOL,
         "a path becomes its file name"
     );
+    // Words, not tokens: measured with the model's tokenizer, and the reply
+    // time is TTFT plus 500 words of tokens at the decode speed.
+    let w = &d["runs"][0]["what_this_means"];
+    let tpw = f(&w["tokens_per_word"]);
+    assert!(
+        (1.0..3.0).contains(&tpw),
+        "English is 1-3 tokens per word: {tpw}"
+    );
+    let decode = f(&w["decode_tokens_per_s"]);
+    assert!((f(&w["words_per_s"]) - decode / tpw).abs() < 1e-9);
+    let reply = f(&w["ttft_ms"]) / 1e3 + 500.0 * tpw / decode;
+    assert!((f(&w["reply_500_words_s"]) - reply).abs() < 1e-9);
 
     // llama-bench's names, and its pp+tg rate: all tokens over the total time.
     let v: serde_json::Value = serde_json::from_str(&lb).unwrap();

@@ -206,8 +206,10 @@ async fn supervise<'c>(
                 load_time_ms,
                 model_desc,
                 n_gpu_layers,
+                tokens_per_word,
                 ..
             } => {
+                facts.tokens_per_word = tokens_per_word;
                 facts.load_time_ms = Some(load_time_ms);
                 facts.model_desc = Some(model_desc);
                 facts.n_gpu_layers = Some(i64::from(n_gpu_layers));

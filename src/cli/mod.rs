@@ -267,6 +267,16 @@ async fn show(db: &Path, run_id: i64, json: bool) -> Result<i32> {
     if let Some(ms) = r.load_time_ms {
         println!("model load: {ms:.2} ms (not part of any tokens/s figure)");
     }
+    if let Some(w) = &r.what_this_means {
+        println!(
+            "what this means: {:.1} words/s at {:.2} tokens per word{}",
+            w.words_per_s,
+            w.tokens_per_word,
+            w.reply_500_words_s
+                .map(|s| format!("; a 500-word reply takes {s:.1} s"))
+                .unwrap_or_default()
+        );
+    }
     println!();
     print!("{}", report::table::markdown(&report));
     println!();

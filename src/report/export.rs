@@ -143,6 +143,19 @@ pub fn markdown(r: &Report) -> String {
             run.llama_cpp_build.as_deref().unwrap_or("llama.cpp build unknown"),
             run.dyno_version
         ));
+        if let Some(w) = &run.what_this_means {
+            out.push_str(&format!(
+                "  what this means: {:.1} words/s ({:.2} tokens per word with this tokenizer){}\n",
+                w.words_per_s,
+                w.tokens_per_word,
+                w.reply_500_words_s
+                    .map(|s| format!(
+                        "; a 500-word reply takes {s:.1} s including {:.0} ms to the first token",
+                        w.ttft_ms.unwrap_or_default()
+                    ))
+                    .unwrap_or_default()
+            ));
+        }
     }
     out
 }

@@ -152,6 +152,35 @@ pub struct RunJson {
     /// sweep`); null for `dyno bench` runs and when quality was skipped.
     #[serde(default)]
     pub quality: Option<QualityJson>,
+    /// Speed in words and reply times; null without a decode figure.
+    #[serde(default)]
+    pub what_this_means: Option<MeaningJson>,
+}
+
+/// Tokens are not words: the run's speed as a reader meets it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeaningJson {
+    /// Tokens per English word with this model's tokenizer (bundled text).
+    pub tokens_per_word: f64,
+    /// Decode speed in words per second.
+    pub words_per_s: f64,
+    /// Time to first token plus a 500-word reply at the decode speed; null
+    /// when the run has no pp+tg test (no TTFT).
+    pub reply_500_words_s: Option<f64>,
+    pub ttft_ms: Option<f64>,
+    pub decode_tokens_per_s: f64,
+}
+
+/// A reply of `words` words: TTFT plus its tokens at the decode rate.
+pub fn meaning(tokens_per_word: f64, decode_tps: f64, ttft_ms: Option<f64>) -> MeaningJson {
+    let reply = 500.0 * tokens_per_word / decode_tps;
+    MeaningJson {
+        tokens_per_word,
+        words_per_s: decode_tps / tokens_per_word,
+        reply_500_words_s: ttft_ms.map(|t| t / 1e3 + reply),
+        ttft_ms,
+        decode_tokens_per_s: decode_tps,
+    }
 }
 
 /// Perplexity, KL divergence and top-1 agreement of a model against the
@@ -290,6 +319,17 @@ async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
         dyno_version: run.dyno_version.clone(),
         started_at: run.started_at.clone(),
         finished_at: run.finished_at.clone(),
+        what_this_means: run.tokens_per_word.and_then(|tpw| {
+            // The first pp+tg test gives TTFT and its own decode; else tg.
+            let pg = results
+                .iter()
+                .find(|r| r.kind == "prompt_gen" && r.status == "ok");
+            let tg = results.iter().find(|r| r.kind == "gen" && r.status == "ok");
+            let decode = pg
+                .and_then(|r| r.decode_tokens_per_s.as_ref().map(|f| f.mean))
+                .or_else(|| tg.and_then(|r| r.mean_tokens_per_s))?;
+            Some(meaning(tpw, decode, pg.and_then(|r| r.ttft_ms)))
+        }),
         results,
         telemetry: run_telemetry,
         quality: None,

@@ -352,6 +352,7 @@ mod tests {
             results: vec![pp, pg],
             telemetry: None,
             quality: None,
+            what_this_means: None,
         };
         Report {
             schema_version: 1,

@@ -72,6 +72,7 @@ pub struct RunRow {
     pub load_time_ms: Option<f64>,
     pub model_desc: Option<String>,
     pub peak_rss_bytes: Option<i64>,
+    pub tokens_per_word: Option<f64>,
     pub dyno_version: String,
     pub started_at: String,
     pub finished_at: Option<String>,
@@ -200,6 +201,7 @@ pub struct WorkerFacts {
     pub n_gpu_layers: Option<i64>,
     /// JSON of [`crate::telemetry::Sources`].
     pub telemetry_sources: Option<String>,
+    pub tokens_per_word: Option<f64>,
 }
 
 impl Store {
@@ -384,7 +386,8 @@ impl Store {
             "UPDATE runs SET backend = COALESCE(?, backend), llama_cpp_build = COALESCE(?, llama_cpp_build),
                 devices_json = COALESCE(?, devices_json), system_info = COALESCE(?, system_info),
                 load_time_ms = COALESCE(?, load_time_ms), model_desc = COALESCE(?, model_desc),
-                n_gpu_layers = COALESCE(?, n_gpu_layers), telemetry_sources = COALESCE(?, telemetry_sources)
+                n_gpu_layers = COALESCE(?, n_gpu_layers), telemetry_sources = COALESCE(?, telemetry_sources),
+                tokens_per_word = COALESCE(?, tokens_per_word)
              WHERE id = ?",
         )
         .bind(&f.backend)
@@ -395,6 +398,7 @@ impl Store {
         .bind(&f.model_desc)
         .bind(f.n_gpu_layers)
         .bind(&f.telemetry_sources)
+        .bind(f.tokens_per_word)
         .bind(run_id)
         .execute(&self.pool)
         .await

@@ -225,6 +225,10 @@ pub enum Event {
         n_params: u64,
         n_layer: u32,
         n_gpu_layers: u32,
+        /// Tokens per word of the bundled English text with this model's
+        /// tokenizer (outside any timed region).
+        #[serde(default)]
+        tokens_per_word: Option<f64>,
     },
     /// One repetition of job `job` was measured.
     Sample {

@@ -141,6 +141,12 @@ fn bench(plan: WorkerPlan) -> i32 {
     };
     let load_time_ms = t0.elapsed().as_secs_f64() * 1e3;
     let n_layer = model.n_layer();
+    let words = crate::quality::TEXT.split_whitespace().count();
+    let tokens_per_word = model
+        .tokenize(crate::quality::TEXT)
+        .ok()
+        .filter(|t| !t.is_empty() && words > 0)
+        .map(|t| t.len() as f64 / words as f64);
     emit(&Event::Loaded {
         load_time_ms,
         model_desc: model.desc(),
@@ -150,6 +156,7 @@ fn bench(plan: WorkerPlan) -> i32 {
         // llama.cpp offloads the layers plus the output layer; report what
         // was asked, capped at what exists.
         n_gpu_layers: if has_gpu { ngl.min(n_layer + 1) } else { 0 },
+        tokens_per_word,
     });
 
     let mut cache = measure::DepthCache::default();
