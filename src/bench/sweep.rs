@@ -518,7 +518,7 @@ pub async fn run_sweep(
             measured.push((row, model));
             continue;
         }
-        store
+        let row = store
             .start_level(
                 row.id,
                 &path.display().to_string(),
@@ -526,12 +526,6 @@ pub async fn run_sweep(
                 quantize_ms,
             )
             .await?;
-        let row = store
-            .levels(sweep_id)
-            .await?
-            .into_iter()
-            .find(|l| l.id == row.id)
-            .expect("the level row exists");
         let mut bench_out = BenchOutcome::default();
         run_model(ctx, &model, &spec.request, reporter, &mut bench_out).await?;
         let runs = store.level_runs(&row).await?;

@@ -161,7 +161,7 @@ pub async fn sweep(db: &Path, a: SweepArgs) -> Result<i32> {
         models: resolved
             .levels
             .iter()
-            .filter_map(|l| l.path.clone().or_else(|| Some(l.level.clone().into())))
+            .map(|l| l.path.clone().unwrap_or_else(|| l.level.clone().into()))
             .collect(),
         request: spec.request.clone(),
     };

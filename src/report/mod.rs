@@ -171,7 +171,7 @@ pub struct MeaningJson {
     pub decode_tokens_per_s: f64,
 }
 
-/// A reply of `words` words: TTFT plus its tokens at the decode rate.
+/// Speed in words, and a 500-word reply: TTFT plus its tokens at the decode rate.
 pub fn meaning(tokens_per_word: f64, decode_tps: f64, ttft_ms: Option<f64>) -> MeaningJson {
     let reply = 500.0 * tokens_per_word / decode_tps;
     MeaningJson {

@@ -204,18 +204,18 @@ impl Store {
         .map_err(|e| self.err(e))
     }
 
-    /// A new attempt at a level: its file and model are known.
+    /// A new attempt at a level: its file and model are known. Returns the row.
     pub async fn start_level(
         &self,
         id: i64,
         path: &str,
         model_id: i64,
         quantize_ms: Option<f64>,
-    ) -> Result<()> {
-        sqlx::query(
+    ) -> Result<LevelRow> {
+        sqlx::query_as(
             "UPDATE sweep_levels SET path = ?, model_id = ?, quantize_ms = COALESCE(?, quantize_ms),
                  status = 'pending', error_code = NULL, error = NULL, attempt_at = ?, updated_at = ?
-             WHERE id = ?",
+             WHERE id = ? RETURNING *",
         )
         .bind(path)
         .bind(model_id)
@@ -223,10 +223,9 @@ impl Store {
         .bind(now())
         .bind(now())
         .bind(id)
-        .execute(&self.pool)
+        .fetch_one(&self.pool)
         .await
-        .map_err(|e| self.err(e))?;
-        Ok(())
+        .map_err(|e| self.err(e))
     }
 
     /// Close a level. `detach` forgets the model and attempt of an earlier
