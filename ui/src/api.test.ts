@@ -1,0 +1,54 @@
+// @vitest-environment jsdom
+import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
+import { afterEach, describe, expect, it } from "vitest";
+import * as api from "./api";
+
+afterEach(() => clearMocks());
+
+describe("toApiError", () => {
+  it("keeps the backend's {code, message}", () => {
+    expect(api.toApiError({ code: "not_found", message: "no run 9" })).toEqual({ code: "not_found", message: "no run 9" });
+  });
+  it("normalises strings, JSON strings, Errors, unknown codes and anything else", () => {
+    expect(api.toApiError("boom")).toEqual({ code: "internal", message: "boom" });
+    expect(api.toApiError('{"code":"busy","message":"a job runs"}')).toEqual({ code: "busy", message: "a job runs" });
+    expect(api.toApiError(new Error("ipc down"))).toEqual({ code: "internal", message: "ipc down" });
+    expect(api.toApiError({ code: "weird", message: "m" })).toEqual({ code: "internal", message: "m" });
+    expect(api.toApiError(42).message).toContain("42");
+    expect(api.toApiError(undefined).code).toBe("internal");
+  });
+});
+
+describe("commands", () => {
+  it("reject with a readable error outside the app", async () => {
+    await expect(api.hw()).rejects.toMatchObject({ code: "internal", message: expect.stringContaining("Dyno app") });
+  });
+
+  it("pass camelCase arguments and normalise rejections", async () => {
+    const seen: [string, unknown][] = [];
+    mockIPC((cmd, args) => {
+      seen.push([cmd, args]);
+      if (cmd === "run") throw { code: "not_found", message: "No run 99; `dyno runs` lists them." };
+      if (cmd === "compare") return { a: "1", b: "sweep:2", tests: [], unmatched: [] };
+      return null;
+    });
+    await expect(api.run(99)).rejects.toEqual({ code: "not_found", message: "No run 99; `dyno runs` lists them." });
+    await expect(api.compare("1", "sweep:2")).resolves.toMatchObject({ b: "sweep:2" });
+    await api.exportCard("sweep:2", "png", "/tmp/x.png");
+    expect(seen).toContainEqual(["compare", { a: "1", b: "sweep:2" }]);
+    expect(seen).toContainEqual(["export_card", { target: "sweep:2", format: "png", path: "/tmp/x.png" }]);
+  });
+
+  it("start_sweep sends the spec, the job id and a channel", async () => {
+    let got: Record<string, unknown> = {};
+    mockIPC((cmd, args) => {
+      if (cmd === "start_sweep") got = args as Record<string, unknown>;
+      return { sweep_id: 1 };
+    });
+    const spec = { source: { kind: "files" as const, files: ["/m/a.gguf"] }, prompt: 128, gen: 32, reps: 2, quality: false };
+    await api.startSweep(spec, "job-7", () => {});
+    expect(got.spec).toEqual(spec);
+    expect(got.jobId).toBe("job-7");
+    expect(got.onEvent).toBeDefined();
+  });
+});

@@ -1,0 +1,139 @@
+// The only module that talks to the backend (docs/app-api.md). Each function
+// is a thin typed wrapper over one Tauri command; nothing else in the UI
+// imports @tauri-apps/api/core.
+
+import { Channel, invoke } from "@tauri-apps/api/core";
+import type {
+  ApiError,
+  AppInfo,
+  CompareDoc,
+  ExportFormat,
+  Hardware,
+  HubListing,
+  HubRepo,
+  JobEvent,
+  LocalModel,
+  PullResult,
+  RunsDoc,
+  SweepDoc,
+  SweepInput,
+} from "./types";
+
+export type { ApiError, JobEvent } from "./types";
+
+const KNOWN_CODES = new Set(["bad_input", "not_found", "network", "cancelled", "busy", "internal"]);
+
+/**
+ * Turn whatever a rejected command gave into `{code, message}`. The backend
+ * sends that shape already; a string, an Error (IPC failure) or anything else
+ * becomes `internal` with the best readable message we can find.
+ */
+export function toApiError(e: unknown): ApiError {
+  if (e && typeof e === "object" && !Array.isArray(e)) {
+    const o = e as Record<string, unknown>;
+    if (typeof o.message === "string" && o.message.length > 0) {
+      const code = typeof o.code === "string" && o.code.length > 0 ? o.code : "internal";
+      return { code: KNOWN_CODES.has(code) ? code : "internal", message: o.message };
+    }
+  }
+  if (typeof e === "string" && e.length > 0) {
+    // A JSON string holding the error (some IPC paths serialise twice).
+    try {
+      const parsed: unknown = JSON.parse(e);
+      if (parsed && typeof parsed === "object") return toApiError(parsed);
+    } catch {
+      /* a plain message */
+    }
+    return { code: "internal", message: e };
+  }
+  if (e instanceof Error) return { code: "internal", message: e.message || String(e) };
+  let text: string;
+  try {
+    text = JSON.stringify(e) ?? String(e);
+  } catch {
+    text = String(e);
+  }
+  return { code: "internal", message: `Unexpected error from the backend: ${text}` };
+}
+
+/**
+ * Whether the page runs inside the Dyno app (and so has a backend): the IPC
+ * bridge `invoke` needs is there (Tauri's test mocks install it too).
+ */
+export function hasBackend(): boolean {
+  return typeof window !== "undefined" && "__TAURI_INTERNALS__" in window;
+}
+
+async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
+  if (!hasBackend()) {
+    throw {
+      code: "internal",
+      message: "No backend: this page is not running inside the Dyno app. Start it with `cargo tauri dev`.",
+    } satisfies ApiError;
+  }
+  try {
+    return await invoke<T>(cmd, args);
+  } catch (e) {
+    throw toApiError(e);
+  }
+}
+
+/** A job id unique enough for one session's jobs. */
+export function newJobId(prefix = "job"): string {
+  const rnd =
+    typeof crypto !== "undefined" && "randomUUID" in crypto
+      ? crypto.randomUUID()
+      : `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+  return `${prefix}-${rnd}`;
+}
+
+function channel(onEvent: (e: JobEvent) => void): Channel<JobEvent> {
+  const ch = new Channel<JobEvent>();
+  ch.onmessage = onEvent;
+  return ch;
+}
+
+// Read-only commands
+
+export const hw = () => call<Hardware>("hw");
+export const runs = (limit?: number) => call<RunsDoc>("runs", limit === undefined ? {} : { limit });
+export const run = (id: number) => call<RunsDoc>("run", { id });
+export const sweeps = () => call<SweepDoc[]>("sweeps");
+export const sweep = (id: number) => call<SweepDoc>("sweep", { id });
+export const models = () => call<LocalModel[]>("models");
+export const hubSearch = (query: string) => call<HubRepo[]>("hub_search", { query });
+export const hubLevels = (repo: string) => call<HubListing>("hub_levels", { repo });
+/** `a` and `b` are targets: "12" for a run, "sweep:3" for a sweep. */
+export const compare = (a: string, b: string) => call<CompareDoc>("compare", { a, b });
+export const cardSvg = (target: string) => call<string>("card_svg", { target });
+export const appInfo = () => call<AppInfo>("app_info");
+
+// Jobs: each resolves when the job ends and streams its progress to onEvent.
+
+export function startSweep(spec: SweepInput, jobId: string, onEvent: (e: JobEvent) => void) {
+  return call<SweepDoc>("start_sweep", { spec, jobId, onEvent: channel(onEvent) });
+}
+
+export function hubPull(repo: string, file: string, jobId: string, onEvent: (e: JobEvent) => void) {
+  return call<PullResult>("hub_pull", { repo, file, jobId, onEvent: channel(onEvent) });
+}
+
+export const exportCard = (target: string, format: ExportFormat, path: string) =>
+  call<{ path: string }>("export_card", { target, format, path });
+
+/** Stop a job; resolves true if one was running. */
+export const cancel = (jobId: string) => call<boolean>("cancel", { jobId });
+
+/**
+ * The user's Downloads folder through Tauri's core path API (allowed by the
+ * default capability), or null when it cannot be resolved.
+ */
+export async function downloadDir(): Promise<string | null> {
+  if (!hasBackend()) return null;
+  try {
+    const { downloadDir } = await import("@tauri-apps/api/path");
+    return await downloadDir();
+  } catch {
+    return null;
+  }
+}

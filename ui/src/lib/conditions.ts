@@ -1,0 +1,58 @@
+// The conditions a figure was measured under. A figure means nothing without
+// them, so every view that shows a rate shows these next to it.
+
+import type { Machine, Run } from "../types";
+
+export interface Condition {
+  label: string;
+  value: string;
+}
+
+function tests(run: Run): string {
+  const ps = new Set<number>();
+  const ns = new Set<number>();
+  for (const r of run.results) {
+    if (r.n_prompt > 0) ps.add(r.n_prompt);
+    if (r.n_gen > 0) ns.add(r.n_gen);
+  }
+  const list = (s: Set<number>) => (s.size ? [...s].sort((a, b) => a - b).join(",") : "–");
+  return `p ${list(ps)} / n ${list(ns)}`;
+}
+
+function mmap(v: boolean | null): string {
+  return v === null ? "auto" : v ? "on" : "off";
+}
+
+/** The conditions of one run, in a fixed order. */
+export function runConditions(run: Run, machine?: Machine | null): Condition[] {
+  const c = run.config;
+  const ngl =
+    c.n_gpu_layers_requested === null ? `${c.n_gpu_layers} (auto)` : String(c.n_gpu_layers);
+  const out: Condition[] = [
+    { label: "threads", value: String(c.n_threads) },
+    { label: "ngl", value: ngl },
+    { label: "batch", value: `${c.n_batch} / ub ${c.n_ubatch}` },
+    { label: "tests", value: tests(run) },
+    { label: "reps", value: `${c.reps}${c.warmup ? " + warm-up" : ""}` },
+    { label: "flash attn", value: c.flash_attn },
+    { label: "KV type", value: c.cache_type },
+    { label: "mmap", value: mmap(c.use_mmap) },
+    { label: "backend", value: run.backend },
+    { label: "build", value: run.llama_cpp_build },
+  ];
+  if (machine) out.push({ label: "machine", value: `${machine.cpu}, ${machine.cores} cores` });
+  return out;
+}
+
+/**
+ * The conditions shared by every run of a sweep (they run the same plan);
+ * a condition that differs between runs shows each value once, joined by " | ".
+ */
+export function sharedConditions(runs: Run[], machine?: Machine | null): Condition[] {
+  if (runs.length === 0) return [];
+  const per = runs.map((r) => runConditions(r, machine));
+  return per[0].map((c, i) => {
+    const values = [...new Set(per.map((p) => p[i]?.value ?? "–"))];
+    return { label: c.label, value: values.join(" | ") };
+  });
+}

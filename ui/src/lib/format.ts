@@ -1,0 +1,126 @@
+// Number formatting with units. Every figure the UI shows goes through here so
+// rounding and units are the same everywhere. Missing figures (null, NaN) are
+// shown as an en dash, never as 0.
+
+export const DASH = "–";
+
+const isNum = (v: number | null | undefined): v is number => typeof v === "number" && Number.isFinite(v);
+
+/** Digits after the point so a rate keeps about 4 significant figures, 1 to 3 decimals. */
+function rateDecimals(v: number): number {
+  const a = Math.abs(v);
+  if (a >= 100) return 1;
+  if (a >= 10) return 2;
+  return 3;
+}
+
+function group(v: number, decimals: number): string {
+  return v.toLocaleString("en-US", { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
+}
+
+/** Tokens per second: "1,234.5 t/s", "73.54 t/s", "0.812 t/s". */
+export function fmtRate(v: number | null | undefined, unit = true): string {
+  if (!isNum(v)) return DASH;
+  const s = group(v, rateDecimals(v));
+  return unit ? `${s} t/s` : s;
+}
+
+/** Mean ± standard deviation of a rate, with the deviation at the mean's precision. */
+export function fmtMeanSd(mean: number | null | undefined, sd: number | null | undefined, unit = "t/s"): string {
+  if (!isNum(mean)) return DASH;
+  const d = rateDecimals(mean);
+  const m = group(mean, d);
+  const tail = unit ? ` ${unit}` : "";
+  return isNum(sd) ? `${m} ± ${group(sd, d)}${tail}` : `${m}${tail}`;
+}
+
+const BYTE_UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
+
+/** Bytes in binary units: "98.0 MiB", "23.54 GiB". */
+export function fmtBytes(v: number | null | undefined): string {
+  if (!isNum(v)) return DASH;
+  let x = Math.abs(v);
+  let i = 0;
+  while (x >= 1024 && i < BYTE_UNITS.length - 1) {
+    x /= 1024;
+    i++;
+  }
+  const decimals = i === 0 ? 0 : i >= 3 ? 2 : 1;
+  return `${v < 0 ? "-" : ""}${x.toFixed(decimals)} ${BYTE_UNITS[i]}`;
+}
+
+/** Bandwidth in decimal GB/s, as memory datasheets and the roofline use it. */
+export function fmtBandwidth(bytesPerS: number | null | undefined): string {
+  if (!isNum(bytesPerS)) return DASH;
+  return `${(bytesPerS / 1e9).toFixed(1)} GB/s`;
+}
+
+/** A duration in milliseconds: "124.6 ms", "1.25 s", "2 min 05 s". */
+export function fmtMs(ms: number | null | undefined): string {
+  if (!isNum(ms)) return DASH;
+  if (Math.abs(ms) < 1) return `${ms.toFixed(3)} ms`;
+  if (Math.abs(ms) < 1000) return `${ms.toFixed(ms < 100 ? 2 : 1)} ms`;
+  return fmtSeconds(ms / 1000);
+}
+
+/** A duration in seconds: "0.47 s", "10.7 s", "2 min 05 s". */
+export function fmtSeconds(s: number | null | undefined): string {
+  if (!isNum(s)) return DASH;
+  if (s < 10) return `${s.toFixed(2)} s`;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const min = Math.floor(s / 60);
+  const sec = Math.round(s - min * 60);
+  if (sec === 60) return `${min + 1} min 00 s`;
+  return `${min} min ${String(sec).padStart(2, "0")} s`;
+}
+
+/** A percentage: "78.9%". */
+export function fmtPct(v: number | null | undefined, decimals = 1): string {
+  if (!isNum(v)) return DASH;
+  return `${v.toFixed(decimals)}%`;
+}
+
+/** A signed change: "+2.6%", "-12.0%". */
+export function fmtChange(v: number | null | undefined): string {
+  if (!isNum(v)) return DASH;
+  return `${v > 0 ? "+" : ""}${v.toFixed(1)}%`;
+}
+
+/** A parameter count: "135M", "1.24B". */
+export function fmtParams(v: number | null | undefined): string {
+  if (!isNum(v)) return DASH;
+  if (v >= 1e9) return `${(v / 1e9).toFixed(2)}B`;
+  if (v >= 1e6) return `${Math.round(v / 1e6)}M`;
+  if (v >= 1e3) return `${Math.round(v / 1e3)}K`;
+  return String(v);
+}
+
+/** A plain count with thousands separators. */
+export function fmtCount(v: number | null | undefined): string {
+  if (!isNum(v)) return DASH;
+  return Math.round(v).toLocaleString("en-US");
+}
+
+/** A number with `sig` significant digits (KLD, perplexity, p-values). */
+export function fmtSig(v: number | null | undefined, sig = 3): string {
+  if (!isNum(v)) return DASH;
+  if (v === 0) return "0";
+  const a = Math.abs(v);
+  if (a < 1e-4 || a >= 1e6) return v.toExponential(sig - 1);
+  return String(Number(v.toPrecision(sig)));
+}
+
+/** An ISO timestamp as local "YYYY-MM-DD HH:MM". */
+export function fmtDate(iso: string | null | undefined): string {
+  if (!iso) return DASH;
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+/** The last component of a path, for either separator. */
+export function baseName(path: string): string {
+  const parts = path.split(/[\\/]/);
+  return parts[parts.length - 1] || path;
+}

@@ -1,0 +1,73 @@
+import { describe, expect, it } from "vitest";
+import ladder from "../fixtures/sweep-ladder.json";
+import sweepFiles from "../fixtures/sweep-files.json";
+import type { SweepDoc } from "../types";
+import { sharedConditions } from "./conditions";
+import { sweepMarkdown, shareableJson } from "./markdown";
+import { barData, levelRows } from "./sweepData";
+
+const doc = ladder as unknown as SweepDoc;
+
+describe("levelRows", () => {
+  it("joins levels to their runs, highest precision first", () => {
+    const rows = levelRows(doc);
+    expect(rows.map((r) => r.level)).toEqual(["F16", "Q8_0", "Q4_1", "Q4_0"]);
+    const f16 = rows[0];
+    expect(f16.pp?.test).toBe("pp64");
+    expect(f16.pp?.mean).toBeCloseTo(499.9667, 3);
+    expect(f16.tg?.test).toBe("tg16");
+    expect(f16.ttftMs?.mean).toBeCloseTo(124.6156, 3);
+    expect(f16.kld).toBeCloseTo(0.002676, 5);
+    expect(f16.rooflinePct).toBeCloseTo(78.974, 2);
+    expect(f16.sizeBytes).toBe(270885952);
+  });
+
+  it("keeps a level that failed before any run, with its reason", () => {
+    const failed: SweepDoc = {
+      ...doc,
+      sweep: {
+        ...doc.sweep,
+        levels: [
+          ...doc.sweep.levels,
+          {
+            level: "Q2_K", origin: "quantized", path: null, status: "failed", error_code: "quantize_failed",
+            error: "the quantizer ran out of disk", quality_error: null, quantize_ms: null, run_ids: [], pareto: false,
+          },
+        ],
+      },
+    };
+    const rows = levelRows(failed);
+    const q2 = rows.find((r) => r.level === "Q2_K")!;
+    expect(q2.run).toBeNull();
+    expect(q2.error).toBe("the quantizer ran out of disk");
+    expect(barData(rows).some((b) => b.level === "Q2_K")).toBe(false);
+  });
+
+  it("makes bar data with whiskers that never go below zero", () => {
+    const bars = barData(levelRows(doc));
+    expect(bars.length).toBe(8);
+    for (const b of bars) {
+      expect(b.low).toBeGreaterThanOrEqual(0);
+      expect(b.high).toBeGreaterThanOrEqual(b.mean);
+    }
+  });
+});
+
+describe("conditions and markdown", () => {
+  it("lists a sweep's shared conditions", () => {
+    const c = Object.fromEntries(sharedConditions(doc.runs).map((x) => [x.label, x.value]));
+    expect(c.threads).toBe("2");
+    expect(c.tests).toBe("p 64 / n 16");
+    expect(c.backend).toBe("CPU");
+    expect(c.ngl).toBe("0 (auto)");
+  });
+  it("writes markdown without paths and JSON with file names only", () => {
+    const real = sweepFiles as unknown as SweepDoc;
+    const md = sweepMarkdown(real);
+    expect(md).toContain("| Q4_1 |");
+    expect(md).not.toContain("/home/");
+    const json = shareableJson(real);
+    expect(json).not.toContain("/home/");
+    expect(JSON.parse(json).sweep.levels[0].path).toBe("SmolLM2-135M-Instruct.Q4_1.gguf");
+  });
+});

@@ -1,0 +1,42 @@
+// A bounded buffer of live telemetry events in uPlot's column layout.
+
+import type { JobEvent } from "../types";
+
+type Telemetry = Extract<JobEvent, { kind: "telemetry" }>;
+
+export interface TelemetrySeries {
+  /** Seconds since the job started (x axis). */
+  t: number[];
+  cpuPct: number[];
+  rssMiB: number[];
+  gpuPct: (number | null)[];
+  powerW: (number | null)[];
+  hasGpu: boolean;
+  hasPower: boolean;
+}
+
+export function emptySeries(): TelemetrySeries {
+  return { t: [], cpuPct: [], rssMiB: [], gpuPct: [], powerW: [], hasGpu: false, hasPower: false };
+}
+
+/** About 20 minutes at one reading per second; older readings scroll off. */
+export const MAX_POINTS = 1200;
+
+/**
+ * Append one reading in place (uPlot reads these arrays directly). The x value
+ * is the job's own clock (`elapsedS`), because `t_s` restarts with each level's
+ * worker and would fold the chart back on itself.
+ */
+export function pushTelemetry(s: TelemetrySeries, e: Telemetry, elapsedS: number): void {
+  s.t.push(elapsedS);
+  s.cpuPct.push(e.cpu_pct);
+  s.rssMiB.push(e.rss_bytes / 1048576);
+  s.gpuPct.push(e.gpu_pct ?? null);
+  s.powerW.push(e.power_w ?? null);
+  if (e.gpu_pct != null) s.hasGpu = true;
+  if (e.power_w != null) s.hasPower = true;
+  if (s.t.length > MAX_POINTS) {
+    const drop = s.t.length - MAX_POINTS;
+    for (const a of [s.t, s.cpuPct, s.rssMiB, s.gpuPct, s.powerW]) a.splice(0, drop);
+  }
+}

@@ -1,0 +1,150 @@
+// App-wide state that outlives a view: which view is shown, and the jobs in
+// flight (a sweep keeps running, and reporting, when the user looks elsewhere).
+
+import * as api from "./api";
+import { finish, initialProgress, reduce, startedProgress, type JobProgress } from "./lib/progress";
+import { emptySeries, pushTelemetry, type TelemetrySeries } from "./lib/telemetry";
+import type { ApiError, JobEvent, PullResult, SweepDoc, SweepInput } from "./types";
+
+export type View = "overview" | "models" | "sweep" | "results" | "export";
+
+class Nav {
+  view = $state<View>("overview");
+  /** The run ("12") or sweep ("sweep:3") the Results view opens, if any. */
+  resultsTarget = $state<string | null>(null);
+  exportTarget = $state<string | null>(null);
+  /** A source the Sweep form should start from (set by Models). */
+  sweepPrefill = $state.raw<SweepInput | null>(null);
+
+  go(view: View) {
+    this.view = view;
+  }
+  openResult(target: string) {
+    this.resultsTarget = target;
+    this.view = "results";
+  }
+}
+
+export const nav = new Nav();
+
+/** The one sweep job the UI runs at a time (the backend allows one benchmark). */
+class SweepJob {
+  jobId = $state<string | null>(null);
+  spec = $state.raw<SweepInput | null>(null);
+  progress = $state.raw<JobProgress>(initialProgress());
+  result = $state.raw<SweepDoc | null>(null);
+  error = $state.raw<ApiError | null>(null);
+  /** Bumped on each telemetry reading; the chart redraws on it. */
+  tick = $state(0);
+  /** Mutated in place (uPlot reads the arrays), so not reactive itself. */
+  series: TelemetrySeries = emptySeries();
+
+  get running() {
+    return this.progress.phase === "running";
+  }
+
+  async start(spec: SweepInput): Promise<void> {
+    if (this.running) {
+      this.error = { code: "busy", message: "A sweep is already running; cancel it or wait for it to finish." };
+      return;
+    }
+    const jobId = api.newJobId("sweep");
+    const t0 = performance.now();
+    this.jobId = jobId;
+    this.spec = spec;
+    this.result = null;
+    this.error = null;
+    this.series = emptySeries();
+    this.tick = 0;
+    this.progress = startedProgress();
+    const onEvent = (e: JobEvent) => {
+      if (this.jobId !== jobId) return; // a late event from an older job
+      if (e.kind === "telemetry") {
+        pushTelemetry(this.series, e, (performance.now() - t0) / 1000);
+        this.tick++;
+      } else {
+        this.progress = reduce(this.progress, e);
+      }
+    };
+    try {
+      const doc = await api.startSweep(spec, jobId, onEvent);
+      if (this.jobId !== jobId) return;
+      this.result = doc;
+      const phase = doc.sweep.status === "cancelled" ? "cancelled" : "done";
+      this.progress = finish(this.progress, phase);
+    } catch (e) {
+      if (this.jobId !== jobId) return;
+      const err = e as ApiError;
+      if (err.code === "cancelled") {
+        this.progress = finish(this.progress, "cancelled");
+      } else {
+        this.error = err;
+        this.progress = finish(this.progress, "failed", err.message);
+      }
+    }
+  }
+
+  async cancel(): Promise<void> {
+    if (!this.jobId || !this.running) return;
+    try {
+      await api.cancel(this.jobId);
+    } catch (e) {
+      this.error = e as ApiError;
+    }
+  }
+}
+
+export const sweepJob = new SweepJob();
+
+/** A hub download, one at a time. */
+class DownloadJob {
+  jobId = $state<string | null>(null);
+  /** "repo/level", to show the bar next to the level being pulled. */
+  key = $state<string | null>(null);
+  progress = $state.raw<JobProgress>(initialProgress());
+  result = $state.raw<PullResult | null>(null);
+  error = $state.raw<ApiError | null>(null);
+
+  get running() {
+    return this.progress.phase === "running";
+  }
+
+  /** Pull every file of a level in turn (a split model has several). */
+  async pull(repo: string, level: string, files: string[]): Promise<boolean> {
+    if (this.running) return false;
+    this.key = `${repo}/${level}`;
+    this.result = null;
+    this.error = null;
+    this.progress = startedProgress(`downloading ${level}`);
+    try {
+      for (const file of files) {
+        const jobId = api.newJobId("pull");
+        this.jobId = jobId;
+        this.result = await api.hubPull(repo, file, jobId, (e) => {
+          if (this.jobId === jobId) this.progress = reduce(this.progress, e);
+        });
+      }
+      this.progress = finish(this.progress, "done");
+      return true;
+    } catch (e) {
+      const err = e as ApiError;
+      if (err.code === "cancelled") this.progress = finish(this.progress, "cancelled");
+      else {
+        this.error = err;
+        this.progress = finish(this.progress, "failed", err.message);
+      }
+      return false;
+    }
+  }
+
+  async cancel(): Promise<void> {
+    if (!this.jobId || !this.running) return;
+    try {
+      await api.cancel(this.jobId);
+    } catch (e) {
+      this.error = e as ApiError;
+    }
+  }
+}
+
+export const downloadJob = new DownloadJob();

@@ -1,0 +1,367 @@
+// Shapes of the JSON the backend returns. Each matches the `--json` output of
+// the CLI command named beside it (docs/json-schema.md, docs/app-api.md).
+// Fields the schema marks as possibly unmeasured are `| null`: a figure that
+// could not be measured is null, never 0.
+
+/** A summary of samples (`prefill_tokens_per_s`, `ttft_stats_ms`, …). */
+export interface Stats {
+  samples: number[];
+  mean: number;
+  stddev: number;
+  median: number;
+  min: number;
+  max: number;
+  ci95: number | null;
+  outliers: number[];
+}
+
+export interface GpuInfo {
+  name: string;
+  description: string;
+  kind: string;
+  memory_total_bytes: number;
+  memory_free_bytes: number;
+}
+
+/** The machine block inside every result document. */
+export interface Machine {
+  fingerprint: string;
+  cpu: string;
+  cores: number;
+  cores_physical: number;
+  memory_bytes: number;
+  os: string;
+  kernel: string;
+  gpus: GpuInfo[];
+  backend: string;
+  llama_cpp_build: string;
+  memory_bandwidth_bytes_per_s: number | null;
+}
+
+/** `dyno hw --json` */
+export interface Hardware {
+  cpu: string;
+  cores: number;
+  cores_physical: number;
+  memory_bytes: number;
+  os: string;
+  kernel: string;
+  memory_bandwidth_bytes_per_s: number | null;
+  bandwidth_threads?: number | null;
+  bandwidth_measured_at?: string | null;
+  gpus: GpuInfo[];
+  llama_cpp: {
+    backend: string;
+    build: string;
+    gpu_offload: boolean;
+    devices: GpuInfo[];
+  };
+  telemetry?: { rapl: boolean; nvml: boolean; temperature: boolean };
+}
+
+export interface ModelInfo {
+  path: string;
+  file_name: string;
+  sha256: string;
+  arch: string | null;
+  name: string | null;
+  quant: string | null;
+  size_bytes: number | null;
+  n_params: number | null;
+  weight_bytes: number | null;
+  bits_per_weight: number | null;
+  n_layers: number | null;
+  context_length: number | null;
+}
+
+export interface RunConfig {
+  n_threads: number;
+  n_gpu_layers: number;
+  n_gpu_layers_requested: number | null;
+  n_batch: number;
+  n_ubatch: number;
+  flash_attn: string;
+  cache_type: string;
+  use_mmap: boolean | null;
+  reps: number;
+  warmup: boolean;
+}
+
+export interface RunTelemetry {
+  samples: number;
+  cpu_util_mean_pct: number | null;
+  rss_peak_bytes: number | null;
+  vram_peak_bytes: number | null;
+  gpu_power_mean_w: number | null;
+  cpu_package_power_mean_w: number | null;
+  cpu_temp_max_c: number | null;
+  gpu_temp_max_c: number | null;
+  energy_j: number | null;
+  tokens_per_j: number | null;
+  throttled: boolean | null;
+  throttle_reasons: unknown;
+  unavailable: string[];
+}
+
+export interface ResultTelemetry {
+  during_timed: {
+    samples: number;
+    cpu_util_mean_pct: number | null;
+    rss_peak_bytes: number | null;
+    ram_used_peak_bytes: number | null;
+    vram_peak_bytes: number | null;
+    gpu_util_mean_pct: number | null;
+    gpu_power_mean_w: number | null;
+    cpu_package_power_mean_w: number | null;
+    [k: string]: unknown;
+  } | null;
+  energy: {
+    energy_j: number | null;
+    method: string;
+    tokens_per_j: number | null;
+    [k: string]: unknown;
+  } | null;
+}
+
+export type TestKind = "prompt" | "gen" | "prompt_gen" | "parallel";
+export type RunStatus = "ok" | "failed" | "cancelled" | "running";
+
+export interface TestResult {
+  test: string;
+  kind: TestKind;
+  status: string;
+  error: string | null;
+  n_prompt: number;
+  n_gen: number;
+  n_depth: number;
+  n_parallel: number;
+  reps: number;
+  rate: "prefill" | "decode" | "decode_total" | string;
+  samples_tokens_per_s: number[];
+  mean_tokens_per_s: number | null;
+  stddev_tokens_per_s: number | null;
+  median_tokens_per_s: number | null;
+  min_tokens_per_s: number | null;
+  max_tokens_per_s: number | null;
+  ci95_tokens_per_s: number | null;
+  outliers: number[];
+  samples_ns: number[];
+  prefill_tokens_per_s: Stats | null;
+  decode_tokens_per_s: Stats | null;
+  decode_per_sequence_tokens_per_s: Stats | null;
+  ttft_ms: number | null;
+  ttft_stats_ms: Stats | null;
+  decode_bytes_per_s: number | null;
+  roofline_pct: number | null;
+  telemetry: ResultTelemetry | null;
+}
+
+export interface Quality {
+  ppl: number | null;
+  kld_mean: number | null;
+  kld_p99: number | null;
+  top1_agreement: number | null;
+  is_reference: boolean;
+  reference_sha256: string;
+  n_positions: number;
+  text: string;
+  chunk_tokens: number;
+  n_chunks: number;
+  topk: number;
+}
+
+export interface WhatThisMeans {
+  tokens_per_word: number;
+  words_per_s: number;
+  decode_tokens_per_s: number;
+  ttft_ms: number | null;
+  reply_500_words_s: number;
+}
+
+export interface Run {
+  run_id: number;
+  sweep_id: number | null;
+  status: RunStatus;
+  error: string | null;
+  error_code: string | null;
+  model: ModelInfo;
+  config: RunConfig;
+  backend: string;
+  llama_cpp_build: string;
+  load_time_ms: number | null;
+  model_desc: string | null;
+  peak_rss_bytes: number | null;
+  telemetry: RunTelemetry | null;
+  dyno_version: string;
+  started_at: string;
+  finished_at: string | null;
+  results: TestResult[];
+  quality?: Quality | null;
+  what_this_means?: WhatThisMeans | null;
+}
+
+/** `dyno runs --json`, `dyno show ID --json` */
+export interface RunsDoc {
+  schema_version: number;
+  machine: Machine;
+  runs: Run[];
+}
+
+export interface SweepLevel {
+  level: string;
+  origin: "file" | "base" | "quantized" | string;
+  path: string | null;
+  status: "pending" | "ok" | "failed" | "cancelled" | string;
+  error_code: string | null;
+  error: string | null;
+  quality_error: string | null;
+  quantize_ms: number | null;
+  run_ids: number[];
+  pareto: boolean;
+}
+
+export interface SweepInfo {
+  id: number;
+  status: "running" | "ok" | "partial" | "cancelled" | "interrupted" | string;
+  source_kind: "files" | "dir" | "from" | "repo" | string;
+  spec: {
+    source: Record<string, unknown>;
+    levels: string[] | null;
+    request: Record<string, unknown> & { reps?: number };
+    quality: { tokens: number; topk: number } | null;
+  };
+  created_at: string;
+  finished_at: string | null;
+  reference_sha256: string | null;
+  quality_text: string | null;
+  levels: SweepLevel[];
+  recommendation: string | null;
+}
+
+/** `dyno show-sweep ID --json`; `dyno sweeps --json` is a list of these. */
+export interface SweepDoc extends RunsDoc {
+  sweep_id: number;
+  sweep: SweepInfo;
+}
+
+/** `dyno compare A B --json` */
+export interface CompareTest {
+  level: string;
+  test: string;
+  rate: string;
+  a_tokens_per_s: number | null;
+  b_tokens_per_s: number | null;
+  ratio: number | null;
+  change_pct: number | null;
+  p_value: number | null;
+  significant: boolean;
+}
+
+export interface CompareDoc {
+  a: string;
+  b: string;
+  a_machine: string;
+  b_machine: string;
+  tests: CompareTest[];
+  unmatched: unknown[];
+}
+
+export type Fit = "vram" | "ram" | "no";
+
+/** One entry of `dyno models --json`; an unreadable file has `error` and nulls. */
+export interface LocalModel {
+  origin: "hf-cache" | "lm-studio" | "ollama" | "folder" | string;
+  name: string;
+  path: string;
+  arch: string | null;
+  quant: string | null;
+  size_bytes: number | null;
+  n_params: number | null;
+  fit: Fit | null;
+  error: string | null;
+}
+
+/** One entry of `dyno hub search Q --json`. */
+export interface HubRepo {
+  id: string;
+  downloads: number;
+  likes: number;
+  lastModified: string | null;
+}
+
+export interface HubFile {
+  path: string;
+  size: number;
+  sha256: string | null;
+}
+
+/** `dyno hub ls REPO --json` */
+export interface HubListing {
+  repo: string;
+  commit: string;
+  levels: { level: string; files: HubFile[]; size_bytes: number; fit: Fit }[];
+  mmproj: HubFile[];
+  imatrix: HubFile[];
+}
+
+export interface PullResult {
+  path: string;
+  sha256: string;
+  size_bytes: number;
+}
+
+export interface AppInfo {
+  version: string;
+  db: string;
+}
+
+export type SweepSource =
+  | { kind: "files"; files: string[] }
+  | { kind: "from"; base: string; levels?: string[] }
+  | { kind: "dir"; dir: string };
+
+export interface SweepInput {
+  source: SweepSource;
+  prompt?: number;
+  gen?: number;
+  reps?: number;
+  quality?: boolean;
+}
+
+export type ExportFormat = "png" | "svg" | "md" | "csv" | "json" | "llama-bench-json";
+
+/** Progress pushed by a job through its channel (docs/app-api.md). */
+export type JobEvent =
+  | { kind: "warning"; message: string }
+  | { kind: "level"; level: string; index: number; total: number }
+  | { kind: "skipped"; level: string; why: string }
+  | { kind: "quantizing"; level: string }
+  | { kind: "quantize_progress"; done: number; total: number }
+  | { kind: "level_finished"; level: string; status: "ok" | "failed" | "cancelled"; error?: string | null }
+  | { kind: "quality"; level: string; reference: string }
+  | { kind: "quality_progress"; done: number; total: number }
+  | { kind: "loading"; model: string }
+  | { kind: "test_started"; run_id: number; test: string }
+  | { kind: "sample"; run_id: number; test: string; rep: number; reps: number }
+  | { kind: "test_finished"; run_id: number; test: string; status: string; error?: string | null }
+  | { kind: "run_finished"; run_id: number; status: string; error?: string | null }
+  | {
+      kind: "telemetry";
+      t_s: number;
+      cpu_pct: number;
+      rss_bytes: number;
+      gpu_pct?: number | null;
+      power_w?: number | null;
+      vram_bytes?: number | null;
+    }
+  | { kind: "download_start"; path: string; total: number; already: number }
+  | { kind: "download_progress"; done: number; total: number }
+  | { kind: "download_finished"; path: string };
+
+export type ErrorCode = "bad_input" | "not_found" | "network" | "cancelled" | "busy" | "internal";
+
+/** Every rejected command is normalised to this shape by api.ts. */
+export interface ApiError {
+  code: ErrorCode | string;
+  message: string;
+}
