@@ -55,6 +55,9 @@ pub enum DynoError {
     /// deleted. Exit code 1.
     #[error("{0}")]
     Integrity(String),
+    /// Something that should not happen; the message asks for a report.
+    #[error("internal error (a bug in Dyno; please report it): {0}")]
+    Internal(String),
     #[error("{context}: {source}")]
     Io {
         context: String,

@@ -54,7 +54,9 @@ fn exports_carry_the_figures_and_nothing_private() {
     let csv = export("csv", &[]);
     let doc = export("json", &[]);
     let lb = export("llama-bench-json", &[]);
+    let card = check_card(&s, &run_id, dyno);
     for (name, text) in [
+        ("svg card", &card),
         ("md", &md),
         ("csv", &csv),
         ("json", &doc),

@@ -137,6 +137,22 @@ fn a_local_sweep_quantises_measures_and_kld_grows_as_bits_drop() {
     let table = stdout(&t);
     assert!(table.contains("| Q4_0 |") && table.contains("★"), "{table}");
 
+    // The result card shows every level, the recommendation and the conditions.
+    let card = check_card(&s, &format!("sweep:{}", j["sweep_id"]), || s.dyno());
+    for text in [
+        "F16",
+        "Q8_0",
+        "Q4_0",
+        "prefill pp32",
+        "decode tg8",
+        "threads 2",
+    ] {
+        assert!(card.contains(text), "{text} missing from the card");
+    }
+    let rec = j["sweep"]["recommendation"].as_str().unwrap();
+    let rec_level = rec.split(':').next().unwrap();
+    assert!(card.contains(&format!("→ {rec_level}:")), "{card}");
+
     // The top-k method is a lower bound of the exact divergence, and close.
     let exact = s
         .dyno()
@@ -293,6 +309,9 @@ fn a_corrupt_file_among_the_levels_fails_alone() {
         "{}",
         stderr(&o)
     );
+    // The card says why the bad level has no bars.
+    let card = check_card(&s, &format!("sweep:{}", j["sweep_id"]), || s.dyno());
+    assert!(card.contains("failed: "), "{card}");
 }
 
 #[test]

@@ -80,7 +80,8 @@ pub enum Command {
         id: String,
         #[arg(long, value_enum, default_value = "md")]
         format: ExportFormat,
-        /// Write here instead of stdout.
+        /// Write here instead of stdout (png and svg: default
+        /// `dyno-run-N.png` or `dyno-sweep-N.svg` in the current folder).
         #[arg(short = 'o', long, value_name = "FILE")]
         output: Option<PathBuf>,
         /// Keep file paths, the user name and the host name.
@@ -157,13 +158,7 @@ pub enum HubCommand {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExportFormat {
-    Md,
-    Csv,
-    Json,
-    LlamaBenchJson,
-}
+pub use crate::report::export::Format as ExportFormat;
 
 #[derive(Debug, Subcommand)]
 pub enum ModelsCommand {

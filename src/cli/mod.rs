@@ -9,7 +9,7 @@ mod progress;
 mod sweep;
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use args::{BenchArgs, Cli, Command};
@@ -310,48 +310,22 @@ async fn show(db: &Path, run_id: i64, json: bool) -> Result<i32> {
     Ok(0)
 }
 
-/// `12`, `run:12` or `sweep:3` → (is a sweep, id).
-fn parse_target(id: &str) -> Result<(bool, i64)> {
-    let bad = || {
-        DynoError::BadInput(format!(
-            "'{id}' is not a run or sweep id; write 12 or run:12 for a run, sweep:3 for a sweep"
-        ))
-    };
-    let (is_sweep, n) = match id.split_once(':') {
-        Some(("sweep", n)) => (true, n),
-        Some(("run", n)) => (false, n),
-        None => (false, id),
-        _ => return Err(bad()),
-    };
-    Ok((is_sweep, n.parse().map_err(|_| bad())?))
-}
-
-/// The report of one run, or of a sweep's runs.
-async fn target_report(store: &Store, db: &Path, id: &str) -> Result<(bool, report::Report)> {
-    let (is_sweep, n) = parse_target(id)?;
-    let here = Machine::detect();
-    if is_sweep {
-        return Ok((true, report::sweep::build(store, n, &here).await?.report));
-    }
-    let row = store.run(n).await?.ok_or_else(|| {
-        DynoError::NotFound(format!(
-            "no run {n} in {}; `dyno runs` lists the stored runs",
-            db.display()
-        ))
-    })?;
-    Ok((
-        false,
-        report::build(store, std::slice::from_ref(&row), &here).await?,
-    ))
-}
-
 async fn compare(db: &Path, a: &str, b: &str, json: bool) -> Result<i32> {
     let store = open_store(db).await?;
-    let (sa, ra) = target_report(&store, db, a).await?;
-    let (sb, rb) = target_report(&store, db, b).await?;
+    let ta: report::Target = a.parse()?;
+    let tb: report::Target = b.parse()?;
+    let la = report::load(&store, db, ta).await;
+    let lb = report::load(&store, db, tb).await;
     store.close().await;
+    let (la, lb) = (la?, lb?);
     // Sweeps match level by level; two runs match by test, whatever their quant.
-    let c = report::compare::compare(a, &ra, b, &rb, sa && sb);
+    let c = report::compare::compare(
+        a,
+        la.report(),
+        b,
+        lb.report(),
+        ta.is_sweep() && tb.is_sweep(),
+    );
     if json {
         println!("{}", serde_json::to_string_pretty(&c).expect("serialises"));
     } else {
@@ -387,55 +361,29 @@ async fn export(
     include_host: bool,
 ) -> Result<i32> {
     use crate::report::export as ex;
-    let (is_sweep, n) = parse_target(id)?;
+    let target: report::Target = id.parse()?;
     let store = open_store(db).await?;
-    let here = Machine::detect();
-    let private = ex::Private::here();
-    // Everything is built from the scrubbed document, so no format can leak
-    // what the JSON leaves out.
-    let (doc, sweep_md) = if is_sweep {
-        let s = report::sweep::build(&store, n, &here).await?;
-        let doc = ex::document(&s, include_host, &private);
-        let scrubbed: report::sweep::SweepReport =
-            serde_json::from_value(doc.clone()).expect("a scrubbed report reads back");
-        (doc, Some(report::sweep::markdown(&scrubbed)))
-    } else {
-        let row = store.run(n).await?.ok_or_else(|| {
-            DynoError::NotFound(format!(
-                "no run {n} in {}; `dyno runs` lists the stored runs",
-                db.display()
-            ))
-        })?;
-        let r = report::build(&store, std::slice::from_ref(&row), &here).await?;
-        (ex::document(&r, include_host, &private), None)
-    };
+    let bytes = ex::export(&store, db, target, format, include_host).await;
     store.close().await;
-    let report: report::Report =
-        serde_json::from_value(doc.clone()).expect("a scrubbed report reads back");
-    let text = match format {
-        args::ExportFormat::Json => serde_json::to_string_pretty(&doc).expect("serialises") + "\n",
-        args::ExportFormat::LlamaBenchJson => {
-            serde_json::to_string_pretty(&ex::llama_bench_json(&report)).expect("serialises") + "\n"
-        }
-        args::ExportFormat::Csv => ex::csv(&report),
-        args::ExportFormat::Md => match sweep_md {
-            Some(t) => {
-                t + "\n"
-                    + &ex::markdown(&report)
-                        .split_once("\n\n")
-                        .map(|x| x.1.to_string())
-                        .unwrap_or_default()
-            }
-            None => ex::markdown(&report),
-        },
-    };
-    match output {
+    let bytes = bytes?;
+    let default_name = format.is_image().then(|| {
+        PathBuf::from(format!(
+            "dyno-{}.{}",
+            target.file_stem(),
+            format.extension()
+        ))
+    });
+    match output.map(Path::to_path_buf).or(default_name) {
         Some(p) => {
-            std::fs::write(p, text)
-                .map_err(|e| DynoError::io(format!("cannot write {}", p.display()), e))?;
+            ex::write_file(&p, &bytes)?;
             eprintln!("dyno: wrote {}", p.display());
         }
-        None => print!("{text}"),
+        None => {
+            use std::io::Write;
+            std::io::stdout()
+                .write_all(&bytes)
+                .map_err(|e| DynoError::io("cannot write to stdout", e))?;
+        }
     }
     Ok(0)
 }

@@ -6,9 +6,122 @@
 //! host names leave the machine unless the user opts in. Models are named by
 //! file name and sha256.
 
+use std::path::Path;
+
 use serde_json::{json, Map, Value};
 
-use super::{table, Report, ResultJson, RunJson};
+use super::{card, sweep, table, Loaded, Report, ResultJson, RunJson, Target};
+use crate::error::{DynoError, Result};
+use crate::store::Store;
+
+/// What `dyno export` and the app's Export view write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Md,
+    Csv,
+    Json,
+    LlamaBenchJson,
+    /// The result card, 1200×630.
+    Png,
+    /// The result card as SVG (text stays text).
+    Svg,
+}
+
+impl Format {
+    /// Binary or picture formats go to a file, never to a terminal.
+    pub fn is_image(self) -> bool {
+        matches!(self, Format::Png | Format::Svg)
+    }
+
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Md => "md",
+            Format::Csv => "csv",
+            Format::Json | Format::LlamaBenchJson => "json",
+            Format::Png => "png",
+            Format::Svg => "svg",
+        }
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = DynoError;
+
+    fn from_str(s: &str) -> Result<Format> {
+        <Format as clap::ValueEnum>::from_str(s, true).map_err(|_| {
+            DynoError::BadInput(format!(
+                "'{s}' is not an export format; use md, csv, json, llama-bench-json, png or svg"
+            ))
+        })
+    }
+}
+
+/// Export `target` from the store in `format`. Everything is built from the
+/// scrubbed document, so no format can leak what the JSON leaves out.
+pub async fn export(
+    store: &Store,
+    db: &Path,
+    target: Target,
+    format: Format,
+    include_host: bool,
+) -> Result<Vec<u8>> {
+    let private = Private::here();
+    let loaded = super::load(store, db, target).await?;
+    let doc = match &loaded {
+        Loaded::Run(r) => document(r, include_host, &private),
+        Loaded::Sweep(s) => document(s, include_host, &private),
+    };
+    let back = |e: serde_json::Error| DynoError::Internal(format!("a scrubbed report: {e}"));
+    let report: Report = serde_json::from_value(doc.clone()).map_err(back)?;
+    let swept: Option<sweep::SweepReport> = match loaded {
+        Loaded::Sweep(_) => Some(serde_json::from_value(doc.clone()).map_err(back)?),
+        Loaded::Run(_) => None,
+    };
+    let text = match format {
+        Format::Json => serde_json::to_string_pretty(&doc).expect("serialises") + "\n",
+        Format::LlamaBenchJson => {
+            serde_json::to_string_pretty(&llama_bench_json(&report)).expect("serialises") + "\n"
+        }
+        Format::Csv => csv(&report),
+        Format::Md => match &swept {
+            Some(s) => {
+                sweep::markdown(s)
+                    + "\n"
+                    + &markdown(&report)
+                        .split_once("\n\n")
+                        .map(|x| x.1.to_string())
+                        .unwrap_or_default()
+            }
+            None => markdown(&report),
+        },
+        Format::Svg => card::svg(&report, swept.as_ref().map(|s| &s.sweep)),
+        Format::Png => return card::png(&card::svg(&report, swept.as_ref().map(|s| &s.sweep))),
+    };
+    Ok(text.into_bytes())
+}
+
+/// Write an export next to its destination and rename it into place, so a
+/// full disk or a crash never leaves a half-written file under the name.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let name = path
+        .file_name()
+        .ok_or_else(|| DynoError::BadInput(format!("{} is not a file name", path.display())))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.partial", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let res = std::fs::File::create(&tmp)
+        .and_then(|mut f| {
+            f.write_all(bytes)?;
+            f.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&tmp, path));
+    res.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        DynoError::io(format!("cannot write {}", path.display()), e)
+    })
+}
 
 /// What [`scrub`] removes: the home directory, the user name and the host
 /// name of this machine, and directories in front of file names.

@@ -5,6 +5,7 @@
 //! The JSON shape here is the stable contract documented in
 //! `docs/json-schema.md`; change it only by adding fields.
 
+pub mod card;
 pub mod compare;
 pub mod export;
 pub mod import;
@@ -20,6 +21,89 @@ use crate::error::Result;
 use crate::machine::Machine;
 use crate::store::{MachineRow, ResultRow, RunRow, Store};
 use crate::worker::protocol::{Device, Sample, TestKind, TestSpec};
+
+/// What `dyno export`, `dyno compare` and the app point at: `12` or
+/// `run:12` for a run, `sweep:3` for a sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Run(i64),
+    Sweep(i64),
+}
+
+impl std::str::FromStr for Target {
+    type Err = crate::error::DynoError;
+
+    fn from_str(id: &str) -> Result<Target> {
+        let bad = || {
+            crate::error::DynoError::BadInput(format!(
+                "'{id}' is not a run or sweep id; write 12 or run:12 for a run, sweep:3 for a sweep"
+            ))
+        };
+        let (is_sweep, n) = match id.trim().split_once(':') {
+            Some(("sweep", n)) => (true, n),
+            Some(("run", n)) => (false, n),
+            None => (false, id.trim()),
+            _ => return Err(bad()),
+        };
+        let n: i64 = n.parse().map_err(|_| bad())?;
+        Ok(if is_sweep {
+            Target::Sweep(n)
+        } else {
+            Target::Run(n)
+        })
+    }
+}
+
+impl Target {
+    pub fn is_sweep(self) -> bool {
+        matches!(self, Target::Sweep(_))
+    }
+
+    /// "run-12" or "sweep-3", for default file names.
+    pub fn file_stem(self) -> String {
+        match self {
+            Target::Run(n) => format!("run-{n}"),
+            Target::Sweep(n) => format!("sweep-{n}"),
+        }
+    }
+}
+
+/// A run's report, or a sweep's with its levels.
+#[derive(Debug, Clone)]
+pub enum Loaded {
+    Run(Report),
+    Sweep(Box<sweep::SweepReport>),
+}
+
+impl Loaded {
+    pub fn report(&self) -> &Report {
+        match self {
+            Loaded::Run(r) => r,
+            Loaded::Sweep(s) => &s.report,
+        }
+    }
+}
+
+/// Build the report `t` points at from the store.
+pub async fn load(store: &Store, db: &std::path::Path, t: Target) -> Result<Loaded> {
+    let here = Machine::detect();
+    match t {
+        Target::Sweep(n) => Ok(Loaded::Sweep(Box::new(
+            sweep::build(store, n, &here).await?,
+        ))),
+        Target::Run(n) => {
+            let row = store.run(n).await?.ok_or_else(|| {
+                crate::error::DynoError::NotFound(format!(
+                    "no run {n} in {}; `dyno runs` lists the stored runs",
+                    db.display()
+                ))
+            })?;
+            Ok(Loaded::Run(
+                build(store, std::slice::from_ref(&row), &here).await?,
+            ))
+        }
+    }
+}
 
 /// Version of the JSON document's shape.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -118,3 +118,46 @@ pub fn samples(v: &serde_json::Value) -> Vec<f64> {
         .map(f)
         .collect()
 }
+
+/// Export the result card of `target` as PNG and SVG into the scratch folder
+/// and check both as a viewer would: the PNG decodes (with the `png` crate,
+/// not Dyno's renderer) at 1200×630 and is not blank, and the SVG parses.
+/// Returns the SVG's text for checks of what it says. `dyno` makes the
+/// command (with the test's environment).
+pub fn check_card(s: &Scratch, target: &str, dyno: impl Fn() -> Command) -> String {
+    let stem = target.replace(':', "-");
+    let png_path = s.path(&format!("{stem}.png"));
+    let svg_path = s.path(&format!("{stem}.svg"));
+    for (format, path) in [("png", &png_path), ("svg", &svg_path)] {
+        let o = dyno()
+            .args(["export", target, "--format", format, "-o"])
+            .arg(path)
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+    }
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(&png_path).unwrap(),
+    ));
+    let mut reader = decoder.read_info().expect("the card is a PNG");
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).expect("the PNG decodes");
+    assert_eq!((info.width, info.height), (1200, 630));
+    let pixels = &buf[..info.buffer_size()];
+    let step = info.line_size / info.width as usize;
+    let mut colours = std::collections::HashSet::new();
+    for px in pixels.chunks(step) {
+        colours.insert(px.to_vec());
+    }
+    assert!(
+        colours.len() > 50,
+        "a blank card: {} colours",
+        colours.len()
+    );
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    let tree = resvg::usvg::Tree::from_str(&svg, &resvg::usvg::Options::default())
+        .expect("the SVG parses");
+    assert_eq!(tree.size().width(), 1200.0);
+    assert_eq!(tree.size().height(), 630.0);
+    svg
+}

@@ -1,0 +1,637 @@
+//! The result card people post: a 1200×630 picture (the size link previews
+//! use) of one run or one sweep, with the conditions every figure needs.
+//!
+//! Dyno writes the card as SVG itself and renders PNGs with resvg and the
+//! bundled DejaVu Sans (`assets/fonts`), never with system fonts or a
+//! browser, so a card looks the same on every machine and in CI. It is drawn
+//! from the scrubbed export document, so it can show nothing that the JSON
+//! export leaves out.
+//!
+//! Prefill, decode and time to first token are three panels with their own
+//! scales and units: they are different quantities and are never blended.
+
+use std::fmt::Write as _;
+use std::sync::{Arc, OnceLock};
+
+use super::sweep::SweepJson;
+use super::{human_bytes, human_params, Report, ResultJson, RunJson};
+use crate::error::{DynoError, Result};
+
+pub const WIDTH: u32 = 1200;
+pub const HEIGHT: u32 = 630;
+
+const FONT_REGULAR: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+const FONT_BOLD: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans-Bold.ttf");
+const FAMILY: &str = "DejaVu Sans";
+
+const BG: &str = "#0f172a";
+const PANEL: &str = "#1e293b";
+const TEXT: &str = "#e2e8f0";
+const MUTED: &str = "#94a3b8";
+const PP: &str = "#38bdf8";
+const TG: &str = "#f59e0b";
+const TTFT: &str = "#a78bfa";
+const BAD: &str = "#f87171";
+
+/// One bar row: a level of a sweep, or the run itself.
+#[derive(Debug, Clone, PartialEq)]
+struct Row {
+    label: String,
+    /// Prefill t/s (the first pp test).
+    pp: Option<f64>,
+    /// Decode t/s (the first tg test).
+    tg: Option<f64>,
+    ttft_ms: Option<f64>,
+    tokens_per_j: Option<f64>,
+    kld: Option<f64>,
+    /// Why the level has no figures.
+    failed: Option<String>,
+}
+
+/// Test names of the three panels, from the first run that has them.
+#[derive(Debug, Default)]
+struct Tests {
+    pp: Option<String>,
+    tg: Option<String>,
+    ttft: Option<String>,
+}
+
+fn ok(r: &ResultJson) -> bool {
+    r.status == "ok"
+}
+
+fn prefill(run: &RunJson) -> Option<(&str, f64)> {
+    run.results
+        .iter()
+        .filter(|r| ok(r) && r.kind == "prompt")
+        .find_map(|r| Some((r.test.as_str(), r.mean_tokens_per_s?)))
+}
+
+fn decode(run: &RunJson) -> Option<(&str, f64)> {
+    run.results
+        .iter()
+        .filter(|r| ok(r) && r.kind == "gen")
+        .find_map(|r| Some((r.test.as_str(), r.mean_tokens_per_s?)))
+}
+
+fn first_token(run: &RunJson) -> Option<(&str, f64)> {
+    run.results
+        .iter()
+        .filter(|r| ok(r))
+        .find_map(|r| Some((r.test.as_str(), r.ttft_ms?)))
+}
+
+/// Decode tokens per joule, where a power reading covered the decode test.
+fn decode_tokens_per_j(run: &RunJson) -> Option<f64> {
+    run.results
+        .iter()
+        .filter(|r| ok(r) && r.kind == "gen")
+        .find_map(|r| r.telemetry.as_ref()?.energy.as_ref()?.tokens_per_j)
+}
+
+fn row_of(label: String, run: &RunJson) -> Row {
+    let failed = (run.status != "ok" && decode(run).is_none() && prefill(run).is_none())
+        .then(|| run.error.clone().unwrap_or_else(|| run.status.clone()));
+    Row {
+        label,
+        pp: prefill(run).map(|x| x.1),
+        tg: decode(run).map(|x| x.1),
+        ttft_ms: first_token(run).map(|x| x.1),
+        tokens_per_j: decode_tokens_per_j(run),
+        kld: run
+            .quality
+            .as_ref()
+            .filter(|q| !q.is_reference)
+            .map(|q| q.kld_mean),
+        failed,
+    }
+}
+
+fn rows(r: &Report, sweep: Option<&SweepJson>) -> Vec<Row> {
+    let by_id = |id: i64| r.runs.iter().find(|x| x.run_id == id);
+    match sweep {
+        Some(s) => s
+            .levels
+            .iter()
+            .map(|l| match l.run_ids.iter().rev().find_map(|&id| by_id(id)) {
+                Some(run) => {
+                    let mut row = row_of(l.level.clone(), run);
+                    if l.status != "ok" && row.failed.is_none() && row.tg.is_none() {
+                        row.failed = Some(l.error.clone().unwrap_or_else(|| l.status.clone()));
+                    }
+                    row
+                }
+                None => Row {
+                    label: l.level.clone(),
+                    pp: None,
+                    tg: None,
+                    ttft_ms: None,
+                    tokens_per_j: None,
+                    kld: None,
+                    failed: Some(l.error.clone().unwrap_or_else(|| l.status.clone())),
+                },
+            })
+            .collect(),
+        None => r
+            .runs
+            .iter()
+            .map(|run| row_of(run.model.quant.clone(), run))
+            .collect(),
+    }
+}
+
+fn tests(r: &Report) -> Tests {
+    let mut t = Tests::default();
+    for run in &r.runs {
+        t.pp = t.pp.or_else(|| prefill(run).map(|x| x.0.to_string()));
+        t.tg = t.tg.or_else(|| decode(run).map(|x| x.0.to_string()));
+        t.ttft = t.ttft.or_else(|| first_token(run).map(|x| x.0.to_string()));
+    }
+    t
+}
+
+/// XML-escape text for an SVG text node or attribute.
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c if (c as u32) < 0x20 => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A generous estimate of a string's width in DejaVu Sans (a wide face):
+/// text is cut to fit by this, so erring wide only cuts a little early.
+fn width_px(s: &str, size: f64) -> f64 {
+    s.chars()
+        .map(|c| match c {
+            'i' | 'l' | 'j' | '.' | ',' | ':' | ';' | '|' | '\'' | '!' | ' ' | '(' | ')' => 0.36,
+            'm' | 'w' | 'M' | 'W' | '@' | '%' => 0.95,
+            c if c.is_ascii_uppercase() || c.is_ascii_digit() => 0.7,
+            _ => 0.62,
+        })
+        .sum::<f64>()
+        * size
+}
+
+/// `s` cut with an ellipsis to fit `max` pixels.
+fn fit(s: &str, size: f64, max: f64) -> String {
+    if width_px(s, size) <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().collect();
+    while !out.is_empty() && width_px(&out, size) + width_px("…", size) > max {
+        out.pop();
+    }
+    format!("{}…", out.trim_end())
+}
+
+/// Greedy word wrap into at most `lines` lines of `max` pixels.
+fn wrap(s: &str, size: f64, max: f64, lines: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in s.split_whitespace() {
+        let candidate = if cur.is_empty() {
+            word.to_string()
+        } else {
+            format!("{cur} {word}")
+        };
+        if width_px(&candidate, size) <= max || cur.is_empty() {
+            cur = candidate;
+        } else {
+            out.push(std::mem::take(&mut cur));
+            cur = word.to_string();
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    if out.len() > lines {
+        let rest = out[lines - 1..].join(" ");
+        out.truncate(lines - 1);
+        out.push(fit(&rest, size, max));
+    }
+    out.into_iter().map(|l| fit(&l, size, max)).collect()
+}
+
+/// A rate with three significant figures ("1234", "73.5", "4.21").
+fn num(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+struct Svg(String);
+
+impl Svg {
+    fn text(&mut self, x: f64, y: f64, size: f64, fill: &str, weight: &str, s: &str) {
+        let _ = writeln!(
+            self.0,
+            r#"<text x="{x:.1}" y="{y:.1}" font-size="{size}" fill="{fill}" font-weight="{weight}">{}</text>"#,
+            esc(s)
+        );
+    }
+
+    fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str, rx: f64) {
+        let _ = writeln!(
+            self.0,
+            r#"<rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" rx="{rx}" fill="{fill}"/>"#,
+            w.max(0.0),
+            h.max(0.0)
+        );
+    }
+}
+
+/// One panel of bars: a title, then one bar per row scaled to the panel's
+/// own maximum, with the value written next to it.
+#[allow(clippy::too_many_arguments)]
+fn panel(
+    svg: &mut Svg,
+    x: f64,
+    w: f64,
+    top: f64,
+    row_h: f64,
+    title: &str,
+    colour: &str,
+    values: &[Option<f64>],
+    unit_fmt: &dyn Fn(f64) -> String,
+) {
+    svg.text(x, top - 12.0, 15.0, MUTED, "normal", &fit(title, 15.0, w));
+    let max = values.iter().flatten().copied().fold(0.0_f64, f64::max);
+    let label_w = 72.0;
+    let bar_w = w - label_w - 6.0;
+    for (i, v) in values.iter().enumerate() {
+        let y = top + i as f64 * row_h;
+        let h = (row_h * 0.62).min(24.0);
+        let by = y + (row_h - h) / 2.0;
+        svg.rect(x, by, bar_w, h, PANEL, 3.0);
+        if let Some(v) = v {
+            let len = if max > 0.0 { bar_w * v / max } else { 0.0 };
+            svg.rect(x, by, len.max(2.0), h, colour, 3.0);
+            svg.text(
+                x + bar_w + 6.0,
+                by + h * 0.5 + 5.5,
+                15.0,
+                TEXT,
+                "normal",
+                &unit_fmt(*v),
+            );
+        }
+    }
+}
+
+/// The card as an SVG document, 1200×630.
+pub fn svg(r: &Report, sweep: Option<&SweepJson>) -> String {
+    let rows = rows(r, sweep);
+    let tests = tests(r);
+    let first = r.runs.first();
+    let m = &r.machine;
+    let mut s = Svg(String::new());
+    let _ = writeln!(
+        s.0,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="{FAMILY}, sans-serif">"#
+    );
+    s.rect(0.0, 0.0, WIDTH as f64, HEIGHT as f64, BG, 0.0);
+
+    // Header: the brand, then the model by name, parameters and file.
+    s.text(40.0, 52.0, 17.0, PP, "bold", "DYNO");
+    let title = match (first, sweep) {
+        (Some(run), _) => run
+            .model
+            .name
+            .clone()
+            .unwrap_or_else(|| run.model.file_name.clone()),
+        (None, _) => "no runs".to_string(),
+    };
+    let what = match sweep {
+        Some(sw) => format!("quantisation sweep · {} levels", sw.levels.len()),
+        None if r.runs.len() == 1 => "benchmark".to_string(),
+        None => format!("{} runs", r.runs.len()),
+    };
+    s.text(106.0, 52.0, 17.0, MUTED, "normal", &what);
+    s.text(40.0, 92.0, 32.0, TEXT, "bold", &fit(&title, 32.0, 1120.0));
+    if let Some(run) = first {
+        let md = &run.model;
+        let model_line = if sweep.is_some() {
+            format!(
+                "{} · {} params · {} (sha256 {}) and its levels",
+                md.arch,
+                human_params(md.n_params).trim(),
+                md.file_name,
+                &md.sha256[..md.sha256.len().min(12)]
+            )
+        } else {
+            format!(
+                "{} · {} · {} params · {} · sha256 {}",
+                md.file_name,
+                md.quant,
+                human_params(md.n_params).trim(),
+                human_bytes(md.size_bytes),
+                &md.sha256[..md.sha256.len().min(12)]
+            )
+        };
+        s.text(
+            40.0,
+            122.0,
+            16.0,
+            MUTED,
+            "normal",
+            &fit(&model_line, 16.0, 1120.0),
+        );
+    }
+
+    // The chart: three panels, rows are levels.
+    let left = 40.0;
+    let label_col = 92.0;
+    let top = 180.0;
+    let bottom = 512.0;
+    let n = rows.len().max(1);
+    let row_h = ((bottom - top) / n as f64).min(44.0);
+    for (i, row) in rows.iter().enumerate() {
+        let y = top + i as f64 * row_h + row_h / 2.0 + 6.0;
+        let colour = if row.failed.is_some() { BAD } else { TEXT };
+        s.text(
+            left,
+            y,
+            16.0,
+            colour,
+            "bold",
+            &fit(&row.label, 16.0, label_col - 8.0),
+        );
+    }
+    let px = left + label_col;
+    let pw = 196.0;
+    let gap = 16.0;
+    let t_s = |v: f64| num(v);
+    let ms = |v: f64| format!("{} ms", num(v));
+    panel(
+        &mut s,
+        px,
+        pw,
+        top,
+        row_h,
+        &format!("prefill {} · t/s", tests.pp.as_deref().unwrap_or("pp")),
+        PP,
+        &rows.iter().map(|r| r.pp).collect::<Vec<_>>(),
+        &t_s,
+    );
+    panel(
+        &mut s,
+        px + pw + gap,
+        pw,
+        top,
+        row_h,
+        &format!("decode {} · t/s", tests.tg.as_deref().unwrap_or("tg")),
+        TG,
+        &rows.iter().map(|r| r.tg).collect::<Vec<_>>(),
+        &t_s,
+    );
+    panel(
+        &mut s,
+        px + 2.0 * (pw + gap),
+        pw,
+        top,
+        row_h,
+        &format!("TTFT {} · ms", tests.ttft.as_deref().unwrap_or("")),
+        TTFT,
+        &rows.iter().map(|r| r.ttft_ms).collect::<Vec<_>>(),
+        &ms,
+    );
+    // A failed level says why across its row, instead of empty bars.
+    for (i, row) in rows.iter().enumerate() {
+        if let Some(why) = &row.failed {
+            let y = top + i as f64 * row_h + row_h / 2.0 + 5.0;
+            s.text(
+                px + 8.0,
+                y,
+                14.0,
+                BAD,
+                "normal",
+                &fit(&format!("failed: {why}"), 14.0, 3.0 * pw),
+            );
+        }
+    }
+
+    // Right column: machine, build, energy, quality, meaning.
+    let rx = 790.0;
+    let rw = 370.0;
+    s.rect(rx - 18.0, 150.0, rw + 36.0, 372.0, PANEL, 10.0);
+    let mut y = 180.0;
+    let mut block = |s: &mut Svg, head: &str, lines: &[String]| {
+        s.text(rx, y, 13.0, MUTED, "bold", head);
+        y += 21.0;
+        for l in lines {
+            s.text(rx, y, 15.0, TEXT, "normal", &fit(l, 15.0, rw));
+            y += 20.0;
+        }
+        y += 8.0;
+    };
+    let mut hw = vec![format!("{} · {} cores", m.cpu, m.cores)];
+    let mut mem = format!("{} RAM", human_bytes(m.memory_bytes));
+    if let Some(bw) = m.memory_bandwidth_bytes_per_s {
+        let _ = write!(mem, " · {:.1} GB/s measured", bw as f64 / 1e9);
+    }
+    hw.push(mem);
+    if m.gpus.is_empty() {
+        hw.push("no GPU".into());
+    }
+    for g in m.gpus.iter().take(2) {
+        hw.push(format!(
+            "{} · {} VRAM",
+            g.description,
+            human_bytes(g.memory_total_bytes)
+        ));
+    }
+    block(&mut s, "MACHINE", &hw);
+    let backend = first
+        .and_then(|x| x.backend.clone())
+        .or_else(|| m.backend.clone())
+        .unwrap_or_else(|| "-".into());
+    let build = first
+        .and_then(|x| x.llama_cpp_build.clone())
+        .or_else(|| m.llama_cpp_build.clone())
+        .unwrap_or_else(|| "-".into());
+    block(&mut s, "BACKEND", &[backend, build]);
+    // Energy: only where a power reading covered decode; say so otherwise.
+    let tpj: Vec<String> = rows
+        .iter()
+        .filter_map(|r| {
+            r.tokens_per_j
+                .map(|v| format!("{} {} tokens/J", r.label, num(v)))
+        })
+        .collect();
+    let energy = if tpj.is_empty() {
+        vec!["tokens per joule: no power reading".to_string()]
+    } else {
+        vec![tpj.iter().take(2).cloned().collect::<Vec<_>>().join(" · ")]
+    };
+    block(&mut s, "ENERGY (DECODE)", &energy);
+    // What this means, for the recommended level or the one run.
+    let pick = sweep
+        .and_then(|sw| sw.recommendation.as_deref())
+        .and_then(|rec| rec.split(':').next())
+        .and_then(|lvl| {
+            sweep?.levels.iter().find(|l| l.level == lvl).and_then(|l| {
+                l.run_ids
+                    .iter()
+                    .rev()
+                    .find_map(|&id| r.runs.iter().find(|x| x.run_id == id))
+            })
+        })
+        .or(first);
+    if let Some(meaning) = pick.and_then(|p| p.what_this_means.as_ref().map(|w| (p, w))) {
+        let (p, w) = meaning;
+        let mut l = vec![format!(
+            "{}: {:.1} words/s ({:.2} tokens per word)",
+            p.model.quant, w.words_per_s, w.tokens_per_word
+        )];
+        if let Some(t) = w.reply_500_words_s {
+            l.push(format!("a 500-word reply in {t:.1} s"));
+        }
+        block(&mut s, "WHAT THIS MEANS", &l);
+    }
+    if sweep.is_some() {
+        let kld: Vec<String> = rows
+            .iter()
+            .filter_map(|r| r.kld.map(|k| format!("{} {:.3}", r.label, k)))
+            .collect();
+        if !kld.is_empty() {
+            let l = wrap(&kld.join(" · "), 15.0, rw, 2);
+            block(&mut s, "KL DIVERGENCE FROM THE REFERENCE", &l);
+        }
+    }
+
+    // Recommendation under the chart, then the conditions and provenance.
+    if let Some(rec) = sweep.and_then(|sw| sw.recommendation.as_deref()) {
+        s.text(
+            40.0,
+            548.0,
+            17.0,
+            TEXT,
+            "bold",
+            &fit(&format!("→ {rec}"), 17.0, 1120.0),
+        );
+    }
+    if let Some(run) = first {
+        let c = &run.config;
+        let mut pn: Vec<String> = run
+            .results
+            .iter()
+            .map(|r| r.test.clone())
+            .collect::<Vec<_>>();
+        pn.dedup();
+        let cond = format!(
+            "threads {} · GPU layers {} · batch {}/{} · flash attention {} · KV {} · {} reps · tests {}",
+            c.n_threads,
+            c.n_gpu_layers.map(|v| v.to_string()).unwrap_or_else(|| "-".into()),
+            c.n_batch,
+            c.n_ubatch,
+            c.flash_attn,
+            c.cache_type,
+            c.reps,
+            pn.join(", ")
+        );
+        s.text(
+            40.0,
+            578.0,
+            14.0,
+            MUTED,
+            "normal",
+            &fit(&cond, 14.0, 1120.0),
+        );
+        let date = run.started_at.get(..10).unwrap_or(&run.started_at);
+        let foot = format!(
+            "{date} · dyno {} · {} · mean of {} timed repetitions after a warm-up",
+            run.dyno_version,
+            m.os.as_deref().unwrap_or(""),
+            c.reps
+        );
+        s.text(
+            40.0,
+            604.0,
+            14.0,
+            MUTED,
+            "normal",
+            &fit(&foot, 14.0, 1120.0),
+        );
+    }
+    s.0.push_str("</svg>\n");
+    s.0
+}
+
+/// The bundled fonts, loaded once.
+fn fonts() -> Arc<resvg::usvg::fontdb::Database> {
+    static DB: OnceLock<Arc<resvg::usvg::fontdb::Database>> = OnceLock::new();
+    DB.get_or_init(|| {
+        let mut db = resvg::usvg::fontdb::Database::new();
+        db.load_font_data(FONT_REGULAR.to_vec());
+        db.load_font_data(FONT_BOLD.to_vec());
+        db.set_sans_serif_family(FAMILY);
+        Arc::new(db)
+    })
+    .clone()
+}
+
+/// Render a card's SVG to PNG bytes with the bundled fonts.
+pub fn png(svg: &str) -> Result<Vec<u8>> {
+    let opt = resvg::usvg::Options {
+        font_family: FAMILY.to_string(),
+        fontdb: fonts(),
+        ..Default::default()
+    };
+    let tree = resvg::usvg::Tree::from_str(svg, &opt)
+        .map_err(|e| DynoError::Internal(format!("the card's SVG does not parse: {e}")))?;
+    let mut pixmap = resvg::tiny_skia::Pixmap::new(WIDTH, HEIGHT)
+        .ok_or_else(|| DynoError::Internal("cannot allocate the card's pixels".into()))?;
+    resvg::render(
+        &tree,
+        resvg::tiny_skia::Transform::default(),
+        &mut pixmap.as_mut(),
+    );
+    pixmap
+        .encode_png()
+        .map_err(|e| DynoError::Internal(format!("cannot encode the card as PNG: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped_and_cut_to_fit() {
+        assert_eq!(esc("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+        let long = "x".repeat(400);
+        let cut = fit(&long, 16.0, 200.0);
+        assert!(cut.ends_with('…'));
+        assert!(width_px(&cut, 16.0) <= 200.0 + 1e-9);
+        assert_eq!(fit("short", 16.0, 200.0), "short");
+    }
+
+    #[test]
+    fn wrap_keeps_to_its_line_budget() {
+        let text = "one two three four five six seven eight nine ten eleven twelve";
+        let lines = wrap(text, 15.0, 120.0, 2);
+        assert_eq!(lines.len(), 2);
+        assert!(lines.iter().all(|l| width_px(l, 15.0) <= 120.0 + 1e-9));
+        assert!(lines[1].ends_with('…'));
+        assert_eq!(wrap("a b", 15.0, 500.0, 3), vec!["a b".to_string()]);
+    }
+
+    #[test]
+    fn numbers_keep_three_significant_figures() {
+        assert_eq!(num(1234.4), "1234");
+        assert_eq!(num(73.54), "73.5");
+        assert_eq!(num(4.2149), "4.21");
+    }
+}
