@@ -68,11 +68,13 @@ impl Target {
     }
 }
 
-/// A run's report, or a sweep's with its levels.
+/// A run's report, or a sweep's with its levels. Built once per command and
+/// never moved in bulk, so the variants' size difference costs nothing.
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)]
 pub enum Loaded {
     Run(Report),
-    Sweep(Box<sweep::SweepReport>),
+    Sweep(sweep::SweepReport),
 }
 
 impl Loaded {
@@ -88,9 +90,7 @@ impl Loaded {
 pub async fn load(store: &Store, db: &std::path::Path, t: Target) -> Result<Loaded> {
     let here = Machine::detect();
     match t {
-        Target::Sweep(n) => Ok(Loaded::Sweep(Box::new(
-            sweep::build(store, n, &here).await?,
-        ))),
+        Target::Sweep(n) => Ok(Loaded::Sweep(sweep::build(store, n, &here).await?)),
         Target::Run(n) => {
             let row = store.run(n).await?.ok_or_else(|| {
                 crate::error::DynoError::NotFound(format!(
