@@ -14,6 +14,7 @@ describe("toApiError", () => {
     expect(api.toApiError('{"code":"busy","message":"a job runs"}')).toEqual({ code: "busy", message: "a job runs" });
     expect(api.toApiError(new Error("ipc down"))).toEqual({ code: "internal", message: "ipc down" });
     expect(api.toApiError({ code: "weird", message: "m" })).toEqual({ code: "internal", message: "m" });
+    expect(api.toApiError({ code: "failed", message: "disk full" })).toEqual({ code: "failed", message: "disk full" });
     expect(api.toApiError(42).message).toContain("42");
     expect(api.toApiError(undefined).code).toBe("internal");
   });
@@ -35,8 +36,10 @@ describe("commands", () => {
     await expect(api.run(99)).rejects.toEqual({ code: "not_found", message: "No run 99; `dyno runs` lists them." });
     await expect(api.compare("1", "sweep:2")).resolves.toMatchObject({ b: "sweep:2" });
     await api.exportCard("sweep:2", "png", "/tmp/x.png");
+    await api.exportText("12", "md");
     expect(seen).toContainEqual(["compare", { a: "1", b: "sweep:2" }]);
     expect(seen).toContainEqual(["export_card", { target: "sweep:2", format: "png", path: "/tmp/x.png" }]);
+    expect(seen).toContainEqual(["export_text", { target: "12", format: "md" }]);
   });
 
   it("start_sweep sends the spec, the job id and a channel", async () => {

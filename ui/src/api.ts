@@ -17,11 +17,12 @@ import type {
   RunsDoc,
   SweepDoc,
   SweepInput,
+  TextFormat,
 } from "./types";
 
 export type { ApiError, JobEvent } from "./types";
 
-const KNOWN_CODES = new Set(["bad_input", "not_found", "network", "cancelled", "busy", "internal"]);
+const KNOWN_CODES = new Set(["bad_input", "not_found", "network", "cancelled", "busy", "failed", "internal"]);
 
 /**
  * Turn whatever a rejected command gave into `{code, message}`. The backend
@@ -121,19 +122,8 @@ export function hubPull(repo: string, file: string, jobId: string, onEvent: (e: 
 export const exportCard = (target: string, format: ExportFormat, path: string) =>
   call<{ path: string }>("export_card", { target, format, path });
 
+/** An export as text (the backend's own exporter, scrubbed of paths), for Copy. */
+export const exportText = (target: string, format: TextFormat) => call<string>("export_text", { target, format });
+
 /** Stop a job; resolves true if one was running. */
 export const cancel = (jobId: string) => call<boolean>("cancel", { jobId });
-
-/**
- * The user's Downloads folder through Tauri's core path API (allowed by the
- * default capability), or null when it cannot be resolved.
- */
-export async function downloadDir(): Promise<string | null> {
-  if (!hasBackend()) return null;
-  try {
-    const { downloadDir } = await import("@tauri-apps/api/path");
-    return await downloadDir();
-  } catch {
-    return null;
-  }
-}

@@ -29,7 +29,7 @@ function manyRuns(n: number): RunsDoc {
 
 vi.mock("./api", () => ({
   hw: vi.fn(async () => hwFx),
-  appInfo: vi.fn(async () => ({ version: "0.1.0-test", db: "/tmp/dyno.db" })),
+  appInfo: vi.fn(async () => ({ version: "0.1.0-test", db: "/tmp/dyno.db", downloads: "/home/u/Downloads" })),
   models: vi.fn(async () => []),
   runs: vi.fn(async () => manyRuns(runCount)),
   run: vi.fn(async (id: number) => ({ ...manyRuns(1), runs: [{ ...sweepDoc.runs[0], run_id: id }] })),
@@ -38,6 +38,7 @@ vi.mock("./api", () => ({
   compare: vi.fn(async () => compareFx),
   cardSvg: vi.fn(async () => "<svg xmlns='http://www.w3.org/2000/svg'/>"),
   exportCard: vi.fn(async (_t: string, _f: string, path: string) => ({ path })),
+  exportText: vi.fn(async (t: string, f: string) => (f === "md" ? `## exported ${t}\n` : `{"target":"${t}"}`)),
   hubSearch: vi.fn(async () => {
     throw { code: "network", message: "The hub could not be reached; check the connection." };
   }),
@@ -46,14 +47,13 @@ vi.mock("./api", () => ({
     onEvent({ kind: "level", level: "Q4_1", index: 0, total: 1 });
     onEvent({ kind: "test_started", run_id: 1, test: "pp128" });
     onEvent({ kind: "sample", run_id: 1, test: "pp128", rep: 1, reps: 2 });
-    onEvent({ kind: "telemetry", t_s: 0.5, cpu_pct: 97, rss_bytes: 300e6 });
+    onEvent({ kind: "telemetry", t_s: 0.5, cpu_pct: 97, ram_used_bytes: 8e9, gpu_pct: null, power_w: null, vram_bytes: null });
     await sweepGate.promise;
     onEvent({ kind: "level_finished", level: "Q4_1", status: "ok" });
     return sweepDoc;
   }),
   hubPull: vi.fn(),
   cancel: vi.fn(async () => true),
-  downloadDir: vi.fn(async () => "/home/u/Downloads"),
   newJobId: () => "job-1",
 }));
 
@@ -207,6 +207,65 @@ describe("App", () => {
     expect(q("export-done")!.textContent).toContain("/home/u/Downloads/dyno-");
   });
 
+  it("falls back to ~/Downloads without a Downloads folder, and copies the backend's export", async () => {
+    const api = await import("./api");
+    vi.mocked(api.appInfo).mockResolvedValueOnce({ version: "0.1.0-test", db: "/tmp/dyno.db", downloads: null });
+    const writeText = vi.fn(async () => {});
+    Object.defineProperty(navigator, "clipboard", { value: { writeText }, configurable: true });
+    q("nav-export")!.click();
+    await settle();
+    expect((q("export-path") as HTMLInputElement).value).toMatch(/^~\/Downloads\/dyno-.+\.png$/);
+    const target = (q("export-target") as HTMLSelectElement).value;
+    q("export-copy-md")!.click();
+    await settle();
+    expect(vi.mocked(api.exportText)).toHaveBeenLastCalledWith(target, "md");
+    expect(writeText).toHaveBeenLastCalledWith(`## exported ${target}\n`);
+    expect(q("export-copied")!.textContent).toBe("Markdown copied");
+    q("export-copy-json")!.click();
+    await settle();
+    expect(vi.mocked(api.exportText)).toHaveBeenLastCalledWith(target, "json");
+    expect(q("export-copied")!.textContent).toBe("JSON copied");
+  });
+
+  it("resets the download row when the user cancels", async () => {
+    const api = await import("./api");
+    vi.mocked(api.hubSearch).mockResolvedValueOnce([{ id: "org/m-GGUF", downloads: 1, likes: 0, lastModified: null }]);
+    vi.mocked(api.hubLevels).mockResolvedValueOnce({
+      repo: "org/m-GGUF", commit: "0123456789abcdef", mmproj: [], imatrix: [],
+      levels: [{ level: "Q4_0", files: [{ path: "m-Q4_0.gguf", size: 1000, sha256: null }], size_bytes: 1000, fit: "ram" }],
+    });
+    let reject: (e: unknown) => void = () => {};
+    vi.mocked(api.hubPull).mockImplementationOnce((_r, _f, _j, onEvent) => {
+      onEvent({ kind: "download_start", path: "m-Q4_0.gguf", total: 1000, already: 400 });
+      onEvent({ kind: "download_progress", done: 600, total: 1000 });
+      return new Promise((_res, rej) => (reject = rej));
+    });
+    vi.mocked(api.cancel).mockImplementationOnce(async () => {
+      reject({ code: "cancelled", message: "the download was cancelled; what arrived is kept" });
+      return true;
+    });
+    q("nav-models")!.click();
+    await settle();
+    const input = q("hub-query") as HTMLInputElement;
+    input.value = "m";
+    input.dispatchEvent(new Event("input"));
+    flushSync();
+    q("hub-search")!.click();
+    await settle();
+    q("hub-repo")!.click();
+    await settle();
+    q("download")!.click();
+    await settle();
+    expect(q("download-progress")).not.toBeNull();
+    q("download-cancel")!.click();
+    await settle();
+    expect(q("download-progress")).toBeNull();
+    expect(q("download-cancel")).toBeNull();
+    expect(q("download")!.hasAttribute("disabled")).toBe(false);
+    expect(q("download-cancelled")).not.toBeNull();
+    expect(q("error")).toBeNull();
+  });
+
   it("runs a quick sweep and follows it to done", async () => {
     const api = await import("./api");
     vi.mocked(api.models).mockResolvedValueOnce([
@@ -225,5 +284,32 @@ describe("App", () => {
     await settle();
     expect(q("sweep-status")!.textContent).toBe("done");
     expect(q("level-chart")).not.toBeNull();
+  });
+
+  it("says cancelled when the user cancels a sweep", async () => {
+    const api = await import("./api");
+    let reject: (e: unknown) => void = () => {};
+    vi.mocked(api.startSweep).mockImplementationOnce((_spec, _job, onEvent) => {
+      onEvent({ kind: "level", level: "Q4_1", index: 0, total: 2 });
+      return new Promise((_res, rej) => (reject = rej));
+    });
+    vi.mocked(api.cancel).mockImplementationOnce(async () => {
+      reject({ code: "cancelled", message: "the sweep was cancelled; what was measured is saved" });
+      return true;
+    });
+    q("nav-sweep")!.click();
+    flushSync();
+    const files = q("sweep-files") as HTMLTextAreaElement;
+    files.value = "/m/small.gguf";
+    files.dispatchEvent(new Event("input"));
+    flushSync();
+    q("sweep-run")!.click();
+    await settle();
+    expect(q("sweep-status")!.textContent).toMatch(/^running/);
+    q("sweep-cancel")!.click();
+    await settle();
+    expect(q("sweep-status")!.textContent).toBe("cancelled");
+    expect((q("sweep-level") as HTMLElement).dataset.status).toBe("cancelled");
+    expect(q("error")).toBeNull();
   });
 });

@@ -76,7 +76,8 @@ class SweepJob {
       if (this.jobId !== jobId) return;
       const err = e as ApiError;
       if (err.code === "cancelled") {
-        this.progress = finish(this.progress, "cancelled");
+        // The backend saved the finished levels; its message says so.
+        this.progress = finish(this.progress, "cancelled", err.message);
       } else {
         this.error = err;
         this.progress = finish(this.progress, "failed", err.message);
@@ -104,6 +105,10 @@ class DownloadJob {
   progress = $state.raw<JobProgress>(initialProgress());
   result = $state.raw<PullResult | null>(null);
   error = $state.raw<ApiError | null>(null);
+  /** The key of the level whose download the user cancelled (the row is reset). */
+  cancelledKey = $state<string | null>(null);
+  /** Set by cancel(): stops a split level between two parts as well. */
+  private cancelRequested = false;
 
   get running() {
     return this.progress.phase === "running";
@@ -112,12 +117,16 @@ class DownloadJob {
   /** Pull every file of a level in turn (a split model has several). */
   async pull(repo: string, level: string, files: string[]): Promise<boolean> {
     if (this.running) return false;
-    this.key = `${repo}/${level}`;
+    const key = `${repo}/${level}`;
+    this.key = key;
     this.result = null;
     this.error = null;
+    this.cancelledKey = null;
+    this.cancelRequested = false;
     this.progress = startedProgress(`downloading ${level}`);
     try {
       for (const file of files) {
+        if (this.cancelRequested) throw { code: "cancelled", message: "the download was cancelled" } satisfies ApiError;
         const jobId = api.newJobId("pull");
         this.jobId = jobId;
         this.result = await api.hubPull(repo, file, jobId, (e) => {
@@ -128,17 +137,26 @@ class DownloadJob {
       return true;
     } catch (e) {
       const err = e as ApiError;
-      if (err.code === "cancelled") this.progress = finish(this.progress, "cancelled");
-      else {
+      if (err.code === "cancelled") {
+        // Back to a plain Download button: what arrived is kept on disk and
+        // the next download of this level resumes it.
+        this.progress = initialProgress();
+        this.result = null;
+        this.cancelledKey = key;
+      } else {
         this.error = err;
         this.progress = finish(this.progress, "failed", err.message);
       }
       return false;
+    } finally {
+      this.jobId = null;
     }
   }
 
   async cancel(): Promise<void> {
-    if (!this.jobId || !this.running) return;
+    if (!this.running) return;
+    this.cancelRequested = true;
+    if (!this.jobId) return;
     try {
       await api.cancel(this.jobId);
     } catch (e) {

@@ -310,9 +310,11 @@ export interface PullResult {
   size_bytes: number;
 }
 
+/** `app_info`: `downloads` is the user's Downloads folder (or home), or null. */
 export interface AppInfo {
   version: string;
   db: string;
+  downloads: string | null;
 }
 
 export type SweepSource =
@@ -329,6 +331,8 @@ export interface SweepInput {
 }
 
 export type ExportFormat = "png" | "svg" | "md" | "csv" | "json" | "llama-bench-json";
+/** The formats `export_text` returns as text (every format but the PNG card). */
+export type TextFormat = "md" | "csv" | "json" | "llama-bench-json";
 
 /** Progress pushed by a job through its channel (docs/app-api.md). */
 export type JobEvent =
@@ -346,19 +350,22 @@ export type JobEvent =
   | { kind: "test_finished"; run_id: number; test: string; status: string; error?: string | null }
   | { kind: "run_finished"; run_id: number; status: string; error?: string | null }
   | {
+      /** The whole machine, about once a second while a job runs. */
       kind: "telemetry";
       t_s: number;
-      cpu_pct: number;
-      rss_bytes: number;
-      gpu_pct?: number | null;
-      power_w?: number | null;
-      vram_bytes?: number | null;
+      cpu_pct: number | null;
+      /** System RAM in use (whole machine), not the worker's RSS. */
+      ram_used_bytes: number | null;
+      gpu_pct: number | null;
+      power_w: number | null;
+      vram_bytes: number | null;
     }
   | { kind: "download_start"; path: string; total: number; already: number }
+  /** `done`: bytes on disk so far, resumed bytes included; `total`: the file's size. */
   | { kind: "download_progress"; done: number; total: number }
   | { kind: "download_finished"; path: string };
 
-export type ErrorCode = "bad_input" | "not_found" | "network" | "cancelled" | "busy" | "internal";
+export type ErrorCode = "bad_input" | "not_found" | "network" | "cancelled" | "busy" | "failed" | "internal";
 
 /** Every rejected command is normalised to this shape by api.ts. */
 export interface ApiError {

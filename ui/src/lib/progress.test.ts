@@ -69,13 +69,16 @@ describe("progress reducer", () => {
 describe("telemetry buffer", () => {
   it("appends in uPlot's column layout and scrolls old readings off", () => {
     const s = emptySeries();
-    pushTelemetry(s, { kind: "telemetry", t_s: 0, cpu_pct: 50, rss_bytes: 1048576 * 2 }, 0);
-    expect(s.rssMiB).toEqual([2]);
+    const none = { gpu_pct: null, power_w: null, vram_bytes: null };
+    pushTelemetry(s, { kind: "telemetry", t_s: 0, cpu_pct: 50, ram_used_bytes: 1073741824 * 2, ...none }, 0);
+    expect(s.ramGiB).toEqual([2]);
     expect(s.hasGpu).toBe(false);
-    pushTelemetry(s, { kind: "telemetry", t_s: 1, cpu_pct: 60, rss_bytes: 0, gpu_pct: 10, power_w: 30 }, 1);
+    pushTelemetry(s, { kind: "telemetry", t_s: 1, cpu_pct: null, ram_used_bytes: null, gpu_pct: 10, power_w: 30, vram_bytes: 1e9 }, 1);
     expect(s.hasGpu && s.hasPower).toBe(true);
+    expect(s.cpuPct[1]).toBeNull(); // unreadable: a gap, not 0
+    expect(s.ramGiB[1]).toBeNull();
     for (let i = 0; i < MAX_POINTS + 10; i++) {
-      pushTelemetry(s, { kind: "telemetry", t_s: i, cpu_pct: 1, rss_bytes: 0 }, i + 2);
+      pushTelemetry(s, { kind: "telemetry", t_s: i, cpu_pct: 1, ram_used_bytes: 0, ...none }, i + 2);
     }
     expect(s.t.length).toBe(MAX_POINTS);
     expect(s.cpuPct.length).toBe(MAX_POINTS);

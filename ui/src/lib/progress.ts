@@ -147,7 +147,12 @@ export function reduce(s: JobProgress, e: JobEvent): JobProgress {
 
 /** The state when the job's promise settles. */
 export function finish(s: JobProgress, phase: Exclude<Phase, "idle" | "running">, error: string | null = null) {
-  return { ...s, phase, error, activity: phase === "done" ? "done" : s.activity };
+  // A level still marked running when the job was cancelled was cut short.
+  const levels =
+    phase === "cancelled" && s.levels.some((l) => l.status === "running")
+      ? s.levels.map((l) => (l.status === "running" ? { ...l, status: "cancelled" as const } : l))
+      : s.levels;
+  return { ...s, phase, error, levels, activity: phase === "done" ? "done" : s.activity };
 }
 
 /** A fraction in [0, 1], or null when the total is not known yet. */

@@ -1,9 +1,7 @@
 import { describe, expect, it } from "vitest";
 import ladder from "../fixtures/sweep-ladder.json";
-import sweepFiles from "../fixtures/sweep-files.json";
 import type { SweepDoc } from "../types";
 import { sharedConditions } from "./conditions";
-import { sweepMarkdown, shareableJson } from "./markdown";
 import { barData, levelRows } from "./sweepData";
 
 const doc = ladder as unknown as SweepDoc;
@@ -53,21 +51,12 @@ describe("levelRows", () => {
   });
 });
 
-describe("conditions and markdown", () => {
+describe("conditions", () => {
   it("lists a sweep's shared conditions", () => {
     const c = Object.fromEntries(sharedConditions(doc.runs).map((x) => [x.label, x.value]));
     expect(c.threads).toBe("2");
     expect(c.tests).toBe("p 64 / n 16");
     expect(c.backend).toBe("CPU");
     expect(c.ngl).toBe("0 (auto)");
-  });
-  it("writes markdown without paths and JSON with file names only", () => {
-    const real = sweepFiles as unknown as SweepDoc;
-    const md = sweepMarkdown(real);
-    expect(md).toContain("| Q4_1 |");
-    expect(md).not.toContain("/home/");
-    const json = shareableJson(real);
-    expect(json).not.toContain("/home/");
-    expect(JSON.parse(json).sweep.levels[0].path).toBe("SmolLM2-135M-Instruct.Q4_1.gguf");
   });
 });
