@@ -1,1 +1,44 @@
-pub use dyno;
+//! Dyno's desktop app: a Tauri v2 shell whose commands (`commands`) call the
+//! dyno core, with long work run as cancellable jobs (`jobs`) that stream
+//! progress to the web UI in `ui/`.
+
+mod commands;
+mod error;
+mod jobs;
+
+pub use error::AppError;
+
+/// Start the app: one window showing the built UI.
+pub fn run() {
+    tauri::Builder::default()
+        .manage(commands::App::from_env())
+        .setup(|app| {
+            use tauri::Manager;
+            // The title carries the version, so a screenshot says which
+            // Dyno measured what it shows.
+            if let Some(w) = app.get_webview_window("main") {
+                let _ = w.set_title(&format!("Dyno {}", env!("CARGO_PKG_VERSION")));
+            }
+            Ok(())
+        })
+        .invoke_handler(tauri::generate_handler![
+            commands::app_info,
+            commands::hw,
+            commands::runs,
+            commands::run,
+            commands::sweeps,
+            commands::sweep,
+            commands::models,
+            commands::hub_search,
+            commands::hub_levels,
+            commands::compare,
+            commands::card_svg,
+            commands::export_text,
+            commands::export_card,
+            commands::cancel,
+            commands::start_sweep,
+            commands::hub_pull,
+        ])
+        .run(tauri::generate_context!())
+        .expect("error while running the Dyno app");
+}

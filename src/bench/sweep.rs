@@ -312,6 +312,8 @@ fn resolve_from(base: &Path, only: Option<&[String]>) -> Result<Resolved> {
 #[derive(Debug, Clone)]
 pub enum SweepEvent<'a> {
     Warning(&'a str),
+    /// Something the user should know that is not a problem.
+    Info(&'a str),
     /// Level `index` of `total` begins.
     Level {
         level: &'a str,
@@ -356,6 +358,10 @@ pub enum SweepEvent<'a> {
 /// the sweep's own events.
 pub trait SweepReporter: Reporter + QuantizeProgress {
     fn sweep(&mut self, event: &SweepEvent<'_>);
+
+    /// The sweep is about to run `samples` timed repetitions in all (for a
+    /// bar's length; skipped levels make it an upper bound).
+    fn planned(&mut self, _samples: u64) {}
 }
 
 /// What the sweep did.

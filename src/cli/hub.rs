@@ -24,6 +24,12 @@ pub struct Bytes {
     tty: bool,
 }
 
+impl Default for Bytes {
+    fn default() -> Self {
+        Bytes::new()
+    }
+}
+
 impl Bytes {
     pub fn new() -> Bytes {
         let tty = std::io::stderr().is_terminal();
@@ -71,7 +77,7 @@ impl PullProgress for Bytes {
 }
 
 /// The machine's RAM and total GPU memory, for "fits".
-fn memory() -> (u64, u64) {
+pub fn memory() -> (u64, u64) {
     let vram = crate::telemetry::gpu::inventory()
         .iter()
         .filter_map(|g| g.memory_total_bytes)
@@ -322,6 +328,45 @@ pub async fn hub(db: &Path, endpoint: Option<&str>, cmd: HubCommand) -> Result<i
     }
 }
 
+/// GGUF files on disk: the Hugging Face cache, LM Studio, Ollama and the
+/// folders added with `dyno models add`.
+pub async fn found_models(store: &Store) -> Result<Vec<crate::hub::discover::Found>> {
+    let dirs: Vec<PathBuf> = store
+        .model_dirs()
+        .await?
+        .into_iter()
+        .map(PathBuf::from)
+        .collect();
+    tokio::task::spawn_blocking(move || discover(&Roots::from_env(dirs)))
+        .await
+        .map_err(|e| DynoError::Worker(format!("model discovery failed: {e}")))
+}
+
+/// The models as `dyno models --json` prints them, each with whether it fits
+/// in `ram` and `vram`.
+pub fn models_json(
+    found: &[crate::hub::discover::Found],
+    ram: u64,
+    vram: u64,
+) -> Vec<serde_json::Value> {
+    found
+        .iter()
+        .map(|f| {
+            serde_json::json!({
+                "origin": f.origin.as_str(),
+                "name": f.name,
+                "path": f.path,
+                "arch": f.info.as_ref().map(|i| i.arch.clone()),
+                "quant": f.info.as_ref().map(|i| i.quant.clone()),
+                "size_bytes": f.info.as_ref().map(|i| i.size_bytes),
+                "n_params": f.info.as_ref().map(|i| i.n_params),
+                "fit": f.info.as_ref().map(|i| Fit::of(i.size_bytes, ram, vram)),
+                "error": f.error,
+            })
+        })
+        .collect()
+}
+
 pub async fn models(db: &Path, cmd: Option<ModelsCommand>, json: bool) -> Result<i32> {
     let store = open_store(db).await?;
     if let Some(ModelsCommand::Add { dir }) = cmd {
@@ -346,34 +391,12 @@ pub async fn models(db: &Path, cmd: Option<ModelsCommand>, json: bool) -> Result
         );
         return Ok(0);
     }
-    let dirs: Vec<PathBuf> = store
-        .model_dirs()
-        .await?
-        .into_iter()
-        .map(PathBuf::from)
-        .collect();
+    let found = found_models(&store).await;
     store.close().await;
-    let found = tokio::task::spawn_blocking(move || discover(&Roots::from_env(dirs)))
-        .await
-        .map_err(|e| DynoError::Worker(format!("model discovery failed: {e}")))?;
+    let found = found?;
     let (ram, vram) = memory();
     if json {
-        let doc: Vec<serde_json::Value> = found
-            .iter()
-            .map(|f| {
-                serde_json::json!({
-                    "origin": f.origin.as_str(),
-                    "name": f.name,
-                    "path": f.path,
-                    "arch": f.info.as_ref().map(|i| i.arch.clone()),
-                    "quant": f.info.as_ref().map(|i| i.quant.clone()),
-                    "size_bytes": f.info.as_ref().map(|i| i.size_bytes),
-                    "n_params": f.info.as_ref().map(|i| i.n_params),
-                    "fit": f.info.as_ref().map(|i| Fit::of(i.size_bytes, ram, vram)),
-                    "error": f.error,
-                })
-            })
-            .collect();
+        let doc = models_json(&found, ram, vram);
         println!(
             "{}",
             serde_json::to_string_pretty(&doc).expect("serialises")

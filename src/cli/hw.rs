@@ -17,28 +17,29 @@ use crate::worker::protocol::{Device, Event};
 /// How long the bandwidth test reads memory.
 const BANDWIDTH_TEST: Duration = Duration::from_secs(1);
 
-#[derive(Debug, Serialize)]
-struct LlamaCpp {
-    backend: Option<String>,
-    build: Option<String>,
-    gpu_offload: Option<bool>,
-    devices: Vec<Device>,
+#[derive(Debug, Clone, Serialize)]
+pub struct LlamaCpp {
+    pub backend: Option<String>,
+    pub build: Option<String>,
+    pub gpu_offload: Option<bool>,
+    pub devices: Vec<Device>,
 }
 
-#[derive(Debug, Serialize)]
-struct Hw {
-    cpu: String,
-    cores: usize,
-    cores_physical: Option<usize>,
-    memory_bytes: u64,
-    os: Option<String>,
-    kernel: Option<String>,
-    memory_bandwidth_bytes_per_s: Option<u64>,
-    bandwidth_threads: Option<i64>,
-    bandwidth_measured_at: Option<String>,
-    gpus: Vec<GpuInfo>,
-    llama_cpp: LlamaCpp,
-    telemetry: Sources,
+/// What `dyno hw --json` prints and the app's Overview shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct Hw {
+    pub cpu: String,
+    pub cores: usize,
+    pub cores_physical: Option<usize>,
+    pub memory_bytes: u64,
+    pub os: Option<String>,
+    pub kernel: Option<String>,
+    pub memory_bandwidth_bytes_per_s: Option<u64>,
+    pub bandwidth_threads: Option<i64>,
+    pub bandwidth_measured_at: Option<String>,
+    pub gpus: Vec<GpuInfo>,
+    pub llama_cpp: LlamaCpp,
+    pub telemetry: Sources,
 }
 
 /// Record the machine's GPUs and its memory bandwidth, measuring the
@@ -76,7 +77,10 @@ pub async fn ensure_inventory(
     ))
 }
 
-pub async fn hw(db: &Path, json: bool, remeasure: bool) -> Result<i32> {
+/// The machine: CPU, memory and its bandwidth (measured once and cached),
+/// GPUs, llama.cpp's build and devices (from a probe of a worker), and the
+/// telemetry sources.
+pub async fn inventory(db: &Path, remeasure: bool) -> Result<Hw> {
     let machine = Machine::detect();
     let store = Store::open(db).await?;
     let machine_id = store.upsert_machine(&machine).await?;
@@ -108,7 +112,7 @@ pub async fn hw(db: &Path, json: bool, remeasure: bool) -> Result<i32> {
     let sampler = Sampler::start(Duration::from_secs(1));
     let sources = sampler.sources().clone();
     drop(sampler);
-    let hw = Hw {
+    Ok(Hw {
         cpu: machine.cpu.clone(),
         cores: machine.cores_logical,
         cores_physical: machine.cores_physical,
@@ -121,7 +125,11 @@ pub async fn hw(db: &Path, json: bool, remeasure: bool) -> Result<i32> {
         gpus: gpu::inventory(),
         llama_cpp: llama,
         telemetry: sources,
-    };
+    })
+}
+
+pub async fn hw(db: &Path, json: bool, remeasure: bool) -> Result<i32> {
+    let hw = inventory(db, remeasure).await?;
     if json {
         println!(
             "{}",
@@ -137,8 +145,9 @@ pub async fn hw(db: &Path, json: bool, remeasure: bool) -> Result<i32> {
     );
     println!("memory: {}", human_bytes(hw.memory_bytes));
     println!(
-        "memory bandwidth: {:.1} GB/s read, {threads} threads (measured {}; --remeasure to refresh)",
-        bps as f64 / 1e9,
+        "memory bandwidth: {:.1} GB/s read, {} threads (measured {}; --remeasure to refresh)",
+        hw.memory_bandwidth_bytes_per_s.unwrap_or_default() as f64 / 1e9,
+        hw.bandwidth_threads.unwrap_or_default(),
         hw.bandwidth_measured_at.as_deref().unwrap_or("?")
     );
     println!(

@@ -3,10 +3,10 @@
 //! JSON document so scripts can pipe it.
 
 pub mod args;
-mod hub;
-mod hw;
+pub mod hub;
+pub mod hw;
 mod progress;
-mod sweep;
+pub mod sweep;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -28,6 +28,64 @@ pub const EXIT_CANCELLED: i32 = 130;
 /// Failure codes that mean the model itself is unusable: the user must
 /// change the input, so they exit with 2 like other bad input.
 const BAD_INPUT_CODES: [&str; 2] = ["unsupported_architecture", "load_failed"];
+
+/// Set up logging. Everything goes to stderr: stdout carries tables, JSON,
+/// and in the worker the event protocol. llama.cpp's own logs arrive
+/// through tracing.
+pub fn init_logging(worker: bool) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::{EnvFilter, Layer};
+    let filter = EnvFilter::try_from_env("DYNO_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+    let fmt = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_filter(filter);
+    let registry = tracing_subscriber::registry().with(fmt);
+    let done = if worker {
+        // The worker also keeps llama.cpp's last warnings to explain failures.
+        registry.with(crate::engine::CaptureLayer).try_init()
+    } else {
+        registry.try_init()
+    };
+    // A second initialisation (the app's own) keeps the first.
+    let _ = done;
+}
+
+/// The `dyno` program: parse `args`, run, and return the exit code. Errors
+/// are printed as one line naming what failed and what to do, with exit
+/// code 2 for bad input and 1 for a failure while running.
+pub fn entry<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::Parser;
+    let cli = Cli::parse_from(args);
+    init_logging(matches!(cli.command, Command::Worker { .. }));
+    match main(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("{}", error_line(&e));
+            e.exit_code()
+        }
+    }
+}
+
+/// An error and its sources in one line, without repeating what thiserror
+/// messages already embed.
+pub fn error_line(e: &DynoError) -> String {
+    let mut msg = format!("error: {e}");
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !msg.contains(&text) {
+            msg.push_str(&format!(": {text}"));
+        }
+        source = s.source();
+    }
+    msg
+}
 
 /// Run a parsed command line; returns the process exit code.
 pub fn main(cli: Cli) -> Result<i32> {
@@ -68,7 +126,8 @@ pub fn main(cli: Cli) -> Result<i32> {
     })
 }
 
-async fn open_store(db: &Path) -> Result<Store> {
+/// Open the database and mark runs a killed Dyno left behind as interrupted.
+pub async fn open_store(db: &Path) -> Result<Store> {
     let store = Store::open(db).await?;
     let closed = store.close_orphaned_runs().await?;
     if closed > 0 {

@@ -139,9 +139,14 @@ impl QuantizeProgress for Progress {
 }
 
 impl SweepReporter for Progress {
+    fn planned(&mut self, samples: u64) {
+        self.bar.set_length(samples);
+    }
+
     fn sweep(&mut self, e: &SweepEvent<'_>) {
         match e {
             SweepEvent::Warning(w) => self.line(format!("dyno: warning: {w}")),
+            SweepEvent::Info(w) => self.line(format!("dyno: {w}")),
             SweepEvent::Level {
                 level,
                 index,

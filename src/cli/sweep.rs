@@ -6,14 +6,17 @@ use std::path::{Path, PathBuf};
 use super::args::SweepArgs;
 use super::{hw, open_store, progress, start_bench, EXIT_CANCELLED};
 use crate::bench::plan::Plan;
-use crate::bench::sweep::{resolve, resolve_files, run_sweep, QualitySettings, Source, SweepSpec};
+use crate::bench::sweep::{
+    resolve, resolve_files, run_sweep, QualitySettings, Source, SweepEvent, SweepOutcome,
+    SweepReporter, SweepSpec,
+};
 use crate::error::{DynoError, Result};
 use crate::hub::{Hub, HubConfig};
 use crate::machine::Machine;
 use crate::quantize::{parse_levels, DEFAULT_LADDER};
 use crate::report::sweep as sweep_report;
 use crate::store::Store;
-use crate::worker::client::Cancel;
+use crate::worker::client::{Cancel, WorkerOptions};
 
 /// The spec a command line asks for.
 fn spec_of(a: &SweepArgs, machine: &Machine) -> Result<SweepSpec> {
@@ -56,9 +59,24 @@ fn spec_of(a: &SweepArgs, machine: &Machine) -> Result<SweepSpec> {
     })
 }
 
-pub async fn sweep(db: &Path, a: SweepArgs) -> Result<i32> {
+/// What a sweep run did: its id and outcome, or `None` when it was cancelled
+/// while a repo's levels were still downloading.
+pub struct Executed {
+    pub sweep_id: i64,
+    pub outcome: SweepOutcome,
+}
+
+/// Run (or resume) the sweep `a` asks for, reporting to `reporter`: the
+/// whole of `dyno sweep` but the printing, shared by the CLI and the app.
+pub async fn execute(
+    store: &Store,
+    db: &Path,
+    a: &SweepArgs,
+    worker: WorkerOptions,
+    cancel: Cancel,
+    reporter: &mut dyn SweepReporter,
+) -> Result<Option<Executed>> {
     let machine = Machine::detect();
-    let store = open_store(db).await?;
     let machine_id = store.upsert_machine(&machine).await?;
     let (spec, resume) = match a.resume {
         Some(id) => {
@@ -90,16 +108,15 @@ pub async fn sweep(db: &Path, a: SweepArgs) -> Result<i32> {
             })?;
             (spec, Some(id))
         }
-        None => (spec_of(&a, &machine)?.canonical(), None),
+        None => (spec_of(a, &machine)?.canonical(), None),
     };
     spec.request.validate()?;
-    let (worker, cancel) = start_bench(a.opts.timeout_s)?;
     // Headers first: a bad --from base or folder fails in milliseconds. A
     // repo's missing levels are downloaded first (verified, resumable).
     let resolved = match &spec.source {
         Source::Repo(repo) => {
             let files = pull_repo_levels(
-                &store,
+                store,
                 repo,
                 spec.levels.as_deref(),
                 a.endpoint.as_deref(),
@@ -107,14 +124,13 @@ pub async fn sweep(db: &Path, a: SweepArgs) -> Result<i32> {
             )
             .await?;
             let Some(files) = files else {
-                store.close().await;
-                return Ok(EXIT_CANCELLED);
+                return Ok(None);
             };
             resolve_files(&files, None)?
         }
         _ => resolve(&spec)?,
     };
-    hw::ensure_inventory(&store, machine_id, &machine, false).await?;
+    hw::ensure_inventory(store, machine_id, &machine, false).await?;
     let key = spec.resume_key(&machine.fingerprint);
     let sweep_id = match resume {
         Some(id) => id,
@@ -129,10 +145,10 @@ pub async fn sweep(db: &Path, a: SweepArgs) -> Result<i32> {
                 )));
             }
             Some(s) if !a.fresh => {
-                eprintln!(
-                    "dyno: resuming sweep {} (same levels, plan and machine); levels already measured are skipped, --fresh measures them again",
+                reporter.sweep(&SweepEvent::Info(&format!(
+                    "resuming sweep {} (same levels, plan and machine); levels already measured are skipped, --fresh measures them again",
                     s.id
-                );
+                )));
                 s.id
             }
             _ => {
@@ -150,7 +166,7 @@ pub async fn sweep(db: &Path, a: SweepArgs) -> Result<i32> {
     }
 
     let ctx = crate::bench::run::BenchContext {
-        store: &store,
+        store,
         machine_id,
         sweep_id: Some(sweep_id),
         worker,
@@ -165,10 +181,8 @@ pub async fn sweep(db: &Path, a: SweepArgs) -> Result<i32> {
             .collect(),
         request: spec.request.clone(),
     };
-    let mut reporter =
-        progress::Progress::new(plan.total_samples(), std::io::stderr().is_terminal());
-    let out = run_sweep(&ctx, &spec, &resolved, sweep_id, a.fresh, &mut reporter).await;
-    reporter.finish();
+    reporter.planned(plan.total_samples());
+    let out = run_sweep(&ctx, &spec, &resolved, sweep_id, a.fresh, reporter).await;
     let status = match &out {
         Ok(o) if o.cancelled => "cancelled",
         Ok(o) if o.failed == 0 => "ok",
@@ -176,8 +190,27 @@ pub async fn sweep(db: &Path, a: SweepArgs) -> Result<i32> {
         Err(_) => "failed",
     };
     store.finish_sweep(sweep_id, status).await?;
-    let out = out?;
+    Ok(Some(Executed {
+        sweep_id,
+        outcome: out?,
+    }))
+}
 
+pub async fn sweep(db: &Path, a: SweepArgs) -> Result<i32> {
+    let store = open_store(db).await?;
+    let (worker, cancel) = start_bench(a.opts.timeout_s)?;
+    let mut reporter = progress::Progress::new(0, std::io::stderr().is_terminal());
+    let done = execute(&store, db, &a, worker, cancel, &mut reporter).await;
+    reporter.finish();
+    let Some(Executed {
+        sweep_id,
+        outcome: out,
+    }) = done?
+    else {
+        store.close().await;
+        return Ok(EXIT_CANCELLED);
+    };
+    let machine = Machine::detect();
     let report = sweep_report::build(&store, sweep_id, &machine).await?;
     if a.opts.json {
         println!(
@@ -210,14 +243,21 @@ pub async fn sweep(db: &Path, a: SweepArgs) -> Result<i32> {
     })
 }
 
+/// The newest `limit` sweeps' reports, as `dyno sweeps --json` prints them.
+pub async fn sweep_reports(store: &Store, limit: i64) -> Result<Vec<sweep_report::SweepReport>> {
+    let machine = Machine::detect();
+    let mut all = Vec::new();
+    for r in &store.sweeps(limit.max(0)).await? {
+        all.push(sweep_report::build(store, r.id, &machine).await?);
+    }
+    Ok(all)
+}
+
 pub async fn sweeps(db: &Path, json: bool, limit: i64) -> Result<i32> {
     let store = open_store(db).await?;
     let rows = store.sweeps(limit.max(0)).await?;
     if json {
-        let mut all = Vec::new();
-        for r in &rows {
-            all.push(sweep_report::build(&store, r.id, &Machine::detect()).await?);
-        }
+        let all = sweep_reports(&store, limit).await?;
         println!(
             "{}",
             serde_json::to_string_pretty(&all).expect("reports serialise")

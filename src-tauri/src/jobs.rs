@@ -1,0 +1,292 @@
+//! Long work started from the UI: a sweep or a download. Each job has an id
+//! the UI chose and a cancel switch; its progress streams to the UI through
+//! a Tauri channel as `JobEvent` objects (docs/app-api.md).
+//!
+//! The core runs on its own thread with a current-thread runtime, as in the
+//! CLI, so the app's runtime never waits on a benchmark and the core's
+//! futures need not be `Send`.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dyno::bench::sweep::{SweepEvent, SweepReporter};
+use dyno::bench::{BenchEvent, Flow, Reporter};
+use dyno::error::{DynoError, Result};
+use dyno::hub::download::PullProgress;
+use dyno::quantize::QuantizeProgress;
+use dyno::telemetry::Sampler;
+use dyno::worker::client::Cancel;
+use serde_json::{json, Value};
+use tauri::ipc::Channel;
+
+use crate::error::{AppError, AppResult};
+
+/// Run `f`'s future on a thread of its own with a current-thread runtime.
+pub async fn on_core<T, F, Fut>(f: F) -> AppResult<T>
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future<Output = Result<T>>,
+    T: Send + 'static,
+{
+    tauri::async_runtime::spawn_blocking(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| DynoError::io("cannot start the async runtime", e))?;
+        rt.block_on(f())
+    })
+    .await
+    .map_err(|e| AppError::internal(format!("a background task failed: {e}")))?
+    .map_err(AppError::from)
+}
+
+/// The jobs running now, by the UI's id.
+#[derive(Default)]
+pub struct Jobs {
+    running: Mutex<HashMap<String, (Kind, Cancel)>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Measures: one at a time, or they would disturb each other's figures.
+    Bench,
+    Download,
+}
+
+/// Removes the job from the table when it ends, however it ends.
+pub struct JobGuard {
+    jobs: Arc<Jobs>,
+    id: String,
+}
+
+impl Drop for JobGuard {
+    fn drop(&mut self) {
+        if let Ok(mut m) = self.jobs.running.lock() {
+            m.remove(&self.id);
+        }
+    }
+}
+
+impl Jobs {
+    /// Register job `id`; refuses a second benchmark while one runs.
+    pub fn start(self: &Arc<Self>, id: &str, kind: Kind) -> AppResult<(JobGuard, Cancel)> {
+        let mut m = self
+            .running
+            .lock()
+            .map_err(|_| AppError::internal("the job table is poisoned"))?;
+        if m.contains_key(id) {
+            return Err(AppError::new(
+                "bad_input",
+                format!("a job with id {id} is already running"),
+            ));
+        }
+        if kind == Kind::Bench && m.values().any(|(k, _)| *k == Kind::Bench) {
+            return Err(AppError::new(
+                "busy",
+                "a benchmark is already running; wait for it or cancel it first (two at once would slow each other and spoil both results)",
+            ));
+        }
+        let cancel = Cancel::default();
+        m.insert(id.to_string(), (kind, cancel.clone()));
+        Ok((
+            JobGuard {
+                jobs: self.clone(),
+                id: id.to_string(),
+            },
+            cancel,
+        ))
+    }
+
+    /// Flip job `id`'s cancel switch; false when no such job runs.
+    pub fn cancel(&self, id: &str) -> bool {
+        let m = match self.running.lock() {
+            Ok(m) => m,
+            Err(_) => return false,
+        };
+        match m.get(id) {
+            Some((_, c)) => {
+                c.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Sends a job's progress to the UI. A closed channel (the window went
+/// away) is ignored: the job still finishes and stores its results.
+pub struct ToUi {
+    channel: Channel<Value>,
+    cancel: Cancel,
+    /// The file being downloaded: its size and the bytes on disk so far.
+    pull: (u64, u64),
+}
+
+impl ToUi {
+    pub fn new(channel: Channel<Value>, cancel: Cancel) -> ToUi {
+        ToUi {
+            channel,
+            cancel,
+            pull: (0, 0),
+        }
+    }
+
+    pub fn send(&self, v: Value) {
+        let _ = self.channel.send(v);
+    }
+}
+
+impl Reporter for ToUi {
+    fn event(&mut self, e: &BenchEvent<'_>) -> Flow {
+        let v = match e {
+            BenchEvent::Loading { model, .. } => {
+                json!({"kind": "loading", "model": model.file_name})
+            }
+            BenchEvent::Loaded { .. } | BenchEvent::RunStarted { .. } => Value::Null,
+            BenchEvent::TestStarted { run_id, test } => {
+                json!({"kind": "test_started", "run_id": run_id, "test": test.name()})
+            }
+            BenchEvent::Sample {
+                run_id,
+                test,
+                rep,
+                reps,
+            } => json!({
+                "kind": "sample", "run_id": run_id, "test": test.name(), "rep": rep, "reps": reps
+            }),
+            BenchEvent::TestFinished {
+                run_id,
+                test,
+                status,
+                error,
+            } => json!({
+                "kind": "test_finished", "run_id": run_id, "test": test.name(),
+                "status": status, "error": error
+            }),
+            BenchEvent::RunFinished {
+                run_id,
+                status,
+                error,
+            } => {
+                json!({"kind": "run_finished", "run_id": run_id, "status": status, "error": error})
+            }
+        };
+        if !v.is_null() {
+            self.send(v);
+        }
+        if self.cancel.is_cancelled() {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    }
+}
+
+impl QuantizeProgress for ToUi {
+    fn progress(&mut self, done: u64, total: u64) {
+        self.send(json!({"kind": "quantize_progress", "done": done, "total": total}));
+    }
+}
+
+impl SweepReporter for ToUi {
+    fn sweep(&mut self, e: &SweepEvent<'_>) {
+        let v = match e {
+            SweepEvent::Warning(m) | SweepEvent::Info(m) => {
+                json!({"kind": "warning", "message": m})
+            }
+            SweepEvent::Level {
+                level,
+                index,
+                total,
+            } => json!({"kind": "level", "level": level, "index": index, "total": total}),
+            SweepEvent::Skipped { level, why } => {
+                json!({"kind": "skipped", "level": level, "why": why})
+            }
+            SweepEvent::Quantizing { level } => json!({"kind": "quantizing", "level": level}),
+            SweepEvent::Quantized { .. } => return,
+            SweepEvent::LevelFinished {
+                level,
+                status,
+                error,
+            } => {
+                json!({"kind": "level_finished", "level": level, "status": status, "error": error})
+            }
+            SweepEvent::Quality { level, reference } => {
+                json!({"kind": "quality", "level": level, "reference": reference})
+            }
+            SweepEvent::QualityProgress { done, total } => {
+                json!({"kind": "quality_progress", "done": done, "total": total})
+            }
+            SweepEvent::QualityDone { .. } => return,
+        };
+        self.send(v);
+    }
+}
+
+impl PullProgress for ToUi {
+    fn start(&mut self, path: &str, total: u64, already: u64) {
+        self.pull = (total, already);
+        self.send(
+            json!({"kind": "download_start", "path": path, "total": total, "already": already}),
+        );
+    }
+
+    fn advance(&mut self, bytes: u64) {
+        self.pull.1 += bytes;
+        let (total, done) = self.pull;
+        self.send(json!({"kind": "download_progress", "done": done, "total": total}));
+    }
+
+    fn finish(&mut self, path: &str) {
+        self.send(json!({"kind": "download_finished", "path": path}));
+    }
+}
+
+/// Live telemetry for the Sweep view, once a second while a job runs: the
+/// machine as a whole (the stored per-test telemetry is the core's own).
+pub struct LiveTelemetry {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl LiveTelemetry {
+    pub fn start(channel: Channel<Value>) -> LiveTelemetry {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let sampler = Sampler::start(Duration::from_secs(1));
+            while !flag.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(250));
+                let Some(r) = sampler.drain().pop() else {
+                    continue;
+                };
+                let _ = channel.send(json!({
+                    "kind": "telemetry",
+                    "t_s": r.t_ms / 1e3,
+                    "cpu_pct": r.cpu_util_pct,
+                    "ram_used_bytes": r.ram_used_bytes,
+                    "gpu_pct": r.gpu_util_pct,
+                    "power_w": r.gpu_power_mw.map(|mw| mw as f64 / 1e3),
+                    "vram_bytes": r.gpu_mem_used_bytes,
+                }));
+            }
+            drop(sampler.stop());
+        });
+        LiveTelemetry {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for LiveTelemetry {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
