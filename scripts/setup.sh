@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Install what a fresh Debian machine lacks to build Dyno: a C/C++ toolchain
-# and cmake for llama.cpp, libclang for bindgen, unzip for the test models.
-# Rust (cargo) and python3 are expected to be there already.
+# and cmake for llama.cpp, libclang for bindgen, unzip for the test models,
+# WebKitGTK and GTK for the desktop app, and WebKitWebDriver and Xvfb for its
+# end-to-end test. Rust (cargo), Node.js (npm) and python3 are expected to be
+# there already.
 # Idempotent: packages already installed are not touched.
 set -euo pipefail
 sudo=""
 [ "$(id -u)" = 0 ] || sudo=sudo
-wanted=(build-essential cmake clang libclang-dev pkg-config unzip)
+wanted=(build-essential cmake clang libclang-dev pkg-config unzip
+  libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libsoup-3.0-dev
+  webkit2gtk-driver xvfb)
 # pip may come from a Python outside Debian (pyenv); only then is it needed.
 python3 -m pip --version >/dev/null 2>&1 || wanted+=(python3-pip)
 need=()
@@ -19,3 +23,4 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 command -v cargo >/dev/null || { echo "setup: cargo is missing; install Rust from https://rustup.rs" >&2; exit 1; }
+command -v npm >/dev/null || { echo "setup: npm is missing; install Node.js 20 or newer (https://nodejs.org)" >&2; exit 1; }

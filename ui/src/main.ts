@@ -1,3 +1,5 @@
+// First: libraries read navigator.language as they load.
+import "./locale-guard";
 import { mount } from "svelte";
 import "uplot/dist/uPlot.min.css";
 import "./app.css";

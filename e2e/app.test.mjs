@@ -1,0 +1,185 @@
+// End-to-end test of the real Dyno app: the release binary of src-tauri,
+// driven through tauri-driver and WebKitWebDriver (Debian webkit2gtk-driver)
+// under Xvfb, against a fresh SQLite file and the real SmolLM2 test model
+// measured by real llama.cpp in the app's own worker processes.
+//
+// Run by scripts/e2e.sh, which builds the app, starts Xvfb and tauri-driver,
+// and sets DYNO_APP, DYNO_TEST_MODELS and E2E_OUT.
+
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, test } from "node:test";
+
+import { remote } from "webdriverio";
+
+const APP = process.env.DYNO_APP;
+const MODELS = process.env.DYNO_TEST_MODELS;
+const OUT = process.env.E2E_OUT ?? path.resolve("screenshots");
+const SMOL = path.join(MODELS ?? "", "SmolLM2-135M-Instruct.Q4_1.gguf");
+const PORT = Number(process.env.TAURI_DRIVER_PORT ?? 4444);
+
+assert.ok(APP && fs.existsSync(APP), `DYNO_APP must name the built app, got ${APP}`);
+assert.ok(fs.existsSync(SMOL), `the test model is missing: ${SMOL}; run scripts/fetch-test-models.sh`);
+
+// tauri-driver starts the app, so the app's database is set where the
+// driver starts (scripts/e2e.sh): DYNO_DB, in the scratch folder E2E_SCRATCH.
+const db = process.env.DYNO_DB;
+const scratch = process.env.E2E_SCRATCH ?? fs.mkdtempSync(path.join(os.tmpdir(), "dyno-e2e-"));
+assert.ok(db, "DYNO_DB must name the database the app under test uses");
+let browser;
+
+/** Wait for the element with this test id, and return it. */
+async function byId(id, timeout = 20_000) {
+  const el = await browser.$(`[data-testid="${id}"]`);
+  await el.waitForExist({ timeout, timeoutMsg: `no [data-testid=${id}] after ${timeout} ms` });
+  return el;
+}
+
+async function shot(name) {
+  fs.mkdirSync(OUT, { recursive: true });
+  await browser.saveScreenshot(path.join(OUT, `${name}.png`));
+}
+
+async function setValue(id, value) {
+  const el = await byId(id);
+  await el.clearValue();
+  if (String(value) !== "") await el.setValue(String(value));
+}
+
+/** The attribute `name` of every element matching `selector`. */
+async function attrs(selector, name) {
+  const out = [];
+  for (const el of await browser.$$(selector)) out.push(await el.getAttribute(name));
+  return out;
+}
+
+/** Run a sweep from the Sweep view and wait until it ends; returns the status text. */
+async function runSweep({ kind, files, base, levels }) {
+  await (await byId("nav-sweep")).click();
+  await (await byId("sweep-source-kind")).selectByAttribute("value", kind);
+  if (files) await setValue("sweep-files", files.join("\n"));
+  if (base) await setValue("sweep-base", base);
+  if (levels !== undefined) await setValue("sweep-levels", levels);
+  await setValue("sweep-prompt", 32);
+  await setValue("sweep-gen", 8);
+  await setValue("sweep-reps", 1);
+  const quality = await byId("sweep-quality");
+  if (await quality.isSelected()) await quality.click();
+  await (await byId("sweep-run")).click();
+  const status = await byId("sweep-status");
+  await browser.waitUntil(
+    async () => /done|failed|cancelled/.test(await status.getText()),
+    { timeout: 300_000, interval: 500, timeoutMsg: "the sweep did not end in 5 minutes" },
+  );
+  return status.getText();
+}
+
+before(async () => {
+  browser = await remote({
+    hostname: "127.0.0.1",
+    port: PORT,
+    logLevel: "warn",
+    capabilities: {
+      "tauri:options": { application: APP },
+    },
+  });
+});
+
+after(async () => {
+  if (browser) await browser.deleteSession();
+});
+
+test("the app starts and shows the hardware", async () => {
+  const t0 = Date.now();
+  const cpu = await byId("hw-cpu", 60_000);
+  await browser.waitUntil(async () => (await cpu.getText()).trim().length > 0, { timeout: 60_000 });
+  const cpuName = fs.readFileSync("/proc/cpuinfo", "utf8").match(/model name\s*:\s*(.*)/)?.[1] ?? "";
+  const shown = await cpu.getText();
+  // The CPU's brand as the kernel names it (the app may shorten the rest).
+  assert.ok(shown.length > 0 && cpuName.includes(shown.split(" ")[0]), `CPU shown as '${shown}', kernel says '${cpuName}'`);
+  const title = await browser.getTitle();
+  assert.match(title, /^Dyno \d+\.\d+\.\d+/, "the window title carries the version");
+  console.log(`overview with hardware after ${Date.now() - t0} ms`);
+  await shot("overview");
+});
+
+test("a two-level sweep of SmolLM2 runs from the UI and charts one bar group per level", async () => {
+  // Q4_1 is the base itself; Q8_0 is quantised from it by the app's worker.
+  const status = await runSweep({ kind: "from", base: SMOL, levels: "Q4_1,Q8_0" });
+  assert.match(status, /done/, `sweep status: ${status}`);
+  const chart = await byId("level-chart", 30_000);
+  await chart.scrollIntoView();
+  const levels = await attrs('[data-testid="level-chart"] [data-testid="level-group"]', "data-level");
+  assert.deepEqual([...levels].sort(), ["Q4_1", "Q8_0"], `bar groups: ${levels}`);
+  await shot("sweep");
+});
+
+test("compare shows two runs side by side", async () => {
+  await (await byId("nav-results")).click();
+  await browser.waitUntil(async () => (await browser.$$('[data-testid="results-row"]')).length >= 3, {
+    timeout: 30_000,
+    timeoutMsg: "the results list did not show the sweep and its two runs",
+  });
+  await shot("results");
+  await (await byId("results-tab-compare")).click();
+  const a = await byId("compare-a");
+  const b = await byId("compare-b");
+  const values = await attrs('[data-testid="compare-a"] option', "value");
+  const runs = values.filter((v) => /^\d+$/.test(v));
+  assert.ok(runs.length >= 2, `run targets: ${values}`);
+  await a.selectByAttribute("value", runs[0]);
+  await b.selectByAttribute("value", runs[1]);
+  await (await byId("compare-run")).click();
+  const table = await byId("compare-table", 30_000);
+  const text = await table.getText();
+  assert.match(text, /pp32/, text);
+  assert.match(text, /tg8/, text);
+  assert.match(text, /%/, "a change per test");
+  await shot("compare");
+});
+
+test("export writes a result card file", async () => {
+  await (await byId("nav-export")).click();
+  const target = await byId("export-target");
+  const values = await attrs('[data-testid="export-target"] option', "value");
+  const sweepTarget = values.find((v) => v.startsWith("sweep:"));
+  assert.ok(sweepTarget, `a sweep to export: ${values}`);
+  await target.selectByAttribute("value", sweepTarget);
+  await (await byId("export-format")).selectByAttribute("value", "png");
+  const file = path.join(scratch, "card.png");
+  await setValue("export-path", file);
+  await (await byId("card-preview", 30_000)).waitForDisplayed({ timeout: 30_000 });
+  await (await byId("export-save")).click();
+  const done = await byId("export-done", 60_000);
+  assert.match(await done.getText(), /card\.png/);
+  const bytes = fs.readFileSync(file);
+  assert.deepEqual([...bytes.subarray(1, 4)], [0x50, 0x4e, 0x47], "a PNG file");
+  assert.equal(bytes.readUInt32BE(16), 1200, "1200 wide");
+  assert.equal(bytes.readUInt32BE(20), 630, "630 high");
+  await shot("export");
+});
+
+test("a corrupt model file shows a readable error", async () => {
+  const bad = path.join(scratch, "corrupt.gguf");
+  fs.writeFileSync(bad, Buffer.from("this is not a GGUF file at all, only text"));
+  await runSweep({ kind: "from", base: bad, levels: "" }).catch(() => {});
+  const err = await byId("error", 60_000);
+  const text = await err.getText();
+  assert.match(text, /corrupt\.gguf/, `the error names the file: ${text}`);
+  assert.match(text, /GGUF/i, `the error says what is wrong: ${text}`);
+  assert.doesNotMatch(text, /panick|undefined|\[object/i, text);
+  await shot("error");
+});
+
+// The database the app wrote is a real, intact SQLite file.
+test("the app's database passes an integrity check", () => {
+  const r = spawnSync("python3", [
+    "-c",
+    "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('pragma integrity_check').fetchone()[0])",
+    db,
+  ]);
+  assert.equal(r.stdout.toString().trim(), "ok", r.stderr.toString());
+});

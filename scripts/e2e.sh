@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# End-to-end test of the real desktop app (e2e/app.test.mjs): build the UI
+# and the release app, then drive it through tauri-driver and WebKitWebDriver
+# under Xvfb, against a fresh database and the real SmolLM2 test model.
+# Screenshots land in e2e/screenshots/ (E2E_OUT overrides).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/env.sh
+bash scripts/fetch-test-models.sh "$DYNO_TEST_MODELS"
+[ -f ui/dist/index.html ] || (cd ui && npm ci --no-audit --no-fund && npm run build)
+cargo build --release --workspace
+(cd e2e && npm ci --no-audit --no-fund --loglevel=error)
+
+# tauri-driver, installed once per machine next to the build cache.
+tools="$HOME/.cache/dyno/tools"
+if [ ! -x "$tools/bin/tauri-driver" ]; then
+  cargo install --locked --root "$tools" tauri-driver
+fi
+
+scratch=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$scratch"
+}
+trap cleanup EXIT
+
+# A display for the webview: the one we have, else a private Xvfb.
+if [ -z "${DISPLAY:-}" ]; then
+  for n in $(seq 90 99); do
+    [ -e "/tmp/.X11-unix/X$n" ] && continue
+    Xvfb ":$n" -screen 0 1400x900x24 -nolisten tcp >"$scratch/xvfb.log" 2>&1 &
+    pids+=($!)
+    export DISPLAY=":$n"
+    break
+  done
+  sleep 1
+fi
+
+# The app under test is started by tauri-driver, so its environment is set here.
+export DYNO_DB="$scratch/dyno.db" E2E_SCRATCH="$scratch"
+export DYNO_APP="$CARGO_TARGET_DIR/release/dyno-app"
+export E2E_OUT="${E2E_OUT:-$PWD/e2e/screenshots}"
+port=4444
+while (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
+export TAURI_DRIVER_PORT=$port
+"$tools/bin/tauri-driver" --port "$port" >"$scratch/driver.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 50); do
+  (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.2
+done
+
+if ! (cd e2e && npm test); then
+  echo "e2e: failed; tauri-driver's log:" >&2
+  tail -50 "$scratch/driver.log" >&2
+  exit 1
+fi
