@@ -37,9 +37,13 @@ describe("commands", () => {
     await expect(api.compare("1", "sweep:2")).resolves.toMatchObject({ b: "sweep:2" });
     await api.exportCard("sweep:2", "png", "/tmp/x.png");
     await api.exportText("12", "md");
+    await api.resultList(1000);
+    await api.resultList();
     expect(seen).toContainEqual(["compare", { a: "1", b: "sweep:2" }]);
     expect(seen).toContainEqual(["export_card", { target: "sweep:2", format: "png", path: "/tmp/x.png" }]);
     expect(seen).toContainEqual(["export_text", { target: "12", format: "md" }]);
+    expect(seen).toContainEqual(["result_list", { limit: 1000 }]);
+    expect(seen).toContainEqual(["result_list", {}]);
   });
 
   it("start_sweep sends the spec, the job id and a channel", async () => {
@@ -48,7 +52,7 @@ describe("commands", () => {
       if (cmd === "start_sweep") got = args as Record<string, unknown>;
       return { sweep_id: 1 };
     });
-    const spec = { source: { kind: "files" as const, files: ["/m/a.gguf"] }, prompt: 128, gen: 32, reps: 2, quality: false };
+    const spec = { source: { kind: "files" as const, files: ["/m/a.gguf"] }, prompt: 128, gen: 32, reps: 2, quality: false, fresh: true };
     await api.startSweep(spec, "job-7", () => {});
     expect(got.spec).toEqual(spec);
     expect(got.jobId).toBe("job-7");

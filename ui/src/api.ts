@@ -14,6 +14,7 @@ import type {
   JobEvent,
   LocalModel,
   PullResult,
+  ResultListRow,
   RunsDoc,
   SweepDoc,
   SweepInput,
@@ -99,6 +100,13 @@ function channel(onEvent: (e: JobEvent) => void): Channel<JobEvent> {
 export const hw = () => call<Hardware>("hw");
 export const runs = (limit?: number) => call<RunsDoc>("runs", limit === undefined ? {} : { limit });
 export const run = (id: number) => call<RunsDoc>("run", { id });
+/**
+ * Light list rows of runs and sweeps together, newest first: what the Results
+ * list, Export and Compare pickers need, without the full documents. `limit`
+ * (backend default 1000) caps the runs; every sweep is listed.
+ */
+export const resultList = (limit?: number) =>
+  call<ResultListRow[]>("result_list", limit === undefined ? {} : { limit });
 export const sweeps = () => call<SweepDoc[]>("sweeps");
 export const sweep = (id: number) => call<SweepDoc>("sweep", { id });
 export const models = () => call<LocalModel[]>("models");

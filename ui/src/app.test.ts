@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import compareFx from "./fixtures/compare.json";
 import hwFx from "./fixtures/hw.json";
 import ladder from "./fixtures/sweep-ladder.json";
-import type { RunsDoc, SweepDoc } from "./types";
+import type { JobEvent, ResultListRow, RunsDoc, SweepDoc } from "./types";
 
 const sweepDoc = ladder as unknown as SweepDoc;
 let runCount = 4;
@@ -27,7 +27,24 @@ function manyRuns(n: number): RunsDoc {
   return { schema_version: 1, machine: sweepDoc.machine, runs };
 }
 
+/** What `result_list` answers for `runCount` runs and the fixture's sweep, newest first. */
+function listRows(n: number, limit = 1000): ResultListRow[] {
+  const runs: ResultListRow[] = manyRuns(Math.min(n, limit)).runs.map((r) => ({
+    target: String(r.run_id), kind: "run", id: r.run_id, title: r.model.name || r.model.file_name,
+    file_name: r.model.file_name, quant: r.model.quant ?? "", arch: r.model.arch ?? "", status: r.status,
+    started_at: r.started_at, pp_mean: 100, pp_test: "pp128", tg_mean: 20, tg_test: "tg32", levels: 1, sweep_id: null,
+  }));
+  const sweep: ResultListRow = {
+    target: `sweep:${sweepDoc.sweep_id}`, kind: "sweep", id: sweepDoc.sweep_id, title: sweepDoc.runs[0].model.name || sweepDoc.runs[0].model.file_name,
+    file_name: sweepDoc.runs[0].model.file_name, quant: sweepDoc.sweep.levels.map((l) => l.level).join(", "), arch: "",
+    status: sweepDoc.sweep.status, started_at: sweepDoc.sweep.created_at, pp_mean: null, pp_test: null, tg_mean: null, tg_test: null,
+    levels: sweepDoc.sweep.levels.length, sweep_id: null,
+  };
+  return [...runs, sweep].sort((a, b) => (a.started_at < b.started_at ? 1 : a.started_at > b.started_at ? -1 : 0));
+}
+
 vi.mock("./api", () => ({
+  resultList: vi.fn(async (limit?: number) => listRows(runCount, limit)),
   hw: vi.fn(async () => hwFx),
   appInfo: vi.fn(async () => ({ version: "0.1.0-test", db: "/tmp/dyno.db", downloads: "/home/u/Downloads" })),
   models: vi.fn(async () => []),
@@ -57,6 +74,25 @@ vi.mock("./api", () => ({
   newJobId: () => "job-1",
 }));
 
+/** uPlot instances built and setData calls, to check the live chart is updated, not rebuilt. */
+const plotCalls = { built: 0, setData: 0 };
+vi.mock("uplot", async (importOriginal) => {
+  const real = ((await importOriginal()) as { default: new (...a: unknown[]) => { setData: (...a: unknown[]) => void } }).default;
+  class Counted extends real {
+    constructor(...a: unknown[]) {
+      super(...a);
+      plotCalls.built++;
+      // uPlot sets its methods on the instance, so wrap this one's.
+      const setData = this.setData.bind(this);
+      this.setData = (...b: unknown[]) => {
+        plotCalls.setData++;
+        return setData(...b);
+      };
+    }
+  }
+  return { default: Counted };
+});
+
 // uPlot reads the pixel ratio through matchMedia when it loads; jsdom lacks it.
 window.matchMedia ??= ((query: string) =>
   ({ matches: false, media: query, addEventListener() {}, removeEventListener() {}, addListener() {}, removeListener() {} }) as unknown as MediaQueryList);
@@ -82,7 +118,7 @@ globalThis.Path2D ??= class {
 } as unknown as typeof Path2D;
 
 const { default: App } = await import("./App.svelte");
-const { nav } = await import("./state.svelte");
+const { nav, sweepJob } = await import("./state.svelte");
 
 /** Let the mocked promises settle and Svelte flush. */
 async function settle() {
@@ -105,6 +141,8 @@ beforeEach(() => {
   nav.go("overview");
   nav.resultsTarget = null;
   runCount = 4;
+  // Render every event at once here; the throttle has its own test below.
+  sweepJob.minRenderIntervalMs = 0;
   app = mount(App, { target: document.body });
 });
 
@@ -163,6 +201,10 @@ describe("App", () => {
     await settle();
     const ms = performance.now() - t0;
     expect(qa("results-row").length).toBe(50);
+    const api = await import("./api");
+    expect(vi.mocked(api.resultList)).toHaveBeenLastCalledWith(1000);
+    expect(vi.mocked(api.runs)).not.toHaveBeenCalled(); // no full documents for the list
+    expect(vi.mocked(api.sweeps)).not.toHaveBeenCalled();
     console.log(`results: 1,000 runs listed and rendered in ${ms.toFixed(0)} ms (jsdom)`);
     expect(ms).toBeLessThan(200 * 3); // jsdom is several times slower than a webview
     const sweepRow = [...qa("results-row")].find((r) => (r as HTMLElement).dataset.target === "sweep:1");
@@ -311,5 +353,105 @@ describe("App", () => {
     expect(q("sweep-status")!.textContent).toBe("cancelled");
     expect((q("sweep-level") as HTMLElement).dataset.status).toBe("cancelled");
     expect(q("error")).toBeNull();
+  });
+
+  it("sends fresh from the Measure again checkbox, unchecked by default", async () => {
+    const api = await import("./api");
+    vi.mocked(api.startSweep).mockImplementationOnce(async () => sweepDoc);
+    vi.mocked(api.startSweep).mockImplementationOnce(async () => sweepDoc);
+    q("nav-sweep")!.click();
+    flushSync();
+    const box = q("sweep-fresh") as HTMLInputElement;
+    expect(box.type).toBe("checkbox");
+    expect(box.checked).toBe(false);
+    const files = q("sweep-files") as HTMLTextAreaElement;
+    files.value = "/m/small.gguf";
+    files.dispatchEvent(new Event("input"));
+    flushSync();
+    q("sweep-run")!.click();
+    await settle();
+    expect(vi.mocked(api.startSweep).mock.lastCall![0]).toMatchObject({ fresh: false });
+    box.click();
+    flushSync();
+    q("sweep-run")!.click();
+    await settle();
+    expect(vi.mocked(api.startSweep).mock.lastCall![0]).toMatchObject({ source: { kind: "files", files: ["/m/small.gguf"] }, fresh: true });
+  });
+
+  it("re-renders a running sweep at most about once a second, and updates the chart in place", async () => {
+    const api = await import("./api");
+    /** A burst: an event every 5 ms for `ms` (samples, quantize progress, telemetry every 100 ms). */
+    async function burst(onEvent: (e: JobEvent) => void, ms: number) {
+      onEvent({ kind: "level", level: "Q4_1", index: 0, total: 1 });
+      onEvent({ kind: "test_started", run_id: 1, test: "pp128" });
+      const t0 = performance.now();
+      let i = 0;
+      while (performance.now() - t0 < ms) {
+        await new Promise((r) => setTimeout(r, 5));
+        i++;
+        onEvent({ kind: "sample", run_id: 1, test: "pp128", rep: i, reps: 100000 });
+        onEvent({ kind: "quantize_progress", done: i, total: 100000 });
+        if (i % 20 === 0) onEvent({ kind: "telemetry", t_s: i / 200, cpu_pct: 97, ram_used_bytes: 8e9, gpu_pct: 50, power_w: null, vram_bytes: null });
+      }
+      return i;
+    }
+    q("nav-sweep")!.click();
+    flushSync();
+    const files = q("sweep-files") as HTMLTextAreaElement;
+    files.value = "/m/small.gguf";
+    files.dispatchEvent(new Event("input"));
+    flushSync();
+
+    /** DOM mutation batches (each one a render) while a sweep sends a `ms` burst. */
+    async function measure(intervalMs: number, ms: number) {
+      sweepJob.minRenderIntervalMs = intervalMs;
+      let open = () => {};
+      const gate = new Promise<void>((r) => (open = r));
+      let events = 0;
+      vi.mocked(api.startSweep).mockImplementationOnce(async (_s, _j, onEvent) => {
+        events = await burst(onEvent, ms);
+        await gate;
+        return sweepDoc;
+      });
+      q("sweep-run")!.click();
+      await settle();
+      // A render may reach the DOM in a few microtask batches (uPlot commits its
+      // redraw in its own): batches less than 50 ms apart count as one render.
+      const at: number[] = [];
+      const obs = new MutationObserver(() => at.push(performance.now()));
+      obs.observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+      const built0 = plotCalls.built;
+      const set0 = plotCalls.setData;
+      await new Promise((r) => setTimeout(r, ms + intervalMs + 100)); // the burst and the trailing render
+      flushSync();
+      obs.disconnect();
+      const batches = at.length;
+      const renders = at.filter((t, i) => i === 0 || t - at[i - 1] > 50).length;
+      const during = { batches, renders, built: plotCalls.built - built0, setData: plotCalls.setData - set0, events };
+      // Nothing heavy while it runs; the last event is shown.
+      expect(q("sweep-detail")).toBeNull();
+      expect(q("sweep-status")!.textContent).toBe(`running: level 1/1 Q4_1 — pp128 rep ${events}/100000`);
+      expect(document.documentElement.classList.contains("job-running")).toBe(true);
+      open();
+      await settle();
+      expect(q("sweep-status")!.textContent).toBe("done");
+      expect(q("sweep-detail")).not.toBeNull();
+      expect(document.documentElement.classList.contains("job-running")).toBe(false);
+      return during;
+    }
+
+    const unthrottled = await measure(0, 600);
+    const throttled = await measure(1000, 1500);
+    console.log(
+      `sweep renders: unthrottled ${unthrottled.batches} DOM updates for ${unthrottled.events * 2} events in 0.6 s; ` +
+        `throttled ${throttled.renders} renders (${throttled.batches} DOM updates) for ${throttled.events * 2} events in 1.5 s (+1 s); ` +
+        `uPlot built ${throttled.built}, setData ${throttled.setData}`,
+    );
+    expect(unthrottled.batches).toBeGreaterThan(20);
+    // Over 2.6 s: at most one render a second (the trailing one included).
+    expect(throttled.renders).toBeLessThanOrEqual(3);
+    expect(throttled.setData).toBeGreaterThanOrEqual(1);
+    expect(throttled.setData).toBeLessThanOrEqual(3);
+    expect(throttled.built).toBeLessThanOrEqual(1); // only when the GPU series first appears
   });
 });

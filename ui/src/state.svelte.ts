@@ -27,20 +27,64 @@ class Nav {
 
 export const nav = new Nav();
 
-/** The one sweep job the UI runs at a time (the backend allows one benchmark). */
+/**
+ * The one sweep job the UI runs at a time (the backend allows one benchmark).
+ *
+ * While it runs, the webview's CPU time comes out of the benchmark's figures,
+ * so the page re-renders at most once every `minRenderIntervalMs`: events are
+ * reduced into `pending` (plain fields, nothing re-renders) and published to
+ * the reactive `progress`/`tick` by a leading-and-trailing throttle. The end of
+ * the job is published at once.
+ */
 class SweepJob {
   jobId = $state<string | null>(null);
   spec = $state.raw<SweepInput | null>(null);
+  /** What the page shows: the progress as of the last render. */
   progress = $state.raw<JobProgress>(initialProgress());
   result = $state.raw<SweepDoc | null>(null);
   error = $state.raw<ApiError | null>(null);
-  /** Bumped on each telemetry reading; the chart redraws on it. */
+  /** Bumped (at most once a render) when telemetry arrived; the chart redraws on it. */
   tick = $state(0);
   /** Mutated in place (uPlot reads the arrays), so not reactive itself. */
   series: TelemetrySeries = emptySeries();
+  /** Least time between two renders of a running sweep (ms). */
+  minRenderIntervalMs = 1000;
+  /** Renders published since the page loaded (for tests and profiling). */
+  renders = 0;
+
+  /** Progress with every event so far, not yet shown. */
+  private pending: JobProgress = initialProgress();
+  private pendingTicks = 0;
+  private lastRender = -Infinity;
+  private timer: ReturnType<typeof setTimeout> | null = null;
 
   get running() {
     return this.progress.phase === "running";
+  }
+
+  /** Show `pending` now. */
+  private render() {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.lastRender = performance.now();
+    this.renders++;
+    this.progress = this.pending;
+    if (this.pendingTicks) {
+      this.tick += this.pendingTicks;
+      this.pendingTicks = 0;
+    }
+  }
+
+  /** Show `pending` now if the last render is old enough, else once it is. */
+  private schedule() {
+    const wait = this.lastRender + this.minRenderIntervalMs - performance.now();
+    if (wait <= 0) this.render();
+    else this.timer ??= setTimeout(() => this.render(), wait);
+  }
+
+  private set(p: JobProgress) {
+    this.pending = p;
+    this.render();
   }
 
   async start(spec: SweepInput): Promise<void> {
@@ -56,31 +100,33 @@ class SweepJob {
     this.error = null;
     this.series = emptySeries();
     this.tick = 0;
-    this.progress = startedProgress();
+    this.pendingTicks = 0;
+    this.set(startedProgress());
     const onEvent = (e: JobEvent) => {
       if (this.jobId !== jobId) return; // a late event from an older job
       if (e.kind === "telemetry") {
         pushTelemetry(this.series, e, (performance.now() - t0) / 1000);
-        this.tick++;
+        this.pendingTicks++;
       } else {
-        this.progress = reduce(this.progress, e);
+        this.pending = reduce(this.pending, e);
       }
+      this.schedule();
     };
     try {
       const doc = await api.startSweep(spec, jobId, onEvent);
       if (this.jobId !== jobId) return;
       this.result = doc;
       const phase = doc.sweep.status === "cancelled" ? "cancelled" : "done";
-      this.progress = finish(this.progress, phase);
+      this.set(finish(this.pending, phase));
     } catch (e) {
       if (this.jobId !== jobId) return;
       const err = e as ApiError;
       if (err.code === "cancelled") {
         // The backend saved the finished levels; its message says so.
-        this.progress = finish(this.progress, "cancelled", err.message);
+        this.set(finish(this.pending, "cancelled", err.message));
       } else {
         this.error = err;
-        this.progress = finish(this.progress, "failed", err.message);
+        this.set(finish(this.pending, "failed", err.message));
       }
     }
   }

@@ -328,6 +328,43 @@ export interface SweepInput {
   gen?: number;
   reps?: number;
   quality?: boolean;
+  /**
+   * Measure every level again. Without it (the backend's default), running the
+   * same sweep again resumes it and skips the levels already measured.
+   */
+  fresh?: boolean;
+}
+
+/**
+ * One light row of `result_list` (docs/app-api.md): a run or a sweep, newest
+ * first, with just what the Results list shows, so the list never loads the
+ * full documents.
+ */
+export interface ResultListRow {
+  /** "12" for a run, "sweep:3" for a sweep. */
+  target: string;
+  kind: "run" | "sweep";
+  id: number;
+  /** Model name, else file name. */
+  title: string;
+  /** For a sweep: its first level's file. */
+  file_name: string;
+  /** For a sweep: its levels joined with ", ". */
+  quant: string;
+  arch: string;
+  status: string;
+  /** ISO, UTC; a sweep's created_at. */
+  started_at: string;
+  /** First ok prompt test of a run (null for sweeps). */
+  pp_mean: number | null;
+  pp_test: string | null;
+  /** First ok gen test of a run (null for sweeps). */
+  tg_mean: number | null;
+  tg_test: string | null;
+  /** 1 for a run. */
+  levels: number;
+  /** The sweep a run belongs to. */
+  sweep_id: number | null;
 }
 
 export type ExportFormat = "png" | "svg" | "md" | "csv" | "json" | "llama-bench-json";

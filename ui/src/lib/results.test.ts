@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import ladder from "../fixtures/sweep-ladder.json";
 import type { Run, RunsDoc, SweepDoc } from "../types";
-import { buildRows, filterRows, page } from "./results";
+import { buildRows, filterRows, listRow, page, rowsFromList } from "./results";
 
 const doc = ladder as unknown as SweepDoc;
 
@@ -37,6 +37,21 @@ describe("results rows", () => {
     const rows = buildRows(manyRuns(3), [doc]);
     expect(rows[0].target).toBe("3");
     expect(rows.find((r) => r.kind === "sweep")!.target).toBe("sweep:1");
+  });
+  it("maps result_list rows as they come, filterable by file, level and arch", () => {
+    const rows = rowsFromList([
+      { target: "sweep:3", kind: "sweep", id: 3, title: "SmolLM2", file_name: "smol-Q8_0.gguf", quant: "Q8_0, Q4_0", arch: "llama",
+        status: "ok", started_at: "2027-01-02T00:00:00Z", pp_mean: null, pp_test: null, tg_mean: null, tg_test: null, levels: 2, sweep_id: null },
+      { target: "12", kind: "run", id: 12, title: "SmolLM2", file_name: "smol-Q4_0.gguf", quant: "Q4_0", arch: "llama",
+        status: "failed", started_at: "2027-01-01T00:00:00Z", pp_mean: 812.5, pp_test: "pp512", tg_mean: 41.2, tg_test: "tg128", levels: 1, sweep_id: 3 },
+    ]);
+    expect(rows.map((r) => r.target)).toEqual(["sweep:3", "12"]);
+    expect(rows[1]).toMatchObject({ kind: "run", id: 12, quant: "Q4_0", status: "failed", startedAt: "2027-01-01T00:00:00Z",
+      ppMean: 812.5, ppTest: "pp512", tgMean: 41.2, tgTest: "tg128", levels: 1 });
+    expect(rows[0]).toMatchObject({ kind: "sweep", quant: "Q8_0, Q4_0", levels: 2, ppMean: null });
+    expect(filterRows(rows, { text: "smol-q8_0", status: "", kind: "" }).map((r) => r.target)).toEqual(["sweep:3"]);
+    expect(filterRows(rows, { text: "llama q4_0", status: "failed", kind: "run" }).map((r) => r.target)).toEqual(["12"]);
+    expect(listRow(rows.length ? { ...rows[0], file_name: "", arch: "", started_at: "", pp_mean: null, pp_test: null, tg_mean: null, tg_test: null, sweep_id: null } : (null as never)).haystack).toBe("smollm2  q8_0, q4_0 ");
   });
   it("clamps the page index", () => {
     expect(page([1, 2, 3], 9, 2)).toEqual({ items: [3], pages: 2, index: 1 });

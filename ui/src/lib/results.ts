@@ -1,7 +1,8 @@
-// The Results list: light summary rows built once per load, then filtered and
-// paged without touching the full documents again, so 1,000 runs stay fast.
+// The Results list: light summary rows (from the backend's `result_list`,
+// already newest first), mapped once per load, then filtered and paged, so
+// 1,000 runs stay fast. The full documents are loaded only when one is opened.
 
-import type { Run, RunsDoc, SweepDoc } from "../types";
+import type { ResultListRow, Run, RunsDoc, SweepDoc } from "../types";
 import { decodeOf, prefillOf } from "./sweepData";
 
 export interface ResultRow {
@@ -22,6 +23,31 @@ export interface ResultRow {
   haystack: string;
 }
 
+/** One `result_list` row as a list row: a copy of a few fields, nothing computed. */
+export function listRow(r: ResultListRow): ResultRow {
+  return {
+    target: r.target,
+    kind: r.kind,
+    id: r.id,
+    title: r.title,
+    quant: r.quant,
+    status: r.status,
+    startedAt: r.started_at,
+    ppMean: r.pp_mean,
+    ppTest: r.pp_test,
+    tgMean: r.tg_mean,
+    tgTest: r.tg_test,
+    levels: r.levels,
+    haystack: `${r.title} ${r.file_name} ${r.quant} ${r.arch}`.toLowerCase(),
+  };
+}
+
+/** `result_list`'s rows in its order (newest first). */
+export function rowsFromList(list: ResultListRow[]): ResultRow[] {
+  return list.map(listRow);
+}
+
+/** From full documents (tests, and anything that already holds them). */
 export function runRow(run: Run): ResultRow {
   const pp = prefillOf(run);
   const tg = decodeOf(run);
