@@ -3,6 +3,8 @@
 # and the release app, then drive it through tauri-driver and WebKitWebDriver
 # under Xvfb, against a fresh database and the real SmolLM2 test model.
 # Screenshots land in e2e/screenshots/ (E2E_OUT overrides).
+# `bash scripts/e2e.sh bench` runs the app benchmarks (e2e/bench.mjs) instead,
+# on a database seeded with 1,000 runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -39,7 +41,7 @@ fi
 
 # The app under test is started by tauri-driver, so its environment is set here.
 export DYNO_DB="$scratch/dyno.db" E2E_SCRATCH="$scratch"
-export DYNO_APP="$CARGO_TARGET_DIR/release/dyno-app"
+export DYNO_APP="$CARGO_TARGET_DIR/release/dyno-app" DYNO_CLI="$CARGO_TARGET_DIR/release/dyno"
 export E2E_OUT="${E2E_OUT:-$PWD/e2e/screenshots}"
 port=4444
 while (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
@@ -51,7 +53,13 @@ for _ in $(seq 1 50); do
   sleep 0.2
 done
 
-if ! (cd e2e && npm test); then
+if [ "${1:-}" = bench ]; then
+  python3 scripts/seed-runs.py "$CARGO_TARGET_DIR/release/dyno" "$DYNO_DB" 1000
+  run=(node bench.mjs)
+else
+  run=(npm test)
+fi
+if ! (cd e2e && "${run[@]}"); then
   echo "e2e: failed; tauri-driver's log:" >&2
   tail -50 "$scratch/driver.log" >&2
   exit 1

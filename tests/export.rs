@@ -158,6 +158,22 @@ fn exports_carry_the_figures_and_nothing_private() {
         "--include-host keeps paths"
     );
 
+    // The list row (the app's Results view) carries the same headline figures
+    // as the full document, from its light queries.
+    let (rt, store) = store(&s.db());
+    let rows = rt.block_on(dyno::report::list::build(&store, 10)).unwrap();
+    let row = rows
+        .iter()
+        .find(|r| r.target == run_id)
+        .expect("the run is listed");
+    let full = &d["runs"][0]["results"];
+    assert_eq!(row.pp_test.as_deref(), Some("pp16"));
+    assert_eq!(row.pp_mean, full[0]["mean_tokens_per_s"].as_f64());
+    assert_eq!(row.tg_test.as_deref(), Some("tg4"));
+    assert_eq!(row.tg_mean, full[1]["mean_tokens_per_s"].as_f64());
+    assert_eq!((row.kind, row.quant.as_str()), ("run", "Q4_1"));
+    rt.block_on(store.close());
+
     // A bad id says how to write one.
     let o = dyno().args(["export", "banana"]).output().unwrap();
     assert_code(&o, 2);

@@ -83,6 +83,22 @@ pub async fn runs(app: State<'_, App>, limit: Option<i64>) -> AppResult<Value> {
     to_json(&r)
 }
 
+/// Runs and sweeps as list rows with their headline figures: the Results
+/// view lists 1,000 runs without loading 1,000 documents.
+#[tauri::command]
+pub async fn result_list(app: State<'_, App>, limit: Option<i64>) -> AppResult<Value> {
+    let db = app.db.clone();
+    let limit = limit.unwrap_or(1000).clamp(0, 100_000);
+    let rows = on_core(move || async move {
+        let store = open_store(&db).await?;
+        let r = report::list::build(&store, limit).await;
+        store.close().await;
+        r
+    })
+    .await?;
+    to_json(&rows)
+}
+
 /// A run or a sweep's report, as `dyno show` and `dyno show-sweep` give it.
 async fn load(db: PathBuf, t: Target) -> AppResult<Value> {
     let loaded = on_core(move || async move {
@@ -258,6 +274,9 @@ pub struct SweepInput {
     pub gen: Option<u32>,
     pub reps: Option<u32>,
     pub quality: Option<bool>,
+    /// Measure every level again instead of resuming the same sweep.
+    #[serde(default)]
+    pub fresh: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -323,6 +342,9 @@ impl SweepInput {
         }
         if self.quality == Some(false) {
             argv.push("--no-quality".into());
+        }
+        if self.fresh {
+            argv.push("--fresh".into());
         }
         use clap::Parser;
         match args::Cli::try_parse_from(&argv) {
@@ -439,6 +461,7 @@ mod tests {
             gen: Some(16),
             reps: Some(2),
             quality: Some(false),
+            fresh: false,
         }
     }
 

@@ -25,6 +25,7 @@ pub fn run() {
             commands::app_info,
             commands::hw,
             commands::runs,
+            commands::result_list,
             commands::run,
             commands::sweeps,
             commands::sweep,

@@ -9,6 +9,7 @@ pub mod card;
 pub mod compare;
 pub mod export;
 pub mod import;
+pub mod list;
 pub mod sweep;
 pub mod table;
 pub mod telemetry;

@@ -20,6 +20,8 @@ use crate::worker::protocol::{Sample, TestSpec};
 
 mod hub;
 mod import;
+mod list;
+pub use list::{HeadlineRow, RunListRow};
 mod sweeps;
 pub use import::{ImportedResult, ImportedRun};
 pub use sweeps::{LevelRow, QualityKey, QualityRow, SweepRow};

@@ -1,0 +1,138 @@
+// Benchmarks of the real app (not tests: they report, they do not assert a
+// speed). Run by `bash scripts/e2e.sh bench`, which seeds the database with
+// 1,000 runs first (scripts/seed-runs.py).
+//
+// 1. Cold start to first paint: from asking tauri-driver for a session (which
+//    starts the app process) to the first contentful paint the webview
+//    reports, and to the Overview's navigation being on screen.
+// 2. The Results view with 1,000 stored runs: from the click on "Results" to
+//    the first frame painted after its rows are in the page, measured inside
+//    the page (fetch over IPC, parse, render), median of several visits.
+
+import { remote } from "webdriverio";
+
+const PORT = Number(process.env.TAURI_DRIVER_PORT ?? 4444);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const starts = [];
+for (let i = 0; i < ROUNDS; i++) {
+  const t0 = Date.now();
+  const b = await remote({
+    hostname: "127.0.0.1",
+    port: PORT,
+    logLevel: "error",
+    capabilities: { "tauri:options": { application: process.env.DYNO_APP } },
+  });
+  const sessionMs = Date.now() - t0;
+  await (await b.$('[data-testid="nav-overview"]')).waitForExist({ timeout: 30_000 });
+  const navMs = Date.now() - t0;
+  const paint = await b.execute(() => {
+    const fcp = performance.getEntriesByName("first-contentful-paint")[0];
+    return { fcp: fcp ? fcp.startTime : null };
+  });
+  starts.push({ sessionMs, navMs, fcpInPageMs: paint.fcp });
+
+  if (i === 0) {
+    const visits = [];
+    for (let v = 0; v < ROUNDS + 1; v++) {
+      await (await b.$('[data-testid="nav-overview"]')).click();
+      const ms = await b.executeAsync((done) => {
+        const t = performance.now();
+        const finish = () => requestAnimationFrame(() => done(performance.now() - t));
+        const seen = () => document.querySelector('[data-testid="results-row"]');
+        const obs = new MutationObserver(() => {
+          if (seen()) {
+            obs.disconnect();
+            finish();
+          }
+        });
+        obs.observe(document.body, { childList: true, subtree: true });
+        document.querySelector('[data-testid="nav-results"]').click();
+        if (seen()) {
+          obs.disconnect();
+          finish();
+        }
+      });
+      const rows = (await b.$$('[data-testid="results-row"]')).length;
+      visits.push({ ms, rows });
+    }
+    console.log("results view visits (ms, rows on the page):", JSON.stringify(visits));
+    const warm = visits.slice(1).map((v) => v.ms);
+    console.log(`results view with 1,000 runs: first visit ${visits[0].ms.toFixed(0)} ms, median of later visits ${median(warm).toFixed(0)} ms`);
+  }
+  await b.deleteSession();
+}
+console.log("starts:", JSON.stringify(starts));
+console.log(
+  `cold start: median ${median(starts.map((s) => s.navMs))} ms from session request to the Overview on screen ` +
+    `(session ${median(starts.map((s) => s.sessionMs))} ms); first contentful paint ${median(starts.map((s) => s.fcpInPageMs ?? NaN))} ms after navigation start`,
+);
+
+// 3. Does measuring from the app disturb the figures? The same one-file
+//    sweep of SmolLM2 from the app's Sweep view and from the CLI, alternated,
+//    with the CPU time the webview's processes used during the app's run.
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+
+const SMOL = `${process.env.DYNO_TEST_MODELS}/SmolLM2-135M-Instruct.Q4_1.gguf`;
+const CLI = process.env.DYNO_CLI;
+const PLAN = { p: 64, n: 16, r: 3 };
+
+/** CPU seconds used so far by the processes whose command line matches. */
+function cpuSeconds(pattern) {
+  let ticks = 0;
+  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (!pattern.test(cmd)) continue;
+      const f = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+      ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      /* gone */
+    }
+  }
+  return ticks / 100;
+}
+
+function figures(doc) {
+  const r = doc.runs[doc.runs.length - 1].results;
+  const mean = (kind) => r.find((x) => x.kind === kind)?.mean_tokens_per_s;
+  return { pp: mean("prompt"), tg: mean("gen") };
+}
+
+const b = await remote({
+  hostname: "127.0.0.1",
+  port: PORT,
+  logLevel: "error",
+  capabilities: { "tauri:options": { application: process.env.DYNO_APP } },
+});
+const rows = [];
+for (let round = 0; round < 2; round++) {
+  // CLI
+  const o = spawnSync(CLI, ["sweep", "--fresh", "--no-quality", "-p", `${PLAN.p}`, "-n", `${PLAN.n}`, "-r", `${PLAN.r}`, "--files", SMOL, "--json"], { encoding: "utf8" });
+  rows.push({ from: "cli", ...figures(JSON.parse(o.stdout)) });
+  // App
+  await (await b.$('[data-testid="nav-sweep"]')).click();
+  await (await b.$('[data-testid="sweep-source-kind"]')).selectByAttribute("value", "files");
+  for (const [id, v] of [["sweep-files", SMOL], ["sweep-prompt", PLAN.p], ["sweep-gen", PLAN.n], ["sweep-reps", PLAN.r]]) {
+    const el = await b.$(`[data-testid="${id}"]`);
+    await el.clearValue();
+    await el.setValue(String(v));
+  }
+  const q = await b.$('[data-testid="sweep-quality"]');
+  if (await q.isSelected()) await q.click();
+  const web0 = cpuSeconds(/WebKit(Web|Network)Process/);
+  const t0 = Date.now();
+  await (await b.$('[data-testid="sweep-run"]')).click();
+  // Poll rarely: WebDriver calls cost CPU too.
+  const status = await b.$('[data-testid="sweep-status"]');
+  await b.waitUntil(async () => /done|failed|cancelled/.test(await status.getText()), { timeout: 600_000, interval: 3000 });
+  const secs = (Date.now() - t0) / 1000;
+  const webCpu = cpuSeconds(/WebKit(Web|Network)Process/) - web0;
+  const last = spawnSync(CLI, ["sweeps", "--json", "--limit", "1"], { encoding: "utf8" });
+  rows.push({ from: "app", ...figures(JSON.parse(last.stdout)[0]), webview_cpu_s: +webCpu.toFixed(2), wall_s: +secs.toFixed(1) });
+}
+await b.deleteSession();
+console.log("app against CLI, same sweep (pp64, tg16, r3), alternated:");
+for (const r of rows) console.log(JSON.stringify(r));

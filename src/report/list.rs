@@ -1,0 +1,110 @@
+//! Runs and sweeps as rows of a list (the app's Results view): what each is,
+//! its status and its headline prefill and decode figures, built from two
+//! light queries so 1,000 runs list in milliseconds. The full document of
+//! one run or sweep is `report::load`.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::store::Store;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ListRow {
+    /// "12" for a run, "sweep:3" for a sweep.
+    pub target: String,
+    /// "run" or "sweep".
+    pub kind: &'static str,
+    pub id: i64,
+    /// The model's name, else its file name.
+    pub title: String,
+    pub file_name: String,
+    /// A run's quant; a sweep's levels, joined with ", ".
+    pub quant: String,
+    pub arch: String,
+    pub status: String,
+    pub started_at: String,
+    /// A run's first finished prefill test and its mean t/s.
+    pub pp_mean: Option<f64>,
+    pub pp_test: Option<String>,
+    /// A run's first finished decode test and its mean t/s.
+    pub tg_mean: Option<f64>,
+    pub tg_test: Option<String>,
+    pub levels: usize,
+    pub sweep_id: Option<i64>,
+}
+
+/// The newest `limit` runs and every sweep, newest first.
+pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
+    let runs = store.run_list(limit.max(0)).await?;
+    let oldest = runs.iter().map(|r| r.id).min().unwrap_or(i64::MAX);
+    let mut first: HashMap<(i64, &str), (String, Option<f64>)> = HashMap::new();
+    let heads = store.headlines(oldest).await?;
+    for h in &heads {
+        first
+            .entry((h.run_id, h.kind.as_str()))
+            .or_insert_with(|| (h.test.clone(), h.mean_tokens_per_s));
+    }
+    let mut rows: Vec<ListRow> = runs
+        .iter()
+        .map(|r| {
+            let pp = first.get(&(r.id, "prompt"));
+            let tg = first.get(&(r.id, "gen"));
+            ListRow {
+                target: r.id.to_string(),
+                kind: "run",
+                id: r.id,
+                title: r.name.clone().unwrap_or_else(|| r.file_name.clone()),
+                file_name: r.file_name.clone(),
+                quant: r.quant.clone(),
+                arch: r.arch.clone(),
+                status: r.status.clone(),
+                started_at: r.started_at.clone(),
+                pp_mean: pp.and_then(|x| x.1),
+                pp_test: pp.map(|x| x.0.clone()),
+                tg_mean: tg.and_then(|x| x.1),
+                tg_test: tg.map(|x| x.0.clone()),
+                levels: 1,
+                sweep_id: r.sweep_id,
+            }
+        })
+        .collect();
+    for s in store.sweeps(i64::MAX).await? {
+        let levels = store.levels(s.id).await?;
+        let model = match levels.iter().find_map(|l| l.model_id) {
+            Some(id) => Some(store.model(id).await?),
+            None => None,
+        };
+        rows.push(ListRow {
+            target: format!("sweep:{}", s.id),
+            kind: "sweep",
+            id: s.id,
+            title: model
+                .as_ref()
+                .map(|m| m.name.clone().unwrap_or_else(|| m.file_name.clone()))
+                .unwrap_or_else(|| format!("sweep {}", s.id)),
+            file_name: model
+                .as_ref()
+                .map(|m| m.file_name.clone())
+                .unwrap_or_default(),
+            quant: levels
+                .iter()
+                .map(|l| l.level.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            arch: model.as_ref().map(|m| m.arch.clone()).unwrap_or_default(),
+            status: s.status.clone().unwrap_or_else(|| "-".into()),
+            started_at: s.created_at.clone(),
+            pp_mean: None,
+            pp_test: None,
+            tg_mean: None,
+            tg_test: None,
+            levels: levels.len(),
+            sweep_id: Some(s.id),
+        });
+    }
+    // RFC 3339 UTC timestamps sort as strings.
+    rows.sort_by(|a, b| b.started_at.cmp(&a.started_at));
+    Ok(rows)
+}

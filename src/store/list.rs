@@ -1,0 +1,57 @@
+//! The light queries behind a list of many runs (the app's Results view):
+//! one query for the runs with their models and one for their headline
+//! figures, instead of a full report per run.
+
+use super::Store;
+use crate::error::Result;
+
+/// A run as a list shows it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct RunListRow {
+    pub id: i64,
+    pub sweep_id: Option<i64>,
+    pub status: String,
+    pub started_at: String,
+    pub file_name: String,
+    pub name: Option<String>,
+    pub quant: String,
+    pub arch: String,
+}
+
+/// A stored mean of one finished prefill or decode test.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct HeadlineRow {
+    pub run_id: i64,
+    pub test: String,
+    pub kind: String,
+    pub mean_tokens_per_s: Option<f64>,
+}
+
+impl Store {
+    /// The newest `limit` runs with their models.
+    pub async fn run_list(&self, limit: i64) -> Result<Vec<RunListRow>> {
+        sqlx::query_as(
+            "SELECT r.id, r.sweep_id, r.status, r.started_at, m.file_name, m.name, m.quant, m.arch
+             FROM runs r JOIN models m ON m.id = r.model_id
+             ORDER BY r.id DESC LIMIT ?",
+        )
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.err(e))
+    }
+
+    /// The finished prefill and decode means of runs `from_id` and newer, in
+    /// the order their tests ran.
+    pub async fn headlines(&self, from_id: i64) -> Result<Vec<HeadlineRow>> {
+        sqlx::query_as(
+            "SELECT run_id, test, kind, mean_tokens_per_s FROM results
+             WHERE run_id >= ? AND status = 'ok' AND kind IN ('prompt', 'gen')
+             ORDER BY id",
+        )
+        .bind(from_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.err(e))
+    }
+}
