@@ -174,6 +174,37 @@ test("a corrupt model file shows a readable error", async () => {
   await shot("error");
 });
 
+test("cancel stops a running sweep and leaves no worker behind", async () => {
+  await (await byId("nav-sweep")).click();
+  await (await byId("sweep-source-kind")).selectByAttribute("value", "files");
+  await setValue("sweep-files", SMOL);
+  // Long enough to be mid-measurement when Cancel is pressed.
+  await setValue("sweep-prompt", 512);
+  await setValue("sweep-gen", 256);
+  await setValue("sweep-reps", 10);
+  const fresh = await byId("sweep-fresh");
+  if (!(await fresh.isSelected())) await fresh.click();
+  await (await byId("sweep-run")).click();
+  const worker = () => spawnSync("pgrep", ["-f", "dyno-app worker"]).stdout.toString().trim();
+  await browser.waitUntil(async () => worker() !== "", {
+    timeout: 30_000,
+    interval: 200,
+    timeoutMsg: "no worker started",
+  });
+  await (await byId("sweep-cancel")).click();
+  const status = await byId("sweep-status");
+  await browser.waitUntil(async () => /cancelled/.test(await status.getText()), {
+    timeout: 30_000,
+    timeoutMsg: "the sweep did not say cancelled",
+  });
+  await browser.waitUntil(async () => worker() === "", {
+    timeout: 10_000,
+    interval: 200,
+    timeoutMsg: "a worker outlived the cancel",
+  });
+  await shot("cancelled");
+});
+
 // The database the app wrote is a real, intact SQLite file.
 test("the app's database passes an integrity check", () => {
   const r = spawnSync("python3", [

@@ -402,7 +402,7 @@ pub async fn start_sweep(
     if cancelled.is_cancelled() {
         return Err(AppError::new(
             "cancelled",
-            "the sweep was cancelled; what was measured is saved, and running the same sweep again resumes it",
+            "the sweep was cancelled; what was measured is saved, and running the same sweep again resumes it.",
         ));
     }
     to_json(&report?)
@@ -439,7 +439,7 @@ pub async fn hub_pull(
     if cancelled.is_cancelled() {
         return Err(AppError::new(
             "cancelled",
-            "the download was cancelled; what arrived is kept, and downloading again resumes it",
+            "the download was cancelled; what arrived is kept, and downloading again resumes it.",
         ));
     }
     let pulled = pulled?;
