@@ -306,14 +306,15 @@ pub fn svg(r: &Report, sweep: Option<&SweepJson>) -> String {
 
     // Header: the brand, then the model by name, parameters and file.
     s.text(40.0, 52.0, 17.0, PP, "bold", "DYNO");
-    let title = match (first, sweep) {
-        (Some(run), _) => run
-            .model
-            .name
-            .clone()
-            .unwrap_or_else(|| run.model.file_name.clone()),
-        (None, _) => "no runs".to_string(),
-    };
+    let title = first.map_or_else(
+        || "no runs".to_string(),
+        |run| {
+            run.model
+                .name
+                .clone()
+                .unwrap_or_else(|| run.model.file_name.clone())
+        },
+    );
     let what = match sweep {
         Some(sw) => format!("quantisation sweep · {} levels", sw.levels.len()),
         None if r.runs.len() == 1 => "benchmark".to_string(),
