@@ -342,6 +342,35 @@ fn two_processes_write_one_database_at_once() {
 }
 
 #[test]
+fn processes_creating_one_database_at_once_all_open_it() {
+    // Switching a new database to WAL takes a lock SQLite's busy timeout
+    // does not wait for; the loser of that race once failed at once with
+    // "database is locked". Race four processes on fresh files many times.
+    let s = Scratch::new();
+    for round in 0..40 {
+        let db = s.path(&format!("race-{round}.db"));
+        let kids: Vec<_> = (0..4)
+            .map(|_| {
+                s.dyno()
+                    .args(["--db", db.to_str().unwrap(), "runs", "--json"])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for k in kids {
+            let o = k.wait_with_output().unwrap();
+            assert_code(&o, 0);
+            assert_eq!(json(&o)["runs"], serde_json::json!([]), "round {round}");
+        }
+        let (rt, store) = store(&db);
+        assert_eq!(rt.block_on(store.integrity_check()).unwrap(), "ok");
+        rt.block_on(store.close());
+    }
+}
+
+#[test]
 fn corrupt_weights_give_no_speed() {
     // Structure intact, weights garbage: one layer's F32 norm becomes NaN,
     // so every logit is NaN. Dyno must refuse to report a speed for it.

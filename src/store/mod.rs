@@ -9,7 +9,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{FromRow, SqlitePool};
 
 use crate::error::{DynoError, Result};
@@ -206,6 +206,39 @@ pub struct WorkerFacts {
     pub tokens_per_word: Option<f64>,
 }
 
+/// Switch the database to WAL, once; the mode is stored in the file, so later
+/// opens find it set and this is a no-op.
+///
+/// Not done through the connect options: switching the journal mode needs an
+/// exclusive lock that SQLite's busy timeout does not wait for, so two
+/// processes creating one database at once made the loser fail at once with
+/// "database is locked". Here the loser waits and tries again.
+async fn set_wal(pool: &sqlx::SqlitePool) -> std::result::Result<(), sqlx::Error> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let mut pause = Duration::from_millis(10);
+    loop {
+        match sqlx::query_scalar::<_, String>("PRAGMA journal_mode = WAL")
+            .fetch_one(pool)
+            .await
+        {
+            Ok(_) => return Ok(()),
+            Err(sqlx::Error::Database(e))
+                if e.code().as_deref().is_some_and(is_busy)
+                    && std::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_millis(500));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// SQLITE_BUSY or SQLITE_LOCKED, with or without an extended code.
+fn is_busy(code: &str) -> bool {
+    code.parse::<i32>().is_ok_and(|c| matches!(c & 0xFF, 5 | 6))
+}
+
 impl Store {
     /// Open (creating if needed) the database at `path` and migrate it.
     pub async fn open(path: &Path) -> Result<Store> {
@@ -225,7 +258,6 @@ impl Store {
             .map_err(store_err)?
             .filename(path)
             .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
             // NORMAL in WAL mode survives any crash of the app; only a power
             // loss can drop the last commits.
             .synchronous(SqliteSynchronous::Normal)
@@ -236,6 +268,7 @@ impl Store {
             .connect_with(opts)
             .await
             .map_err(store_err)?;
+        set_wal(&pool).await.map_err(store_err)?;
         // Two processes opening a new database at once both see a migration
         // as pending and race to apply it; the loser's transaction fails
         // ("table already exists") and rolls back whole. Running the migrator
