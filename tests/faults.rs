@@ -226,14 +226,23 @@ fn killing_the_parent_kills_the_worker_and_keeps_the_samples() {
 }
 
 #[test]
-fn a_test_llama_cpp_refuses_fails_alone_and_the_run_goes_on() {
-    // A depth of 10M tokens needs a KV cache of hundreds of GB: llama.cpp cannot
-    // allocate the context and says so; the worker reports that test as
-    // failed and runs the next one.
+fn a_test_that_cannot_fit_fails_alone_and_the_run_goes_on() {
+    // A depth of 10M tokens needs a KV cache of hundreds of GB. Dyno's memory
+    // check refuses that test before llama.cpp is asked; with the check off,
+    // llama.cpp cannot allocate the context and says so. Either way the
+    // worker reports that test as failed and runs the next one.
+    for (extra, says) in [(None, "KV cache"), (Some("--no-memory-check"), "context")] {
+        let mut args = vec!["-d", "10000000,0"];
+        args.extend(extra);
+        a_test_fails_alone(&args, says);
+    }
+}
+
+fn a_test_fails_alone(extra: &[&str], says: &str) {
     let s = Scratch::new();
     let o = s
         .dyno()
-        .args(smol_args(&model(SMOL), &["-d", "10000000,0"]))
+        .args(smol_args(&model(SMOL), extra))
         .output()
         .unwrap();
     assert_code(&o, 1);
@@ -250,8 +259,8 @@ fn a_test_llama_cpp_refuses_fails_alone_and_the_run_goes_on() {
     for x in &results[..2] {
         assert_eq!(x["status"], "failed");
         assert!(
-            x["error"].as_str().unwrap().contains("context"),
-            "{}",
+            x["error"].as_str().unwrap().contains(says),
+            "{extra:?}: {}",
             x["error"]
         );
     }
@@ -261,4 +270,209 @@ fn a_test_llama_cpp_refuses_fails_alone_and_the_run_goes_on() {
             "the worker went on after the failed tests"
         );
     }
+}
+
+#[test]
+fn a_model_too_big_for_free_memory_is_refused_before_loading() {
+    // DYNO_MEMORY_LIMIT fakes a small machine: 100 MiB cannot hold SmolLM2's
+    // 94 MiB of weights plus llama.cpp's own needs.
+    let s = Scratch::new();
+    let o = s
+        .dyno()
+        .env("DYNO_MEMORY_LIMIT", "100M")
+        .args(smol_args(&model(SMOL), &[]))
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    let j = json(&o);
+    let r = &j["runs"][0];
+    assert_eq!(r["status"], "failed");
+    assert_eq!(r["error_code"], "insufficient_memory");
+    let why = r["error"].as_str().unwrap();
+    for part in [
+        "SmolLM2-135M-Instruct.Q4_1.gguf needs about",
+        "100.00 MiB is allowed by DYNO_MEMORY_LIMIT",
+        "--no-memory-check",
+    ] {
+        assert!(why.contains(part), "{part:?} in {why}");
+    }
+    assert!(
+        r["results"].as_array().unwrap().is_empty(),
+        "nothing was measured: {r}"
+    );
+    assert!(workers_of(&s).is_empty());
+
+    // The way out works: the same limit with the check off loads and runs.
+    let o = s
+        .dyno()
+        .env("DYNO_MEMORY_LIMIT", "100M")
+        .args(smol_args(&model(SMOL), &["--no-memory-check"]))
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+
+    // A limit that is not a size is refused by name.
+    let o = s
+        .dyno()
+        .env("DYNO_MEMORY_LIMIT", "lots")
+        .args(smol_args(&model(SMOL), &[]))
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    assert!(json(&o)["runs"][0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("DYNO_MEMORY_LIMIT=lots is not a size"));
+    let (rt, store) = store(&s.db());
+    assert_eq!(rt.block_on(store.integrity_check()).unwrap(), "ok");
+    rt.block_on(store.close());
+}
+
+/// `dyno sweep` over two levels quantised from SmolLM2, measured Q8_0 first.
+fn sweep_args() -> Vec<String> {
+    let mut v: Vec<String> = ["sweep", "--from"].iter().map(|a| a.to_string()).collect();
+    v.push(model(SMOL).to_str().unwrap().to_string());
+    v.extend(
+        [
+            "--levels",
+            "q8_0,q4_0",
+            "--no-quality",
+            "-p",
+            "16",
+            "-n",
+            "4",
+            "-r",
+            "1",
+            "--json",
+        ]
+        .iter()
+        .map(|a| a.to_string()),
+    );
+    v
+}
+
+/// The run of one level in a sweep's JSON.
+fn level<'a>(j: &'a serde_json::Value, quant: &str) -> &'a serde_json::Value {
+    j["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["model"]["quant"] == quant)
+        .unwrap_or_else(|| panic!("no {quant} run in {j}"))
+}
+
+#[test]
+fn a_worker_killed_aborted_or_hung_mid_sweep_fails_that_level_and_the_sweep_goes_on() {
+    // One quantisation cache for the three sweeps, so the levels are made once.
+    let cache = tempfile::tempdir().unwrap();
+    // Only the hang gets a short --timeout: on a busy 2-core machine a
+    // healthy load can be silent for seconds.
+    for (fault, timeout, code, says) in [
+        ("kill@job:1", "600", "crashed", "SIGKILL"),
+        ("abort@job:1", "600", "crashed", "SIGABRT"),
+        ("hang@job:1", "30", "timed_out", "--timeout"),
+    ] {
+        let s = Scratch::new();
+        let o = s
+            .dyno()
+            .env("DYNO_CACHE_DIR", cache.path())
+            .env("DYNO_TEST_FAULT", fault)
+            .env("DYNO_TEST_FAULT_ONCE", s.path("fired"))
+            .args(sweep_args())
+            .args(["--timeout", timeout])
+            .output()
+            .unwrap();
+        assert_code(&o, 1);
+        let j = json(&o);
+        let bad = level(&j, "Q8_0");
+        assert_eq!(bad["status"], "failed", "{fault}");
+        assert_eq!(bad["error_code"], code, "{fault}");
+        assert!(
+            bad["error"].as_str().unwrap().contains(says),
+            "{fault}: {}",
+            bad["error"]
+        );
+        assert_eq!(
+            bad["results"][0]["status"], "ok",
+            "{fault}: the test before the fault is kept"
+        );
+        let good = level(&j, "Q4_0");
+        assert_eq!(
+            good["status"], "ok",
+            "{fault}: the sweep went on: {}",
+            good["error"]
+        );
+        assert!(stderr(&o).contains("1 of 2 level(s) failed"), "{fault}");
+        assert!(workers_of(&s).is_empty(), "{fault}");
+    }
+}
+
+#[test]
+fn killing_the_parent_mid_sweep_keeps_the_levels_done_and_running_again_resumes() {
+    let s = Scratch::new();
+    let cache = s.path("cache");
+    // Q8_0 is measured, then the Q4_0 worker hangs while loading; the parent
+    // gets SIGKILL then, with no chance to clean up.
+    let mut child = s
+        .dyno()
+        .env("DYNO_CACHE_DIR", &cache)
+        .env("DYNO_TEST_FAULT", "hang@load:Q4_0")
+        .args(sweep_args())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    loop {
+        if t0.elapsed() > Duration::from_secs(300) {
+            let _ = child.kill();
+            panic!("Q8_0 was never measured");
+        }
+        let q8_done = s.db().exists() && {
+            let (rt, store) = store(&s.db());
+            let runs = rt.block_on(store.runs(10)).unwrap();
+            rt.block_on(store.close());
+            runs.iter().any(|r| r.status == "ok")
+        };
+        if q8_done && !workers_of(&s).is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    wait_gone(&s);
+    let (rt, store) = store(&s.db());
+    assert_eq!(rt.block_on(store.integrity_check()).unwrap(), "ok");
+    rt.block_on(store.close());
+
+    // Running the same sweep again resumes it: Q8_0 is kept, Q4_0 measured.
+    let o = s
+        .dyno()
+        .env("DYNO_CACHE_DIR", &cache)
+        .args(sweep_args())
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let err = stderr(&o);
+    assert!(err.contains("resuming sweep"), "{err}");
+    assert!(err.contains("Q8_0 skipped: already measured"), "{err}");
+    let j = json(&o);
+    assert_eq!(level(&j, "Q8_0")["status"], "ok");
+    assert_eq!(level(&j, "Q4_0")["status"], "ok");
+}
+
+#[test]
+fn the_memory_estimate_reads_the_real_models_shape() {
+    // SmolLM2-135M: 30 layers, 3 KV heads of 64 for K and for V, a vocabulary
+    // of 49,152 and a feed-forward width of 1,536.
+    let p = dyno::model::memory::MemoryProfile::read(&model(SMOL)).unwrap();
+    assert_eq!(p.n_layers, 30);
+    assert_eq!(p.kv_elements_per_token, 30 * (3 * 64 + 3 * 64));
+    assert_eq!(
+        (p.n_embd, p.n_vocab, p.n_ff, p.n_head),
+        (576, 49_152, 1536, 9)
+    );
+    let info = dyno::model::inspect(&model(SMOL)).unwrap();
+    assert_eq!(p.weight_bytes, info.weight_bytes);
 }

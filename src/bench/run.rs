@@ -30,6 +30,9 @@ pub struct BenchContext<'a> {
     pub cancel: Cancel,
     /// Sample CPU, memory, energy and GPUs alongside every run.
     pub telemetry: bool,
+    /// Refuse a model or a test whose estimated memory exceeds what is free
+    /// (see [`crate::model::memory`]).
+    pub memory_check: bool,
 }
 
 /// A model file described, hashed and registered in the store.
@@ -154,13 +157,6 @@ async fn supervise<'c>(
             jobs.push(job);
         }
     }
-    let plan = WorkerPlan {
-        model_path: model.info.path.clone(),
-        model: runs[0].model.clone(),
-        jobs,
-        reps: req.reps,
-        warmup: req.warmup,
-    };
     if reporter.event(&BenchEvent::Loading {
         model: &model.info,
         n_runs: runs.len(),
@@ -169,6 +165,40 @@ async fn supervise<'c>(
     {
         ctx.cancel.cancel();
     }
+    let mut facts = WorkerFacts {
+        telemetry_sources: rec.sources_json(),
+        ..WorkerFacts::default()
+    };
+    let memory_left = if ctx.memory_check {
+        match check_memory(model, runs) {
+            Ok(left) => left,
+            Err(why) => {
+                let failure = ("insufficient_memory".to_string(), why);
+                fail_unstarted(
+                    ctx,
+                    model,
+                    &mut states,
+                    &failure,
+                    &facts,
+                    rec,
+                    reporter,
+                    out,
+                )
+                .await?;
+                return Ok(Vec::new());
+            }
+        }
+    } else {
+        None
+    };
+    let plan = WorkerPlan {
+        model_path: model.info.path.clone(),
+        model: runs[0].model.clone(),
+        jobs,
+        reps: req.reps,
+        warmup: req.warmup,
+        memory_left,
+    };
 
     let (tx, mut rx) = mpsc::unbounded_channel();
     let worker = tokio::spawn(client::run(
@@ -177,10 +207,6 @@ async fn supervise<'c>(
         ctx.cancel.clone(),
         tx,
     ));
-    let mut facts = WorkerFacts {
-        telemetry_sources: rec.sources_json(),
-        ..WorkerFacts::default()
-    };
     let mut current: Option<Current> = None;
     let mut fatal: Option<(String, String)> = None;
 
@@ -410,21 +436,18 @@ async fn supervise<'c>(
         // The model itself failed (load error, crash while loading): every
         // configuration of this load fails for the same reason, and a new
         // worker would only fail again.
-        for st in states.iter_mut() {
-            let id = create_run(ctx, model, st.config, &facts).await?;
-            st.run_id = Some(id);
-            out.run_ids.push(id);
-            if rec.current_run().is_none() {
-                rec.run_started(id);
-            }
-            reporter.event(&BenchEvent::RunStarted {
-                run_id: id,
-                model: &model.info,
-                config: st.config,
-            });
-            st.failure = Some((code.clone(), message.clone()));
-            finish_run(store, st, Some(false), reporter).await?;
-        }
+        let failure = (code, message);
+        fail_unstarted(
+            ctx,
+            model,
+            &mut states,
+            &failure,
+            &facts,
+            rec,
+            reporter,
+            out,
+        )
+        .await?;
         return Ok(Vec::new());
     }
     Ok(states
@@ -432,6 +455,83 @@ async fn supervise<'c>(
         .filter(|s| s.run_id.is_none())
         .map(|s| s.config)
         .collect())
+}
+
+/// Record every run of a load that never started as failed with one reason,
+/// so the refusal or load error is stored with its conditions.
+#[allow(clippy::too_many_arguments)]
+async fn fail_unstarted(
+    ctx: &BenchContext<'_>,
+    model: &PreparedModel,
+    states: &mut [RunState<'_>],
+    failure: &(String, String),
+    facts: &WorkerFacts,
+    rec: &mut Recorder,
+    reporter: &mut dyn Reporter,
+    out: &mut BenchOutcome,
+) -> Result<()> {
+    for st in states.iter_mut() {
+        let id = create_run(ctx, model, st.config, facts).await?;
+        st.run_id = Some(id);
+        out.run_ids.push(id);
+        if rec.current_run().is_none() {
+            rec.run_started(id);
+        }
+        reporter.event(&BenchEvent::RunStarted {
+            run_id: id,
+            model: &model.info,
+            config: st.config,
+        });
+        st.failure = Some(failure.clone());
+        finish_run(ctx.store, st, Some(false), reporter).await?;
+    }
+    Ok(())
+}
+
+/// Estimate what loading `model` for `runs` takes against free memory (and
+/// free GPU memory when layers go to an NVIDIA GPU). `Err` says why it will
+/// not fit and what to change; `Ok` gives the bytes left for each test's
+/// context, which the worker checks test by test.
+fn check_memory(
+    model: &PreparedModel,
+    runs: &[&RunConfig],
+) -> std::result::Result<Option<u64>, String> {
+    use crate::model::memory::{Budget, MemoryProfile};
+    let Ok(profile) = MemoryProfile::read(&model.info.path) else {
+        // The header was read moments ago; if it cannot be now, the load
+        // will say why.
+        return Ok(None);
+    };
+    let budget = Budget::now()?;
+    if let Some(why) = profile.refuse_load(&model.info.file_name, &budget) {
+        return Err(why);
+    }
+    if cfg!(feature = "cuda") {
+        if let Some(free) = crate::telemetry::gpu::free_vram_bytes() {
+            let ngl = runs[0]
+                .model
+                .n_gpu_layers
+                .map_or(profile.n_layers + 1, u64::from);
+            let (kv, compute) = runs
+                .iter()
+                .flat_map(|r| r.jobs())
+                .map(|j| profile.context_bytes(&j.test, &j.ctx))
+                .max_by_key(|(k, c)| k + c)
+                .unwrap_or((0, 0));
+            if ngl > 0 && profile.gpu_bytes(ngl, kv, compute) > free {
+                let fit = profile.layers_that_fit(free, kv, compute);
+                return Err(format!(
+                    "{} with {ngl} layers on the GPU needs about {} of GPU memory but {} is free; \
+                     offload fewer layers (--ngl {fit} should fit), pick a smaller level, \
+                     or pass --no-memory-check to try anyway",
+                    model.info.file_name,
+                    crate::report::human_bytes(profile.gpu_bytes(ngl, kv, compute)),
+                    crate::report::human_bytes(free),
+                ));
+            }
+        }
+    }
+    Ok(Some(budget.bytes.saturating_sub(profile.load_bytes())))
 }
 
 async fn create_run(

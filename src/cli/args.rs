@@ -358,6 +358,10 @@ pub struct BenchOptions {
     /// Do not sample CPU, memory, energy and GPU while measuring.
     #[arg(long)]
     pub no_telemetry: bool,
+    /// Load models and make contexts even when Dyno estimates they will not
+    /// fit in free memory (or in DYNO_MEMORY_LIMIT).
+    #[arg(long)]
+    pub no_memory_check: bool,
     /// Print one JSON document on stdout instead of the table.
     #[arg(long)]
     pub json: bool,

@@ -27,7 +27,11 @@ pub const EXIT_CANCELLED: i32 = 130;
 
 /// Failure codes that mean the model itself is unusable: the user must
 /// change the input, so they exit with 2 like other bad input.
-const BAD_INPUT_CODES: [&str; 2] = ["unsupported_architecture", "load_failed"];
+const BAD_INPUT_CODES: [&str; 3] = [
+    "unsupported_architecture",
+    "load_failed",
+    "insufficient_memory",
+];
 
 /// Set up logging. Everything goes to stderr: stdout carries tables, JSON,
 /// and in the worker the event protocol. llama.cpp's own logs arrive
@@ -40,6 +44,9 @@ pub fn init_logging(worker: bool) {
     let fmt = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_target(false)
+        // Colour codes only for a person at a terminal: the worker's lines
+        // end up in stored error messages, and the app shows them as text.
+        .with_ansi(!worker && std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_filter(filter);
     let registry = tracing_subscriber::registry().with(fmt);
     let done = if worker {
@@ -175,6 +182,7 @@ async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
         worker,
         cancel: cancel.clone(),
         telemetry: !a.opts.no_telemetry,
+        memory_check: !a.opts.no_memory_check,
     };
     let plan = Plan {
         models: a.models.clone(),

@@ -172,6 +172,7 @@ pub async fn execute(
         worker,
         cancel: cancel.clone(),
         telemetry: !a.opts.no_telemetry,
+        memory_check: !a.opts.no_memory_check,
     };
     let plan = Plan {
         models: resolved

@@ -4,6 +4,7 @@
 //! caught before a worker is spawned.
 
 pub mod gguf;
+pub mod memory;
 pub mod quant;
 
 use std::io::Read;

@@ -77,6 +77,17 @@ pub fn read() -> Option<GpuReading> {
     Some(r)
 }
 
+/// Free memory summed over every NVIDIA GPU; `None` without NVML or GPUs.
+/// The memory check uses it before offloading layers.
+pub fn free_vram_bytes() -> Option<u64> {
+    let n = nvml()?;
+    let count = n.device_count().ok().filter(|c| *c > 0)?;
+    (0..count)
+        .filter_map(|i| n.device_by_index(i).ok())
+        .map(|d| d.memory_info().ok().map(|m| m.free))
+        .sum()
+}
+
 /// A GPU as the hardware inventory describes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GpuInfo {

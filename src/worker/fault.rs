@@ -2,10 +2,12 @@
 //! real crash, abort or hang of the worker.
 //!
 //! Set `DYNO_TEST_FAULT` to `ACTION@POINT`, where ACTION is `abort`
-//! (SIGABRT, as a failed GGML_ASSERT does), `segv` (SIGSEGV), `hang` (sleep
-//! forever) or `exit` (exit code 7), and POINT is `load` (before the model
-//! loads) or `job:N` (before job N). Several faults can be separated by
-//! commas. Only the worker reads it; an unset variable costs one lookup.
+//! (SIGABRT, as a failed GGML_ASSERT does), `segv` (SIGSEGV), `kill`
+//! (SIGKILL, as the out-of-memory killer sends), `hang` (sleep forever) or
+//! `exit` (exit code 7), and POINT is `load` (before the model loads),
+//! `load:TEXT` (before loading a model whose file name contains TEXT) or
+//! `job:N` (before job N). Several faults can be separated by commas. Only
+//! the worker reads it; an unset variable costs one lookup.
 //!
 //! With `DYNO_TEST_FAULT_ONCE=PATH` a fault fires only while PATH does not
 //! exist, and creates it as it fires: the worker that replaces a crashed one
@@ -35,7 +37,13 @@ pub fn point(point: &str) {
         let Some((action, at)) = f.trim().split_once('@') else {
             continue;
         };
-        if at != point || !first_time() {
+        // "load:TEXT" matches the point "load:FILE" when FILE contains TEXT.
+        let hit = at == point
+            || at
+                .strip_prefix("load:")
+                .zip(point.strip_prefix("load:"))
+                .is_some_and(|(text, file)| file.contains(text));
+        if !hit || !first_time() {
             continue;
         }
         tracing::warn!("{ENV}: injecting {action} at {point}");
@@ -47,6 +55,9 @@ pub fn point(point: &str) {
             "segv" => unsafe {
                 libc::signal(libc::SIGSEGV, libc::SIG_DFL);
                 libc::raise(libc::SIGSEGV);
+            },
+            "kill" => unsafe {
+                libc::raise(libc::SIGKILL);
             },
             "hang" => loop {
                 std::thread::sleep(Duration::from_secs(3600));

@@ -116,6 +116,11 @@ pub struct WorkerPlan {
     pub jobs: Vec<Job>,
     pub reps: u32,
     pub warmup: bool,
+    /// Bytes left for each test's context once the model is loaded, by the
+    /// parent's estimate; a test whose KV cache and compute buffers would
+    /// not fit is refused before llama.cpp allocates it. `None`: no check.
+    #[serde(default)]
+    pub memory_left: Option<u64>,
 }
 
 /// What a worker is asked to do: the first line on its stdin. Each task

@@ -130,6 +130,9 @@ fn bench(plan: WorkerPlan) -> i32 {
     let (devices, gpu_offload) = ready();
 
     fault::point("load");
+    if let Some(name) = plan.model_path.file_name() {
+        fault::point(&format!("load:{}", name.to_string_lossy()));
+    }
     emit(&Event::Phase {
         phase: "load".into(),
         job: None,
@@ -161,6 +164,11 @@ fn bench(plan: WorkerPlan) -> i32 {
 
     let mut cache = measure::DepthCache::default();
     let mut rng = measure::Rng::new(0x5EED_D1A0);
+    let memory = plan.memory_left.and_then(|left| {
+        crate::model::memory::MemoryProfile::read(&plan.model_path)
+            .ok()
+            .map(|p| (p, left))
+    });
     for (i, job) in plan.jobs.iter().enumerate() {
         emit(&Event::Phase {
             phase: "warmup".into(),
@@ -169,6 +177,13 @@ fn bench(plan: WorkerPlan) -> i32 {
         // After the phase event, so an injected crash hits a test in flight
         // as a real llama.cpp abort would.
         fault::point(&format!("job:{i}"));
+        if let Some(why) = memory
+            .as_ref()
+            .and_then(|(p, left)| p.refuse_context(&job.test, &job.ctx, *left))
+        {
+            emit(&Event::JobFailed { job: i, error: why });
+            continue;
+        }
         let r = measure::run_job(
             &model,
             job,
