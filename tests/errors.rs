@@ -117,10 +117,44 @@ fn bad_options_name_the_option() {
     assert!(e.contains("q3_z"), "{e}");
     let e = bench_fails(&s, &m, &["-t", "0"]);
     assert!(e.contains("--threads"), "{e}");
+    // -p 0 alone skips the prefill tests, as in llama-bench; nothing left to
+    // measure at all is refused.
+    let o = s.run(&["bench", m.to_str().unwrap(), "-p", "0", "-n", "0"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("nothing to measure"), "{}", stderr(&o));
+    let e = bench_fails(&s, &m, &["-b", "0"]);
+    assert!(e.contains("--batch-size"), "{e}");
     // clap's own errors also exit with 2.
     let o = s.run(&["bench", m.to_str().unwrap(), "--pg", "512"]);
     assert_code(&o, 2);
     assert!(stderr(&o).contains("--pg PROMPT,GEN"));
+    let o = s.run(&["bench", m.to_str().unwrap(), "--ngl=-5"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("--ngl"), "{}", stderr(&o));
+    // An unknown level stops a sweep before anything is quantised or run.
+    let o = s.run(&[
+        "sweep",
+        "--from",
+        m.to_str().unwrap(),
+        "--levels",
+        "q4_k_m,Q9_9",
+    ]);
+    assert_code(&o, 2);
+    let e = stderr(&o);
+    assert!(
+        e.contains("unknown quantisation level 'Q9_9'") && e.contains("Q4_K_M"),
+        "{e}"
+    );
+    assert!(
+        !e.contains("quantizing"),
+        "nothing ran before the refusal: {e}"
+    );
+    let (rt, store) = store(&s.db());
+    assert!(
+        rt.block_on(store.runs(10)).unwrap().is_empty(),
+        "no run was started"
+    );
+    rt.block_on(store.close());
 }
 
 #[test]

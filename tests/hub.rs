@@ -453,3 +453,34 @@ fn a_listing_with_a_path_that_leaves_the_cache_is_refused() {
         "nothing was written"
     );
 }
+
+#[test]
+fn a_download_that_fills_the_disk_says_so_and_leaves_nothing_half_written() {
+    let (s, hub) = (Scratch::new(), hub());
+    // 20 MiB of room for a 98 MB model.
+    let mut c = dyno(&s, &hub);
+    c.args(["hub", "pull", REPO, "--quant", "q4_1"]);
+    let (o, left) = on_small_disk(&c, &s.path("hf"), "20m");
+    assert_code(&o, 1);
+    let err = stderr(&o);
+    let err = err.trim_end().lines().last().unwrap();
+    assert!(err.starts_with("error: "), "one error line: {err}");
+    assert!(
+        err.contains("the disk is full") && err.contains("partial download was removed"),
+        "{err}"
+    );
+    let sha = hub.sha256(REPO, Q41);
+    // Lock files stay, as the Python client leaves them; they hold no data.
+    for p in left.iter().filter(|p| !p.contains("/.locks/")) {
+        assert!(
+            !p.contains(&sha) && !p.ends_with(".incomplete") && !p.ends_with(".gguf"),
+            "{p} was left behind: {left:?}"
+        );
+    }
+    // The database is unharmed and the next pull (with room) works.
+    let (rt, store) = store(&s.db());
+    assert_eq!(rt.block_on(store.integrity_check()).unwrap(), "ok");
+    rt.block_on(store.close());
+    let o = run(dyno(&s, &hub), &["hub", "pull", REPO, "--quant", "q4_1"]);
+    assert_code(&o, 0);
+}

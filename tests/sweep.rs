@@ -393,3 +393,42 @@ fn a_failed_or_cancelled_quantisation_leaves_no_partial_file() {
         .expect("the cancelled sweep is listed");
     assert_eq!(cancelled["sweep"]["levels"][0]["status"], "cancelled");
 }
+
+#[test]
+fn a_level_the_disk_has_no_room_for_fails_alone_with_nothing_half_made() {
+    let s = Scratch::new();
+    let cache = s.path("cache");
+    let smol = model(SMOL);
+    let mut c = s.dyno();
+    c.env("DYNO_CACHE_DIR", &cache).args(sweep_args(&[
+        "--from",
+        smol.to_str().unwrap(),
+        "--levels",
+        "q8_0,q4_1",
+        "--no-quality",
+        "--json",
+    ]));
+    // Q8_0 of SmolLM2 is about 140 MB; the cache gets 40 MiB.
+    let (o, left) = on_small_disk(&c, &cache, "40m");
+    assert_code(&o, 1);
+    let j = json(&o);
+    let q8 = j["sweep"]["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["level"] == "Q8_0")
+        .expect("a Q8_0 level");
+    assert_eq!(q8["status"], "failed", "{q8}");
+    assert_eq!(q8["error_code"], "disk_full", "{q8}");
+    let why = q8["error"].as_str().unwrap();
+    assert!(
+        why.contains("not enough disk space") && why.contains("DYNO_CACHE_DIR"),
+        "{why}"
+    );
+    assert_eq!(run_of(&j, "Q4_1")["status"], "ok", "the other level ran");
+    assert!(
+        left.iter()
+            .all(|p| !p.ends_with(".gguf") && !p.ends_with(".partial")),
+        "nothing half-made: {left:?}"
+    );
+}

@@ -377,7 +377,23 @@ pub async fn pull_file(
         let written = writer
             .await
             .map_err(|_| DynoError::Worker("the download writer thread panicked".into()))?;
-        let (h, written) = written.map_err(io("cannot write", &partial))?;
+        let (h, written) = match written {
+            Ok(w) => w,
+            Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
+                // A partial file on a full disk only keeps it full; resuming
+                // needs the space freed anyway, so take it back now.
+                let _ = std::fs::remove_file(&partial);
+                return Err(DynoError::io(
+                    format!(
+                        "cannot write {}: the disk is full; {what} needs {} there, the partial download was removed; free some space and run again",
+                        partial.display(),
+                        crate::report::human_bytes(file.size)
+                    ),
+                    e,
+                ));
+            }
+            Err(e) => return Err(io("cannot write", &partial)(e)),
+        };
         if let Some(f) = failure {
             if matches!(f, DynoError::Integrity(_)) {
                 let _ = std::fs::remove_file(&partial);

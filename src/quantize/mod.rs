@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 
 use crate::error::{DynoError, Result};
 use crate::model::quant::ftype_name;
+use crate::report::human_bytes;
 use crate::worker::client::{self, Cancel, Ended, WorkerOptions};
 use crate::worker::protocol::{Event, QuantizePlan, WorkerRequest};
 
@@ -121,6 +122,23 @@ pub fn cached_path(root: &Path, base: &Path, base_sha256: &str, level: &str) -> 
         .join(format!("{trimmed}-{level}.gguf"))
 }
 
+/// Bytes free to this user on the file system holding `dir`.
+#[cfg(not(unix))]
+fn free_space(_dir: &Path) -> Option<u64> {
+    None
+}
+
+/// Bytes free to this user on the file system holding `dir`.
+#[cfg(unix)]
+fn free_space(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid NUL-terminated path and `st` a writable struct.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+    (rc == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
+}
+
 /// The `.partial` name a quantisation is written under. It carries the
 /// process id, so two sweeps making the same file never write into one
 /// partial; each renames a complete file into place (the same bytes).
@@ -192,6 +210,19 @@ pub async fn quantize_cached(
             ),
         )
     })?;
+    // A quantisation that cannot fit fails now, not after minutes of work.
+    let need = expected_bytes + expected_bytes / 20;
+    if let Some(free) = free_space(dir).filter(|&f| f < need) {
+        return Err(fail(
+            "disk_full",
+            format!(
+                "not enough disk space to make {level}: about {} needed, {} free in {}; free some space or set DYNO_CACHE_DIR to a disk with room",
+                human_bytes(need),
+                human_bytes(free),
+                dir.display()
+            ),
+        ));
+    }
     let partial = partial_path(&out);
     let plan = QuantizePlan {
         input: base.to_path_buf(),
@@ -242,6 +273,25 @@ pub async fn quantize_cached(
             cancelled: true,
         }),
     };
+    // llama.cpp's writer does not check every write, so a disk that fills
+    // up can leave a short file behind a "success": read the header back
+    // (it checks that every tensor's bytes are in the file) before trusting it.
+    let failure = failure.or_else(|| {
+        crate::model::gguf::read_header(&partial).err().map(|e| {
+            let full = free_space(dir).is_some_and(|f| f < 1 << 20);
+            if full {
+                fail(
+                    "disk_full",
+                    format!(
+                        "the disk filled up while making {level} in {}; free some space or set DYNO_CACHE_DIR to a disk with room",
+                        dir.display()
+                    ),
+                )
+            } else {
+                fail("bad_output", format!("the quantizer wrote an unusable {level} file: {e}"))
+            }
+        })
+    });
     if let Some(f) = failure {
         // Never leave half a model where a later run could take it.
         let _ = std::fs::remove_file(&partial);

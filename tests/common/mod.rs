@@ -161,3 +161,52 @@ pub fn check_card(s: &Scratch, target: &str, dyno: impl Fn() -> Command) -> Stri
     assert_eq!(tree.size().height(), 630.0);
     svg
 }
+
+/// Run `cmd` with a fresh `size` tmpfs mounted over `dir`, the way a full
+/// disk looks to a program: in a private mount namespace made with
+/// `unshare` (a user namespace too, so this needs no root). Returns the
+/// output and every path left under `dir` when the command ended (the
+/// tmpfs vanishes with the namespace), relative to `dir`.
+pub fn on_small_disk(cmd: &Command, dir: &Path, size: &str) -> (Output, Vec<String>) {
+    std::fs::create_dir_all(dir).unwrap();
+    let listing = dir.with_extension("listing");
+    let script = r#"mount -t tmpfs -o size="$1" tmpfs "$2" || exit 99
+d="$2"; l="$3"; shift 3
+"$@"; rc=$?
+(cd "$d" && find . -mindepth 1) > "$l"
+exit $rc"#;
+    let mut c = Command::new("unshare");
+    c.args([
+        "--user",
+        "--map-root-user",
+        "--mount",
+        "sh",
+        "-c",
+        script,
+        "sh",
+    ])
+    .arg(size)
+    .arg(dir)
+    .arg(&listing)
+    .arg(cmd.get_program())
+    .args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    let o = c.output().expect("unshare (util-linux) runs");
+    assert_ne!(
+        o.status.code(),
+        Some(99),
+        "could not mount a tmpfs in a user namespace: {}",
+        stderr(&o)
+    );
+    let left = std::fs::read_to_string(&listing)
+        .unwrap_or_else(|e| panic!("no listing ({e}); stderr: {}", stderr(&o)))
+        .lines()
+        .map(|l| l.trim_start_matches("./").to_string())
+        .collect();
+    (o, left)
+}
