@@ -229,6 +229,14 @@ fn a_corpus_of_malformed_models_is_rejected_one_line_each_without_damage() {
     // The first metadata key's length is at byte 24, its value type after it.
     let key_len = u64::from_le_bytes(real[24..32].try_into().unwrap()) as usize;
     let value_type_at = 32 + key_len;
+    // The vocabulary: key, then type 9 (array), item type, item count.
+    let vocab_key = b"tokenizer.ggml.tokens";
+    let vocab_len_at = real
+        .windows(vocab_key.len())
+        .position(|w| w == vocab_key)
+        .unwrap()
+        + vocab_key.len()
+        + 8;
 
     type Mutation = Box<dyn Fn(&mut Vec<u8>)>;
     let cases: Vec<(&str, Mutation, &str)> = vec![
@@ -248,6 +256,11 @@ fn a_corpus_of_malformed_models_is_rejected_one_line_each_without_damage() {
             "huge-string",
             Box::new(|b| put_u64(b, 24, 1 << 40)),
             "bytes",
+        ),
+        (
+            "huge-array",
+            Box::new(move |b| put_u64(b, vocab_len_at, 1 << 40)),
+            "1099511627776 strings",
         ),
         (
             "value-type",

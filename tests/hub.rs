@@ -291,10 +291,10 @@ fn errors_name_the_repo_the_file_the_gate_and_the_network() {
     // bearer header and written nowhere.
     std::fs::create_dir_all(s.path("hf")).unwrap();
     std::fs::write(s.path("hf").join("token"), format!("{TOKEN}\n")).unwrap();
-    let o = run(
-        dyno(&s, &hub),
-        &["hub", "pull", "corp/gated-GGUF", "--json"],
-    );
+    // With every log line on (HTTP client included), still no token.
+    let mut c = dyno(&s, &hub);
+    c.env("DYNO_LOG", "trace");
+    let o = run(c, &["hub", "pull", "corp/gated-GGUF", "--json"]);
     assert_code(&o, 0);
     assert!(hub
         .requests()
