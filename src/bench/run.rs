@@ -516,7 +516,7 @@ fn check_memory(
                 .iter()
                 .flat_map(|r| r.jobs())
                 .map(|j| profile.context_bytes(&j.test, &j.ctx))
-                .max_by_key(|(k, c)| k + c)
+                .max_by_key(|(k, c)| k.saturating_add(*c))
                 .unwrap_or((0, 0));
             if ngl > 0 && profile.gpu_bytes(ngl, kv, compute) > free {
                 let fit = profile.layers_that_fit(free, kv, compute);

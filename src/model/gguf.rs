@@ -411,7 +411,14 @@ pub fn read_header_from<R: Read + Seek>(inner: R, len: u64) -> Result<Header, Gg
                 "tensor '{name}' is misaligned (offset {offset}, alignment {alignment})"
             )));
         }
-        let n_bytes = n_elements / block * block_bytes;
+        // Checked: n_elements is capped at 2^62 only, and an 8-byte type
+        // (I64, F64) times that wraps u64. A wrapped size is small, passes the
+        // end-of-file check below, and the memory check then trusts it: a
+        // 64-byte file was accepted as holding an F64 tensor of 2^61
+        // elements and 0 bytes.
+        let n_bytes = (n_elements / block)
+            .checked_mul(block_bytes)
+            .ok_or_else(|| GgufError::Corrupt(format!("tensor '{name}' has an absurd shape")))?;
         tensors.push(TensorInfo {
             name,
             dims,
@@ -511,6 +518,28 @@ mod tests {
         assert!(matches!(parse(&b), Err(GgufError::Corrupt(_))));
         let mut b = tiny_gguf();
         b[16..24].copy_from_slice(&(1u64 << 60).to_le_bytes());
+        assert!(matches!(parse(&b), Err(GgufError::Corrupt(_))));
+    }
+
+    /// Found by review, missed by 30 minutes of fuzzing (no branch guides a
+    /// mutator to a product in [2^61, 2^62)); the fuzz target's check of
+    /// n_bytes catches it when given this input.
+    #[test]
+    fn a_byte_size_that_overflows_is_rejected() {
+        let mut b = Vec::new();
+        b.extend_from_slice(b"GGUF");
+        b.extend_from_slice(&3u32.to_le_bytes());
+        b.extend_from_slice(&1u64.to_le_bytes()); // tensors
+        b.extend_from_slice(&0u64.to_le_bytes()); // kvs
+        b.extend_from_slice(&1u64.to_le_bytes());
+        b.extend_from_slice(b"w");
+        b.extend_from_slice(&1u32.to_le_bytes());
+        b.extend_from_slice(&(1u64 << 61).to_le_bytes()); // under the 2^62 cap
+        b.extend_from_slice(&28u32.to_le_bytes()); // F64: 2^64 bytes
+        b.extend_from_slice(&0u64.to_le_bytes());
+        while b.len() % 32 != 0 {
+            b.push(0);
+        }
         assert!(matches!(parse(&b), Err(GgufError::Corrupt(_))));
     }
 

@@ -59,7 +59,9 @@ impl MemoryProfile {
         let dim = |name: &str, i: usize| tensor(name).and_then(|t| t.dims.get(i).copied());
         let arch = h.get_str("general.architecture").unwrap_or_default();
         let meta = |key: &str| h.get_u64(&format!("{arch}.{key}"));
-        let n_layers = meta("block_count").unwrap_or(0);
+        // A layer has tensors, so a claimed count above the tensor count is
+        // a corrupt header; capping it keeps every loop below bounded.
+        let n_layers = meta("block_count").unwrap_or(0).min(h.tensors.len() as u64);
         let n_embd = meta("embedding_length")
             .or_else(|| dim("token_embd.weight", 0))
             .unwrap_or(0);
@@ -72,19 +74,19 @@ impl MemoryProfile {
             let k = dim(&format!("blk.{l}.attn_k.weight"), 1);
             let v = dim(&format!("blk.{l}.attn_v.weight"), 1);
             kv += match (k, v) {
-                (Some(k), Some(v)) => k + v,
+                (Some(k), Some(v)) => k.saturating_add(v),
                 // Fused QKV or another layout: assume full multi-head
                 // attention, the widest the cache can be.
                 _ if tensor(&format!("blk.{l}.attn_qkv.weight")).is_some()
                     || tensor(&format!("blk.{l}.attn_output.weight")).is_some() =>
                 {
-                    2 * n_embd
+                    n_embd.saturating_mul(2)
                 }
                 _ => 0,
             };
         }
         MemoryProfile {
-            weight_bytes: h.tensors.iter().map(|t| t.n_bytes).sum(),
+            weight_bytes: h.tensors.iter().fold(0, |a, t| a.saturating_add(t.n_bytes)),
             n_layers,
             kv_elements_per_token: kv,
             n_embd,
@@ -101,7 +103,9 @@ impl MemoryProfile {
     /// Memory to load the model: its weights plus what llama.cpp and the
     /// worker need around them.
     pub fn load_bytes(&self) -> u64 {
-        self.weight_bytes + self.weight_bytes / 20 + (64 << 20)
+        self.weight_bytes
+            .saturating_add(self.weight_bytes / 20)
+            .saturating_add(64 << 20)
     }
 
     /// KV cache bytes for `n_ctx` tokens.
@@ -114,14 +118,17 @@ impl MemoryProfile {
     /// the attention scores over the whole context. `auto` counts as on:
     /// llama.cpp turns it on wherever the backend has it (the CPU does).
     pub fn compute_bytes(&self, n_ctx: u64, ctx: &ContextParams) -> u64 {
-        let ub = u64::from(ctx.n_ubatch.max(1)).min(n_ctx.max(1));
-        let activations = ub * (self.n_vocab + 3 * self.n_ff + 8 * self.n_embd) * 4;
+        // In f64: the widths come from the file, and a corrupt one must not
+        // overflow (a float-to-int cast saturates).
+        let ub = u64::from(ctx.n_ubatch.max(1)).min(n_ctx.max(1)) as f64;
+        let widths = self.n_vocab as f64 + 3.0 * self.n_ff as f64 + 8.0 * self.n_embd as f64;
+        let activations = ub * widths * 4.0;
         let scores = if ctx.flash_attn == FlashAttn::Off {
-            ub * n_ctx * self.n_head * 4
+            ub * n_ctx as f64 * self.n_head as f64 * 4.0
         } else {
-            0
+            0.0
         };
-        activations + scores
+        (activations + scores) as u64
     }
 
     /// Memory one test's context needs on top of the loaded model.
@@ -157,13 +164,13 @@ impl MemoryProfile {
         left: u64,
     ) -> Option<String> {
         let (kv, compute) = self.context_bytes(test, ctx);
-        (kv + compute > left).then(|| {
+        (kv.saturating_add(compute) > left).then(|| {
             format!(
                 "its context of {} tokens needs about {} (KV cache {} at {}, compute buffers {}) \
                  but about {} is left after the weights; use shorter tests (-p, -n, -d), a smaller \
                  KV cache type (--ctk q8_0), or --no-memory-check to try anyway",
                 test.n_ctx(),
-                human_bytes(kv + compute),
+                human_bytes(kv.saturating_add(compute)),
                 human_bytes(kv),
                 ctx.cache_type,
                 human_bytes(compute),
@@ -179,7 +186,7 @@ impl MemoryProfile {
         // llama.cpp counts the output layer as one more offloadable layer.
         let w = self.weight_bytes as f64 * ngl.min(layers + 1) as f64 / (layers + 1) as f64;
         let k = kv as f64 * ngl.min(layers) as f64 / layers as f64;
-        w as u64 + k as u64 + compute
+        (w as u64).saturating_add(k as u64).saturating_add(compute)
     }
 
     /// The most layers that fit in `free` bytes of GPU memory.
@@ -367,6 +374,44 @@ mod tests {
         assert!(p.gpu_bytes(half, 0, 0) <= p.weight_bytes / 2);
         assert!(p.gpu_bytes(half + 1, 0, 0) > p.weight_bytes / 2);
         assert_eq!(p.layers_that_fit(0, 0, 0), 0);
+    }
+
+    #[test]
+    fn absurd_header_counts_neither_loop_nor_overflow() {
+        use crate::model::gguf::{TensorInfo, Value};
+        let mut metadata = std::collections::BTreeMap::new();
+        metadata.insert("general.architecture".into(), Value::Str("llama".into()));
+        metadata.insert("llama.block_count".into(), Value::U64(1 << 60));
+        metadata.insert("llama.embedding_length".into(), Value::U64(u64::MAX));
+        let t = |name: &str, dims: Vec<u64>| TensorInfo {
+            name: name.into(),
+            dims,
+            ggml_type: 0,
+            offset: 0,
+            n_elements: 1 << 61,
+            n_bytes: u64::MAX / 2,
+        };
+        let h = Header {
+            version: 3,
+            metadata,
+            tensors: vec![
+                t("blk.0.attn_k.weight", vec![1, u64::MAX]),
+                t("blk.0.attn_v.weight", vec![1, u64::MAX]),
+                t("blk.0.ffn_up.weight", vec![1, u64::MAX]),
+            ],
+            alignment: 32,
+            data_offset: 0,
+            file_size: 0,
+        };
+        let p = MemoryProfile::of(&h);
+        assert_eq!(p.n_layers, 3, "capped at the tensor count");
+        assert_eq!(p.weight_bytes, u64::MAX);
+        assert_eq!(p.load_bytes(), u64::MAX);
+        let c = ctx(FlashAttn::Off, "f16");
+        let (kv, compute) = p.context_bytes(&test(512, 0), &c);
+        assert_eq!((kv, compute), (u64::MAX, u64::MAX));
+        assert!(p.refuse_context(&test(512, 0), &c, 1 << 40).is_some());
+        assert_eq!(p.layers_that_fit(1 << 30, kv, compute), 0);
     }
 
     #[test]

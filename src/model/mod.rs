@@ -65,8 +65,16 @@ pub fn inspect(path: &Path) -> Result<ModelInfo, DynoError> {
     if h.tensors.is_empty() {
         return Err(bad(GgufError::Corrupt("the file holds no tensors".into())));
     }
-    let n_params = h.tensors.iter().map(|t| t.n_elements).sum();
-    let weight_bytes = h.tensors.iter().map(|t| t.n_bytes).sum();
+    // Saturating: tensors may overlap, so a crafted file can claim more than
+    // u64 holds in total even though each tensor fits in the file.
+    let n_params = h
+        .tensors
+        .iter()
+        .fold(0u64, |a, t| a.saturating_add(t.n_elements));
+    let weight_bytes = h
+        .tensors
+        .iter()
+        .fold(0u64, |a, t| a.saturating_add(t.n_bytes));
     let quant = match h.get_u64("general.file_type") {
         Some(ft) => quant::ftype_name(ft as u32)
             .map(str::to_string)
