@@ -38,8 +38,16 @@ for (let i = 0; i < ROUNDS; i++) {
     for (let v = 0; v < ROUNDS + 1; v++) {
       await (await b.$('[data-testid="nav-overview"]')).click();
       const ms = await b.executeAsync((done) => {
+        performance.clearMarks();
         const t = performance.now();
-        const finish = () => requestAnimationFrame(() => done(performance.now() - t));
+        const at = (name) => performance.getEntriesByName(name, "mark")[0]?.startTime ?? NaN;
+        const finish = () =>
+          requestAnimationFrame(() => {
+            const end = performance.now();
+            const fs = at("results:fetch-start");
+            const fe = at("results:fetch-end");
+            done({ total: end - t, mount: fs - t, fetch: fe - fs, draw: end - fe });
+          });
         const seen = () => document.querySelector('[data-testid="results-row"]');
         const obs = new MutationObserver(() => {
           if (seen()) {
@@ -55,11 +63,15 @@ for (let i = 0; i < ROUNDS; i++) {
         }
       });
       const rows = (await b.$$('[data-testid="results-row"]')).length;
-      visits.push({ ms, rows });
+      visits.push({ ...ms, rows });
     }
     console.log("results view visits (ms, rows on the page):", JSON.stringify(visits));
-    const warm = visits.slice(1).map((v) => v.ms);
-    console.log(`results view with 1,000 runs: first visit ${visits[0].ms.toFixed(0)} ms, median of later visits ${median(warm).toFixed(0)} ms`);
+    const warm = visits.slice(1);
+    const med = (k) => median(warm.map((v) => v[k])).toFixed(0);
+    console.log(
+      `results view with 1,000 runs: first visit ${visits[0].total.toFixed(0)} ms, median of later visits ${med("total")} ms ` +
+        `(click to fetch ${med("mount")} ms, result_list ${med("fetch")} ms, rows to painted frame ${med("draw")} ms)`,
+    );
   }
   await b.deleteSession();
 }
