@@ -381,12 +381,13 @@ pub async fn start_sweep(
     let db = app.db.clone();
     let report = on_core(move || async move {
         let _guard = guard;
-        let _live = LiveTelemetry::start(on_event.clone());
+        let quiet = crate::jobs::Quiet::default();
+        let _live = LiveTelemetry::start(on_event.clone(), quiet.clone());
         let worker =
             WorkerOptions::current(std::time::Duration::from_secs(a.opts.timeout_s.max(1)))
                 .map_err(|e| DynoError::io("cannot find Dyno's executable to start a worker", e))?;
         let store = open_store(&db).await?;
-        let mut ui = ToUi::new(on_event, cancel.clone());
+        let mut ui = ToUi::quieted(on_event, cancel.clone(), quiet);
         let done = cli_sweep::execute(&store, &db, &a, worker, cancel.clone(), &mut ui).await;
         let out = match done {
             Ok(Some(done)) => report::sweep::build(&store, done.sweep_id, &Machine::detect())

@@ -118,19 +118,35 @@ impl Jobs {
 
 /// Sends a job's progress to the UI. A closed channel (the window went
 /// away) is ignored: the job still finishes and stores its results.
+///
+/// While a test is being timed the UI is kept quiet: per-repetition events
+/// are not sent and live telemetry is held back (see [`LiveTelemetry`]), so
+/// the webview does not repaint and take CPU from llama.cpp mid-measurement.
+/// The UI hears `test_started`, then `test_finished` with the outcome.
 pub struct ToUi {
     channel: Channel<Value>,
     cancel: Cancel,
     /// The file being downloaded: its size and the bytes on disk so far.
     pull: (u64, u64),
+    quiet: Quiet,
 }
+
+/// Set while a test is timed; shared by the job's [`ToUi`] and its
+/// [`LiveTelemetry`].
+pub type Quiet = Arc<AtomicBool>;
 
 impl ToUi {
     pub fn new(channel: Channel<Value>, cancel: Cancel) -> ToUi {
+        ToUi::quieted(channel, cancel, Quiet::default())
+    }
+
+    /// A reporter that raises `quiet` while each test is timed.
+    pub fn quieted(channel: Channel<Value>, cancel: Cancel, quiet: Quiet) -> ToUi {
         ToUi {
             channel,
             cancel,
             pull: (0, 0),
+            quiet,
         }
     }
 
@@ -147,25 +163,23 @@ impl Reporter for ToUi {
             }
             BenchEvent::Loaded { .. } | BenchEvent::RunStarted { .. } => Value::Null,
             BenchEvent::TestStarted { run_id, test } => {
-                json!({"kind": "test_started", "run_id": run_id, "test": test.name()})
+                self.quiet.store(true, Ordering::Relaxed);
+                json!({"kind": "test_started", "run_id": run_id, "test": test.name(), "quiet": true})
             }
-            BenchEvent::Sample {
-                run_id,
-                test,
-                rep,
-                reps,
-            } => json!({
-                "kind": "sample", "run_id": run_id, "test": test.name(), "rep": rep, "reps": reps
-            }),
+            // Held back: a repaint per repetition is what quiet avoids.
+            BenchEvent::Sample { .. } => Value::Null,
             BenchEvent::TestFinished {
                 run_id,
                 test,
                 status,
                 error,
-            } => json!({
-                "kind": "test_finished", "run_id": run_id, "test": test.name(),
-                "status": status, "error": error
-            }),
+            } => {
+                self.quiet.store(false, Ordering::Relaxed);
+                json!({
+                    "kind": "test_finished", "run_id": run_id, "test": test.name(),
+                    "status": status, "error": error
+                })
+            }
             BenchEvent::RunFinished {
                 run_id,
                 status,
@@ -247,23 +261,28 @@ impl PullProgress for ToUi {
 
 /// Live telemetry for the Sweep view, once a second while a job runs: the
 /// machine as a whole (the stored per-test telemetry is the core's own).
+/// Readings taken while `quiet` is up are kept and sent together when it
+/// drops, so the chart has no gap and the webview no work mid-test.
 pub struct LiveTelemetry {
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl LiveTelemetry {
-    pub fn start(channel: Channel<Value>) -> LiveTelemetry {
+    pub fn start(channel: Channel<Value>, quiet: Quiet) -> LiveTelemetry {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::spawn(move || {
             let sampler = Sampler::start(Duration::from_secs(1));
+            let mut held = Vec::new();
             while !flag.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(250));
-                let Some(r) = sampler.drain().pop() else {
+                held.extend(sampler.drain());
+                if quiet.load(Ordering::Relaxed) {
                     continue;
-                };
-                let _ = channel.send(json!({
+                }
+                for r in held.drain(..) {
+                    let _ = channel.send(json!({
                     "kind": "telemetry",
                     "t_s": r.t_ms / 1e3,
                     "cpu_pct": r.cpu_util_pct,
@@ -271,7 +290,8 @@ impl LiveTelemetry {
                     "gpu_pct": r.gpu_util_pct,
                     "power_w": r.gpu_power_mw.map(|mw| mw as f64 / 1e3),
                     "vram_bytes": r.gpu_mem_used_bytes,
-                }));
+                    }));
+                }
             }
             drop(sampler.stop());
         });

@@ -382,7 +382,9 @@ export type JobEvent =
   | { kind: "quality"; level: string; reference: string }
   | { kind: "quality_progress"; done: number; total: number }
   | { kind: "loading"; model: string }
-  | { kind: "test_started"; run_id: number; test: string }
+  /** `quiet`: no per-repetition events or live telemetry until the test ends. */
+  | { kind: "test_started"; run_id: number; test: string; quiet?: boolean }
+  /** Not sent by the app while a test is timed (it keeps the view still); kept for other senders. */
   | { kind: "sample"; run_id: number; test: string; rep: number; reps: number }
   | { kind: "test_finished"; run_id: number; test: string; status: string; error?: string | null }
   | { kind: "run_finished"; run_id: number; status: string; error?: string | null }

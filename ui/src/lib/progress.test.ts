@@ -15,6 +15,9 @@ describe("progress reducer", () => {
       { kind: "test_started", run_id: 7, test: "pp128" },
       { kind: "sample", run_id: 7, test: "pp128", rep: 1, reps: 2 },
     ]);
+    expect(run([{ kind: "test_started", run_id: 7, test: "tg32", quiet: true }]).activity).toBe(
+      "timing tg32; the view stays still until it ends",
+    );
     expect(s.level).toBe("Q8_0");
     expect(s.total).toBe(2);
     expect(ratio(s.quantize)).toBe(0.25);

@@ -116,7 +116,15 @@ export function reduce(s: JobProgress, e: JobEvent): JobProgress {
     case "loading":
       return { ...s, model: e.model, activity: `loading ${e.model}` };
     case "test_started":
-      return { ...s, test: e.test, rep: 0, reps: 0, activity: `${e.test}` };
+      return {
+        ...s,
+        test: e.test,
+        rep: 0,
+        reps: 0,
+        // The app holds updates back while a test is timed, so the view
+        // says why it is still.
+        activity: e.quiet ? `timing ${e.test}; the view stays still until it ends` : `${e.test}`,
+      };
     case "sample":
       return { ...s, test: e.test, rep: e.rep, reps: e.reps, activity: `${e.test} rep ${e.rep}/${e.reps}` };
     case "test_finished":
