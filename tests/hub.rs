@@ -484,3 +484,19 @@ fn a_download_that_fills_the_disk_says_so_and_leaves_nothing_half_written() {
     let o = run(dyno(&s, &hub), &["hub", "pull", REPO, "--quant", "q4_1"]);
     assert_code(&o, 0);
 }
+
+#[test]
+fn an_unknown_level_is_refused_with_the_levels_the_repo_has() {
+    let (s, hub) = (Scratch::new(), hub());
+    let o = run(dyno(&s, &hub), &["hub", "pull", REPO, "--quant", "q9_z"]);
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains("q9_z") && err.contains("Q4_1") && err.contains("F16"),
+        "{err}"
+    );
+    assert!(
+        !hub.requests().iter().any(|r| r.path.contains("/resolve/")),
+        "no file was requested"
+    );
+}
