@@ -114,6 +114,12 @@ test("a two-level sweep of SmolLM2 runs from the UI and charts one bar group per
   await chart.scrollIntoView();
   const levels = await attrs('[data-testid="level-chart"] [data-testid="level-group"]', "data-level");
   assert.deepEqual([...levels].sort(), ["Q4_1", "Q8_0"], `bar groups: ${levels}`);
+  // The stored telemetry of both levels, drawn one after the other.
+  const timeline = await byId("telemetry-timeline", 30_000);
+  assert.ok(await timeline.$("canvas").isExisting(), "the timeline chart is drawn");
+  const spans = await browser.$$('[data-testid="timeline-span"]');
+  const labels = await Promise.all([...spans].map(async (e) => (await e.getText()).split(" ")[0]));
+  assert.deepEqual([...labels].sort(), ["Q4_1", "Q8_0"], `timeline spans: ${labels}`);
   await shot("sweep");
 });
 

@@ -85,10 +85,34 @@ fn every_run_carries_telemetry_and_decode_carries_the_roofline() {
 
     // Readings are in the database, tagged with phase and test.
     let (rt, store) = store(&s.db());
-    let rows = rt
-        .block_on(store.telemetry(r["run_id"].as_i64().unwrap()))
+    let run_id = r["run_id"].as_i64().unwrap();
+    let rows = rt.block_on(store.telemetry(run_id)).unwrap();
+    // The timeline the app draws: the same readings in order, thinned to a
+    // bounded count, with the CPU and the worker's memory.
+    let line = rt
+        .block_on(dyno::report::telemetry::timeline(&store, run_id))
         .unwrap();
     rt.block_on(store.close());
+    assert!(!line.is_empty() && line.len() <= dyno::report::telemetry::TIMELINE_POINTS);
+    assert!(line.len() <= rows.len());
+    assert!(line.windows(2).all(|w| w[1].t_s >= w[0].t_s));
+    assert!(line.iter().any(|p| p.phase == "timed"));
+    assert!(line
+        .iter()
+        .any(|p| p.cpu_pct.is_some() && p.rss_bytes.is_some()));
+    // The CLI prints the same timeline.
+    let o = s.run(&["show", &run_id.to_string(), "--timeline"]);
+    assert_code(&o, 0);
+    let cli = json(&o);
+    assert_eq!(cli["run_id"], run_id);
+    // The same readings: times to within float parsing (serde_json's default
+    // parser may be one unit in the last place off) and the same phases.
+    let pts = cli["points"].as_array().unwrap();
+    assert_eq!(pts.len(), line.len(), "the app's command and the CLI agree");
+    for (c, p) in pts.iter().zip(&line) {
+        assert!((c["t_s"].as_f64().unwrap() - p.t_s).abs() < 1e-9);
+        assert_eq!(c["phase"], p.phase.as_str());
+    }
     let phases: std::collections::BTreeSet<&str> =
         rows.iter().map(|(_, x)| x.phase.as_str()).collect();
     assert!(
@@ -129,6 +153,13 @@ fn telemetry_can_be_switched_off() {
     let (rt, store) = store(&s.db());
     assert!(rt
         .block_on(store.telemetry(r["run_id"].as_i64().unwrap()))
+        .unwrap()
+        .is_empty());
+    assert!(rt
+        .block_on(dyno::report::telemetry::timeline(
+            &store,
+            r["run_id"].as_i64().unwrap()
+        ))
         .unwrap()
         .is_empty());
     rt.block_on(store.close());

@@ -99,6 +99,30 @@ pub async fn result_list(app: State<'_, App>, limit: Option<i64>) -> AppResult<V
     to_json(&rows)
 }
 
+/// The stored telemetry of each run over time, thinned for a chart: the
+/// sweep detail's timeline. Runs without telemetry give an empty list.
+#[tauri::command]
+pub async fn telemetry(app: State<'_, App>, run_ids: Vec<i64>) -> AppResult<Value> {
+    let db = app.db.clone();
+    let series = on_core(move || async move {
+        let store = open_store(&db).await?;
+        let mut out = Vec::new();
+        for id in run_ids {
+            match report::telemetry::timeline(&store, id).await {
+                Ok(points) => out.push(json!({"run_id": id, "points": points})),
+                Err(e) => {
+                    store.close().await;
+                    return Err(e);
+                }
+            }
+        }
+        store.close().await;
+        Ok(out)
+    })
+    .await?;
+    to_json(&series)
+}
+
 /// A run or a sweep's report, as `dyno show` and `dyno show-sweep` give it.
 async fn load(db: PathBuf, t: Target) -> AppResult<Value> {
     let loaded = on_core(move || async move {

@@ -29,6 +29,7 @@ pub fn run() {
             commands::run,
             commands::sweeps,
             commands::sweep,
+            commands::telemetry,
             commands::models,
             commands::hub_search,
             commands::hub_levels,

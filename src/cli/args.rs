@@ -40,6 +40,10 @@ pub enum Command {
         run_id: i64,
         #[arg(long)]
         json: bool,
+        /// Print the run's stored telemetry over time instead (JSON, thinned
+        /// to at most 400 readings), as the app's timeline draws it.
+        #[arg(long)]
+        timeline: bool,
     },
     /// Sweep one model's quantisation levels: speed (pp, tg, TTFT) and
     /// quality (perplexity, KL divergence, top-1 agreement) per level.

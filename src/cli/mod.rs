@@ -112,7 +112,11 @@ pub fn main(cli: Cli) -> Result<i32> {
         match cli.command {
             Command::Bench(a) => bench(&db, *a).await,
             Command::Runs { json, limit } => runs(&db, json, limit).await,
-            Command::Show { run_id, json } => show(&db, run_id, json).await,
+            Command::Show {
+                run_id,
+                json,
+                timeline,
+            } => show(&db, run_id, json, timeline).await,
             Command::Sweep(a) => sweep::sweep(&db, *a).await,
             Command::Sweeps { json, limit } => sweep::sweeps(&db, json, limit).await,
             Command::ShowSweep { sweep_id, json } => sweep::show_sweep(&db, sweep_id, json).await,
@@ -276,7 +280,7 @@ async fn runs(db: &Path, json: bool, limit: i64) -> Result<i32> {
     Ok(0)
 }
 
-async fn show(db: &Path, run_id: i64, json: bool) -> Result<i32> {
+async fn show(db: &Path, run_id: i64, json: bool, timeline: bool) -> Result<i32> {
     let store = open_store(db).await?;
     let row = store.run(run_id).await?.ok_or_else(|| {
         DynoError::NotFound(format!(
@@ -284,6 +288,16 @@ async fn show(db: &Path, run_id: i64, json: bool) -> Result<i32> {
             db.display()
         ))
     })?;
+    if timeline {
+        let points = report::telemetry::timeline(&store, row.id).await?;
+        store.close().await;
+        let doc = serde_json::json!({"run_id": row.id, "points": points});
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("timeline serialises")
+        );
+        return Ok(0);
+    }
     let report = report::build(&store, std::slice::from_ref(&row), &Machine::detect()).await?;
     store.close().await;
     if json {

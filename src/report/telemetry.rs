@@ -234,3 +234,48 @@ mod tests {
         assert_eq!((pp.roofline_pct, pp.decode_bytes_per_s), (None, None));
     }
 }
+
+/// Most points a run's timeline keeps: enough for a chart a few hundred
+/// pixels wide, and a bounded answer however long the run was.
+pub const TIMELINE_POINTS: usize = 400;
+
+/// One reading of a run's stored telemetry, as a timeline chart draws it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimelinePoint {
+    /// Seconds since the run's sampler started.
+    pub t_s: f64,
+    pub phase: String,
+    pub cpu_pct: Option<f32>,
+    /// System RAM in use, whole machine.
+    pub ram_used_bytes: Option<u64>,
+    /// The worker's resident memory.
+    pub rss_bytes: Option<u64>,
+    pub gpu_pct: Option<f32>,
+    pub power_w: Option<f64>,
+    pub vram_bytes: Option<u64>,
+}
+
+/// A run's stored telemetry over time (load, warm-up, timed tests),
+/// thinned evenly to at most [`TIMELINE_POINTS`] readings. Empty when the
+/// run was measured with `--no-telemetry`.
+pub async fn timeline(
+    store: &crate::store::Store,
+    run_id: i64,
+) -> crate::error::Result<Vec<TimelinePoint>> {
+    let readings = store.telemetry(run_id).await?;
+    let step = readings.len().div_ceil(TIMELINE_POINTS).max(1);
+    Ok(readings
+        .iter()
+        .step_by(step)
+        .map(|(_, r)| TimelinePoint {
+            t_s: r.t_ms / 1e3,
+            phase: r.phase.as_str().to_string(),
+            cpu_pct: r.cpu_util_pct,
+            ram_used_bytes: r.ram_used_bytes,
+            rss_bytes: r.worker_rss_bytes,
+            gpu_pct: r.gpu_util_pct,
+            power_w: r.gpu_power_mw.map(|mw| mw as f64 / 1e3),
+            vram_bytes: r.gpu_mem_used_bytes,
+        })
+        .collect())
+}

@@ -3,6 +3,7 @@
 // imports @tauri-apps/api/core.
 
 import { Channel, invoke } from "@tauri-apps/api/core";
+import type { TimelinePoint } from "./lib/telemetry";
 import type {
   ApiError,
   AppInfo,
@@ -109,6 +110,9 @@ export const resultList = (limit?: number) =>
   call<ResultListRow[]>("result_list", limit === undefined ? {} : { limit });
 export const sweeps = () => call<SweepDoc[]>("sweeps");
 export const sweep = (id: number) => call<SweepDoc>("sweep", { id });
+/** Each run's stored telemetry over time, thinned for a chart. */
+export const telemetry = (runIds: number[]) =>
+  call<{ run_id: number; points: TimelinePoint[] }[]>("telemetry", { runIds });
 export const models = () => call<LocalModel[]>("models");
 export const hubSearch = (query: string) => call<HubRepo[]>("hub_search", { query });
 export const hubLevels = (repo: string) => call<HubListing>("hub_levels", { repo });

@@ -52,6 +52,15 @@ vi.mock("./api", () => ({
   run: vi.fn(async (id: number) => ({ ...manyRuns(1), runs: [{ ...sweepDoc.runs[0], run_id: id }] })),
   sweeps: vi.fn(async () => [sweepDoc]),
   sweep: vi.fn(async () => sweepDoc),
+  telemetry: vi.fn(async (ids: number[]) =>
+    ids.map((run_id) => ({
+      run_id,
+      points: [0.1, 0.6, 1.1].map((t_s, i) => ({
+        t_s, phase: i === 0 ? "load" : "timed", cpu_pct: 50 + i, ram_used_bytes: 8e9, rss_bytes: 1e8,
+        gpu_pct: null, power_w: null, vram_bytes: null,
+      })),
+    })),
+  ),
   compare: vi.fn(async () => compareFx),
   cardSvg: vi.fn(async () => "<svg xmlns='http://www.w3.org/2000/svg'/>"),
   exportCard: vi.fn(async (_t: string, _f: string, path: string) => ({ path })),
@@ -223,6 +232,9 @@ describe("App", () => {
     expect(levels).toEqual(["F16", "Q8_0", "Q4_1", "Q4_0"]);
     expect(q("level-chart")!.querySelectorAll("svg").length).toBeGreaterThanOrEqual(2);
     expect(q("recommendation")!.textContent).toContain("Q8_0");
+    // The stored telemetry of every measured level, one after another.
+    expect(q("telemetry-timeline")).not.toBeNull();
+    expect([...qa("timeline-span")].map((e) => e.textContent!.split(" ")[0])).toEqual(["F16", "Q8_0", "Q4_1", "Q4_0"]);
   });
 
   it("compares two runs", async () => {

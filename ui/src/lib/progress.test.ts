@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { JobEvent } from "../types";
 import { finish, initialProgress, ratio, reduce, startedProgress, statusLine } from "./progress";
-import { emptySeries, MAX_POINTS, pushTelemetry } from "./telemetry";
+import { emptySeries, MAX_POINTS, pushTelemetry, timelineSeries, type TimelinePoint } from "./telemetry";
 
 const run = (events: JobEvent[]) => events.reduce(reduce, startedProgress());
 
@@ -86,5 +86,27 @@ describe("telemetry buffer", () => {
     expect(s.t.length).toBe(MAX_POINTS);
     expect(s.cpuPct.length).toBe(MAX_POINTS);
     expect(s.t[0]).toBe(12);
+  });
+});
+
+describe("telemetry timeline", () => {
+  const pt = (t_s: number, cpu: number | null): TimelinePoint => ({
+    t_s, phase: "timed", cpu_pct: cpu, ram_used_bytes: 2 * 1073741824, rss_bytes: 1e8, gpu_pct: null, power_w: null, vram_bytes: null,
+  });
+  it("joins runs level after level on one rising axis, with a span per level", () => {
+    const { series, spans } = timelineSeries([
+      { label: "Q8_0", points: [pt(5, 90), pt(7, null)] },
+      { label: "Q6_K", points: [] },
+      { label: "Q4_0", points: [pt(0.5, 80), pt(1.5, 85)] },
+    ]);
+    expect(series.t).toEqual([0, 2, 2.1, 3.1]);
+    expect(series.t.every((t, i) => i === 0 || t > series.t[i - 1])).toBe(true);
+    expect(series.cpuPct).toEqual([90, null, 80, 85]); // a missing reading stays a gap
+    expect(series.ramGiB).toEqual([2, 2, 2, 2]);
+    expect(series.hasGpu).toBe(false);
+    expect(spans).toEqual([
+      { label: "Q8_0", from: 0, to: 2 },
+      { label: "Q4_0", from: 2.1, to: 3.1 },
+    ]);
   });
 });

@@ -42,3 +42,56 @@ export function pushTelemetry(s: TelemetrySeries, e: Telemetry, elapsedS: number
     for (const a of [s.t, s.cpuPct, s.ramGiB, s.gpuPct, s.powerW]) a.splice(0, drop);
   }
 }
+
+/** One stored reading of a run's timeline (`telemetry` command, docs/app-api.md). */
+export interface TimelinePoint {
+  t_s: number;
+  phase: string;
+  cpu_pct: number | null;
+  ram_used_bytes: number | null;
+  rss_bytes: number | null;
+  gpu_pct: number | null;
+  power_w: number | null;
+  vram_bytes: number | null;
+}
+
+/** Where each level's run sits on the joined time axis. */
+export interface TimelineSpan {
+  label: string;
+  from: number;
+  to: number;
+}
+
+/**
+ * Join the runs of a sweep into one series on one time axis, each run
+ * starting where the previous ended, so the chart reads level after level.
+ * Each run's own clock starts at its sampler; only the gaps between runs
+ * (quantising, loading the next worker) are left out, and the spans say
+ * which stretch is which level. Runs without readings get no span.
+ */
+export function timelineSeries(runs: { label: string; points: TimelinePoint[] }[]): {
+  series: TelemetrySeries;
+  spans: TimelineSpan[];
+} {
+  const s = emptySeries();
+  const spans: TimelineSpan[] = [];
+  let offset = 0;
+  for (const r of runs) {
+    if (r.points.length === 0) continue;
+    const t0 = r.points[0].t_s;
+    for (const p of r.points) {
+      s.t.push(offset + (p.t_s - t0));
+      s.cpuPct.push(p.cpu_pct);
+      s.ramGiB.push(p.ram_used_bytes == null ? null : p.ram_used_bytes / 1073741824);
+      s.gpuPct.push(p.gpu_pct);
+      s.powerW.push(p.power_w);
+      if (p.gpu_pct != null) s.hasGpu = true;
+      if (p.power_w != null) s.hasPower = true;
+    }
+    const end = s.t[s.t.length - 1];
+    spans.push({ label: r.label, from: offset, to: end });
+    // A small step between runs keeps x strictly increasing for uPlot.
+    offset = end + 0.1;
+  }
+  return { series: s, spans };
+}
