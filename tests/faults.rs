@@ -332,35 +332,25 @@ fn a_model_too_big_for_free_memory_is_refused_before_loading() {
 
 /// `dyno sweep` over two levels quantised from SmolLM2, measured Q8_0 first.
 fn sweep_args() -> Vec<String> {
-    let mut v: Vec<String> = ["sweep", "--from"].iter().map(|a| a.to_string()).collect();
-    v.push(model(SMOL).to_str().unwrap().to_string());
-    v.extend(
-        [
-            "--levels",
-            "q8_0,q4_0",
-            "--no-quality",
-            "-p",
-            "16",
-            "-n",
-            "4",
-            "-r",
-            "1",
-            "--json",
-        ]
-        .iter()
-        .map(|a| a.to_string()),
-    );
-    v
-}
-
-/// The run of one level in a sweep's JSON.
-fn level<'a>(j: &'a serde_json::Value, quant: &str) -> &'a serde_json::Value {
-    j["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["model"]["quant"] == quant)
-        .unwrap_or_else(|| panic!("no {quant} run in {j}"))
+    let smol = model(SMOL);
+    [
+        "sweep",
+        "--from",
+        smol.to_str().unwrap(),
+        "--levels",
+        "q8_0,q4_0",
+        "--no-quality",
+        "-p",
+        "16",
+        "-n",
+        "4",
+        "-r",
+        "1",
+        "--json",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect()
 }
 
 #[test]
@@ -386,7 +376,7 @@ fn a_worker_killed_aborted_or_hung_mid_sweep_fails_that_level_and_the_sweep_goes
             .unwrap();
         assert_code(&o, 1);
         let j = json(&o);
-        let bad = level(&j, "Q8_0");
+        let bad = run_of(&j, "Q8_0");
         assert_eq!(bad["status"], "failed", "{fault}");
         assert_eq!(bad["error_code"], code, "{fault}");
         assert!(
@@ -398,7 +388,7 @@ fn a_worker_killed_aborted_or_hung_mid_sweep_fails_that_level_and_the_sweep_goes
             bad["results"][0]["status"], "ok",
             "{fault}: the test before the fault is kept"
         );
-        let good = level(&j, "Q4_0");
+        let good = run_of(&j, "Q4_0");
         assert_eq!(
             good["status"], "ok",
             "{fault}: the sweep went on: {}",
@@ -460,8 +450,8 @@ fn killing_the_parent_mid_sweep_keeps_the_levels_done_and_running_again_resumes(
     assert!(err.contains("resuming sweep"), "{err}");
     assert!(err.contains("Q8_0 skipped: already measured"), "{err}");
     let j = json(&o);
-    assert_eq!(level(&j, "Q8_0")["status"], "ok");
-    assert_eq!(level(&j, "Q4_0")["status"], "ok");
+    assert_eq!(run_of(&j, "Q8_0")["status"], "ok");
+    assert_eq!(run_of(&j, "Q4_0")["status"], "ok");
 }
 
 #[test]

@@ -35,15 +35,6 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn run_of<'a>(j: &'a serde_json::Value, quant: &str) -> &'a serde_json::Value {
-    j["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["model"]["quant"] == quant)
-        .unwrap_or_else(|| panic!("no run of {quant} in {j}"))
-}
-
 #[test]
 fn a_local_sweep_quantises_measures_and_kld_grows_as_bits_drop() {
     let s = Scratch::new();

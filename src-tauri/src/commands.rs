@@ -106,18 +106,17 @@ pub async fn telemetry(app: State<'_, App>, run_ids: Vec<i64>) -> AppResult<Valu
     let db = app.db.clone();
     let series = on_core(move || async move {
         let store = open_store(&db).await?;
-        let mut out = Vec::new();
-        for id in run_ids {
-            match report::telemetry::timeline(&store, id).await {
-                Ok(points) => out.push(json!({"run_id": id, "points": points})),
-                Err(e) => {
-                    store.close().await;
-                    return Err(e);
-                }
+        let out = async {
+            let mut v = Vec::new();
+            for id in run_ids {
+                let points = report::telemetry::timeline(&store, id).await?;
+                v.push(json!({"run_id": id, "points": points}));
             }
+            Ok::<_, DynoError>(v)
         }
+        .await;
         store.close().await;
-        Ok(out)
+        out
     })
     .await?;
     to_json(&series)

@@ -283,13 +283,13 @@ impl LiveTelemetry {
                 }
                 for r in held.drain(..) {
                     let _ = channel.send(json!({
-                    "kind": "telemetry",
-                    "t_s": r.t_ms / 1e3,
-                    "cpu_pct": r.cpu_util_pct,
-                    "ram_used_bytes": r.ram_used_bytes,
-                    "gpu_pct": r.gpu_util_pct,
-                    "power_w": r.gpu_power_mw.map(|mw| mw as f64 / 1e3),
-                    "vram_bytes": r.gpu_mem_used_bytes,
+                        "kind": "telemetry",
+                        "t_s": r.t_ms / 1e3,
+                        "cpu_pct": r.cpu_util_pct,
+                        "ram_used_bytes": r.ram_used_bytes,
+                        "gpu_pct": r.gpu_util_pct,
+                        "power_w": r.gpu_power_mw.map(|mw| mw as f64 / 1e3),
+                        "vram_bytes": r.gpu_mem_used_bytes,
                     }));
                 }
             }

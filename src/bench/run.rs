@@ -19,7 +19,7 @@ use crate::model::{self, ModelInfo};
 use crate::store::{NewRun, Store, WorkerFacts};
 use crate::telemetry::Phase;
 use crate::worker::client::{self, Cancel, Ended, WorkerOptions};
-use crate::worker::protocol::{Event, Sample, WorkerPlan, WorkerRequest};
+use crate::worker::protocol::{Event, MemoryCheck, Sample, WorkerPlan, WorkerRequest};
 
 /// What a benchmark needs besides its plan.
 pub struct BenchContext<'a> {
@@ -169,7 +169,7 @@ async fn supervise<'c>(
         telemetry_sources: rec.sources_json(),
         ..WorkerFacts::default()
     };
-    let memory_left = if ctx.memory_check {
+    let memory = if ctx.memory_check {
         match check_memory(model, runs) {
             Ok(left) => left,
             Err(why) => {
@@ -197,7 +197,7 @@ async fn supervise<'c>(
         jobs,
         reps: req.reps,
         warmup: req.warmup,
-        memory_left,
+        memory,
     };
 
     let (tx, mut rx) = mpsc::unbounded_channel();
@@ -490,12 +490,12 @@ async fn fail_unstarted(
 
 /// Estimate what loading `model` for `runs` takes against free memory (and
 /// free GPU memory when layers go to an NVIDIA GPU). `Err` says why it will
-/// not fit and what to change; `Ok` gives the bytes left for each test's
-/// context, which the worker checks test by test.
+/// not fit and what to change; `Ok` gives the profile and the bytes left for
+/// each test's context, which the worker checks test by test.
 fn check_memory(
     model: &PreparedModel,
     runs: &[&RunConfig],
-) -> std::result::Result<Option<u64>, String> {
+) -> std::result::Result<Option<MemoryCheck>, String> {
     use crate::model::memory::{Budget, MemoryProfile};
     let Ok(profile) = MemoryProfile::read(&model.info.path) else {
         // The header was read moments ago; if it cannot be now, the load
@@ -518,20 +518,22 @@ fn check_memory(
                 .map(|j| profile.context_bytes(&j.test, &j.ctx))
                 .max_by_key(|(k, c)| k.saturating_add(*c))
                 .unwrap_or((0, 0));
-            if ngl > 0 && profile.gpu_bytes(ngl, kv, compute) > free {
+            let need = profile.gpu_bytes(ngl, kv, compute);
+            if ngl > 0 && need > free {
                 let fit = profile.layers_that_fit(free, kv, compute);
                 return Err(format!(
                     "{} with {ngl} layers on the GPU needs about {} of GPU memory but {} is free; \
                      offload fewer layers (--ngl {fit} should fit), pick a smaller level, \
                      or pass --no-memory-check to try anyway",
                     model.info.file_name,
-                    crate::report::human_bytes(profile.gpu_bytes(ngl, kv, compute)),
+                    crate::report::human_bytes(need),
                     crate::report::human_bytes(free),
                 ));
             }
         }
     }
-    Ok(Some(budget.bytes.saturating_sub(profile.load_bytes())))
+    let left = budget.bytes.saturating_sub(profile.load_bytes());
+    Ok(Some(MemoryCheck { profile, left }))
 }
 
 async fn create_run(

@@ -24,7 +24,7 @@ use crate::worker::protocol::{ContextParams, FlashAttn, TestSpec};
 pub const LIMIT_ENV: &str = "DYNO_MEMORY_LIMIT";
 
 /// What the header says about memory.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MemoryProfile {
     pub weight_bytes: u64,
     pub n_layers: u64,

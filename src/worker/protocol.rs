@@ -116,11 +116,19 @@ pub struct WorkerPlan {
     pub jobs: Vec<Job>,
     pub reps: u32,
     pub warmup: bool,
-    /// Bytes left for each test's context once the model is loaded, by the
-    /// parent's estimate; a test whose KV cache and compute buffers would
-    /// not fit is refused before llama.cpp allocates it. `None`: no check.
+    /// The parent's memory estimate; a test whose KV cache and compute
+    /// buffers would not fit is refused before llama.cpp allocates it.
+    /// `None`: no check.
     #[serde(default)]
-    pub memory_left: Option<u64>,
+    pub memory: Option<MemoryCheck>,
+}
+
+/// The model's memory profile (read once, by the parent) and the bytes left
+/// for each test's context once the model is loaded.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MemoryCheck {
+    pub profile: crate::model::memory::MemoryProfile,
+    pub left: u64,
 }
 
 /// What a worker is asked to do: the first line on its stdin. Each task

@@ -164,11 +164,6 @@ fn bench(plan: WorkerPlan) -> i32 {
 
     let mut cache = measure::DepthCache::default();
     let mut rng = measure::Rng::new(0x5EED_D1A0);
-    let memory = plan.memory_left.and_then(|left| {
-        crate::model::memory::MemoryProfile::read(&plan.model_path)
-            .ok()
-            .map(|p| (p, left))
-    });
     for (i, job) in plan.jobs.iter().enumerate() {
         emit(&Event::Phase {
             phase: "warmup".into(),
@@ -177,9 +172,10 @@ fn bench(plan: WorkerPlan) -> i32 {
         // After the phase event, so an injected crash hits a test in flight
         // as a real llama.cpp abort would.
         fault::point(&format!("job:{i}"));
-        if let Some(why) = memory
+        if let Some(why) = plan
+            .memory
             .as_ref()
-            .and_then(|(p, left)| p.refuse_context(&job.test, &job.ctx, *left))
+            .and_then(|m| m.profile.refuse_context(&job.test, &job.ctx, m.left))
         {
             emit(&Event::JobFailed { job: i, error: why });
             continue;

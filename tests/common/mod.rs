@@ -210,3 +210,13 @@ exit $rc"#;
         .collect();
     (o, left)
 }
+
+/// The run of one level (by its quant) in a sweep's or bench's JSON.
+pub fn run_of<'a>(j: &'a serde_json::Value, quant: &str) -> &'a serde_json::Value {
+    j["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["model"]["quant"] == quant)
+        .unwrap_or_else(|| panic!("no run of {quant} in {j}"))
+}
