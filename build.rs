@@ -20,4 +20,12 @@ fn main() {
         }
     }
     println!("cargo:rustc-env=DYNO_LLAMA_SYS_VERSION={version}");
+    // With dynamically loaded backends, libllama and libggml are shared
+    // libraries that the build puts next to the executable; let the
+    // executable find them there, as llama.cpp's own release archives do.
+    if std::env::var_os("CARGO_FEATURE_DYNAMIC_BACKENDS").is_some()
+        && std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux")
+    {
+        println!("cargo:rustc-link-arg-bins=-Wl,-rpath,$ORIGIN");
+    }
 }

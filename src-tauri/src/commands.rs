@@ -296,6 +296,10 @@ pub struct SweepInput {
     pub prompt: Option<u32>,
     pub gen: Option<u32>,
     pub reps: Option<u32>,
+    /// GPU layers as `--ngl` takes them ("99", "0,8,16,99", "0-32+8");
+    /// a list makes an offload sweep of each level.
+    #[serde(default)]
+    pub ngl: Option<String>,
     pub quality: Option<bool>,
     /// Measure every level again instead of resuming the same sweep.
     #[serde(default)]
@@ -362,6 +366,9 @@ impl SweepInput {
         }
         if let Some(r) = self.reps {
             argv.push(format!("--repetitions={r}"));
+        }
+        if let Some(n) = self.ngl.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
+            argv.push(format!("--ngl={n}"));
         }
         if self.quality == Some(false) {
             argv.push("--no-quality".into());
@@ -484,6 +491,7 @@ mod tests {
             prompt: Some(64),
             gen: Some(16),
             reps: Some(2),
+            ngl: None,
             quality: Some(false),
             fresh: false,
         }
@@ -503,6 +511,17 @@ mod tests {
         assert_eq!(a.opts.n_gen, Some(vec![16]));
         assert_eq!(a.opts.reps, 2);
         assert!(a.no_quality);
+    }
+
+    #[test]
+    fn gpu_layers_from_the_form_are_an_offload_sweep() {
+        let mut i = input(SourceInput::Dir { dir: "/m".into() });
+        i.ngl = Some(" 0-16+8,99 ".into());
+        let r = i.args().unwrap().opts.request(2);
+        assert_eq!(r.n_gpu_layers, [Some(0), Some(8), Some(16), Some(99)]);
+        i.ngl = Some("lots".into());
+        let e = i.args().unwrap_err();
+        assert!(e.message.contains("not a layer count"), "{}", e.message);
     }
 
     #[test]

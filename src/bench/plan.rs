@@ -11,7 +11,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::error::DynoError;
-use crate::worker::protocol::{ContextParams, FlashAttn, Job, ModelParams, TestKind, TestSpec};
+use crate::worker::protocol::{
+    ContextParams, FlashAttn, Job, ModelParams, SplitMode, TestKind, TestSpec,
+};
 
 /// The user's request, each option as a list (llama-bench's `-p 128,512`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -38,6 +40,35 @@ pub struct BenchRequest {
     pub cache_type: Vec<String>,
     /// `None`: llama.cpp's automatic load mode.
     pub use_mmap: Vec<Option<bool>>,
+    /// Offload controls (llama-bench's `-sm`, `-mg`, `-dev`, `-nkvo`), each a
+    /// list to sweep. They default to llama.cpp's defaults, so plans stored
+    /// before they existed still read.
+    #[serde(default = "default_split")]
+    pub split_mode: Vec<SplitMode>,
+    #[serde(default = "default_main_gpu")]
+    pub main_gpu: Vec<u32>,
+    /// Each entry one device set; `None`: every device llama.cpp sees.
+    #[serde(default = "default_devices")]
+    pub devices: Vec<Option<Vec<String>>>,
+    #[serde(default = "default_nkvo")]
+    pub no_kv_offload: Vec<bool>,
+    /// `--fit`: the margin (MiB) to leave free per device; the fit then
+    /// chooses the layers.
+    #[serde(default)]
+    pub fit_margin_mib: Option<u32>,
+}
+
+fn default_split() -> Vec<SplitMode> {
+    vec![SplitMode::Layer]
+}
+fn default_main_gpu() -> Vec<u32> {
+    vec![0]
+}
+fn default_devices() -> Vec<Option<Vec<String>>> {
+    vec![None]
+}
+fn default_nkvo() -> Vec<bool> {
+    vec![false]
 }
 
 impl BenchRequest {
@@ -62,6 +93,11 @@ impl BenchRequest {
             flash_attn: vec![FlashAttn::Auto],
             cache_type: vec!["f16".into()],
             use_mmap: vec![None],
+            split_mode: default_split(),
+            main_gpu: default_main_gpu(),
+            devices: default_devices(),
+            no_kv_offload: default_nkvo(),
+            fit_margin_mib: None,
         }
     }
 
@@ -94,6 +130,22 @@ impl BenchRequest {
                 return bad(format!(
                     "unknown KV cache type '{ct}' for --ctk; use one of f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1"
                 ));
+            }
+        }
+        if self.fit_margin_mib.is_some() && self.n_gpu_layers.iter().any(Option::is_some) {
+            return bad(
+                "--fit chooses the GPU layers itself; drop --ngl, or drop --fit to set them".into(),
+            );
+        }
+        for (name, list) in [
+            ("--split-mode", self.split_mode.len()),
+            ("--main-gpu", self.main_gpu.len()),
+            ("--device", self.devices.len()),
+            ("--no-kv-offload", self.no_kv_offload.len()),
+            ("--ngl", self.n_gpu_layers.len()),
+        ] {
+            if list == 0 {
+                return bad(format!("{name} needs at least one value"));
             }
         }
         if self.tests().is_empty() {
@@ -158,18 +210,33 @@ impl BenchRequest {
     pub fn groups(&self) -> Vec<WorkerGroup> {
         let tests = self.tests();
         let mut groups = Vec::new();
+        let mut models = Vec::new();
         for &ngl in &self.n_gpu_layers {
             for &mmap in &self.use_mmap {
-                let model = ModelParams {
-                    n_gpu_layers: ngl,
-                    use_mmap: mmap,
-                };
-                let mut runs = Vec::new();
-                for &t in &self.n_threads {
-                    for &b in &self.n_batch {
-                        for &ub in &self.n_ubatch {
-                            for &fa in &self.flash_attn {
-                                for ct in &self.cache_type {
+                for &split_mode in &self.split_mode {
+                    for &main_gpu in &self.main_gpu {
+                        for devices in &self.devices {
+                            models.push(ModelParams {
+                                n_gpu_layers: ngl,
+                                use_mmap: mmap,
+                                split_mode,
+                                main_gpu,
+                                devices: devices.clone(),
+                                fit_margin_mib: self.fit_margin_mib,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        for model in models {
+            let mut runs = Vec::new();
+            for &t in &self.n_threads {
+                for &b in &self.n_batch {
+                    for &ub in &self.n_ubatch {
+                        for &fa in &self.flash_attn {
+                            for ct in &self.cache_type {
+                                for &nkvo in &self.no_kv_offload {
                                     runs.push(RunConfig {
                                         model: model.clone(),
                                         ctx: ContextParams {
@@ -178,6 +245,7 @@ impl BenchRequest {
                                             n_ubatch: ub,
                                             flash_attn: fa,
                                             cache_type: ct.to_ascii_lowercase(),
+                                            no_kv_offload: nkvo,
                                         },
                                         reps: self.reps,
                                         warmup: self.warmup,
@@ -188,8 +256,8 @@ impl BenchRequest {
                         }
                     }
                 }
-                groups.push(WorkerGroup { model, runs });
             }
+            groups.push(WorkerGroup { model, runs });
         }
         groups
     }

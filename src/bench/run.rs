@@ -233,8 +233,12 @@ async fn supervise<'c>(
                 model_desc,
                 n_gpu_layers,
                 tokens_per_word,
+                offload,
                 ..
             } => {
+                facts.offload_json = offload
+                    .as_ref()
+                    .map(|o| serde_json::to_string(o).expect("offload serialises"));
                 facts.tokens_per_word = tokens_per_word;
                 facts.load_time_ms = Some(load_time_ms);
                 facts.model_desc = Some(model_desc);
@@ -506,7 +510,10 @@ fn check_memory(
     if let Some(why) = profile.refuse_load(&model.info.file_name, &budget) {
         return Err(why);
     }
-    if cfg!(feature = "cuda") {
+    // `--fit` sizes the offload itself, and `--device none` uses no GPU.
+    let m = &runs[0].model;
+    let gpu_in_use = m.fit_margin_mib.is_none() && m.devices.as_ref().is_none_or(|d| !d.is_empty());
+    if cfg!(feature = "cuda") && gpu_in_use {
         if let Some(free) = crate::telemetry::gpu::free_vram_bytes() {
             let ngl = runs[0]
                 .model

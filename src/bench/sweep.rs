@@ -25,9 +25,7 @@ use crate::quality;
 use crate::quantize::{self, QuantizeProgress};
 use crate::store::{LevelRow, QualityKey};
 use crate::worker::client::{self, Ended};
-use crate::worker::protocol::{
-    Event, ModelParams, QualityFigures, QualityMode, QualityPlan, WorkerRequest,
-};
+use crate::worker::protocol::{Event, QualityFigures, QualityMode, QualityPlan, WorkerRequest};
 
 /// Where a sweep's levels come from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -659,10 +657,14 @@ async fn quality_pass(
     let ref_missing = store.quality(&qkey(ref_sha)).await?.is_none();
     let ref_file = reference_path(cache, ref_sha, q);
     let needs_ref_file = todo.iter().any(|m| m.1.info.sha256 != ref_sha) && !ref_file.is_file();
-    let model_params = ModelParams {
-        n_gpu_layers: spec.request.n_gpu_layers.first().copied().flatten(),
-        use_mmap: spec.request.use_mmap.first().copied().flatten(),
-    };
+    // Quality is scored once per level, with the first load configuration.
+    let model_params = spec
+        .request
+        .groups()
+        .into_iter()
+        .next()
+        .map(|g| g.model)
+        .unwrap_or_default();
     let n_threads = spec.request.n_threads.first().copied().unwrap_or(1);
     let plan = |path: &Path, mode: QualityMode| QualityPlan {
         model_path: path.to_path_buf(),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::bench::plan::BenchRequest;
-use crate::worker::protocol::FlashAttn;
+use crate::worker::protocol::{FlashAttn, SplitMode};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -170,14 +170,74 @@ pub enum ModelsCommand {
     Add { dir: PathBuf },
 }
 
-/// Parse "auto" or a layer count for `--ngl`.
-fn parse_ngl(s: &str) -> Result<Option<u32>, String> {
+/// One `--ngl` item: "auto", a layer count, or a range in llama-bench's
+/// syntax ("0-32" every layer count, "0-32+8" in steps of 8, "1-64*2"
+/// doubling), so `--ngl 0-32+8` is an offload sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NglItem(pub Vec<Option<u32>>);
+
+fn parse_ngl(s: &str) -> Result<NglItem, String> {
+    let s = s.trim();
     if s.eq_ignore_ascii_case("auto") {
-        return Ok(None);
+        return Ok(NglItem(vec![None]));
     }
-    s.parse::<u32>()
-        .map(Some)
-        .map_err(|_| format!("'{s}' is not a layer count; use a number or 'auto'"))
+    let err =
+        || format!("'{s}' is not a layer count; use a number, 'auto', or a range such as 0-32+8");
+    let num = |v: &str| v.trim().parse::<u32>().map_err(|_| err());
+    let Some((first, rest)) = s.split_once('-') else {
+        return Ok(NglItem(vec![Some(num(s)?)]));
+    };
+    let first = num(first)?;
+    let (last, step): (u32, Box<dyn Fn(u32) -> u32>) = if let Some((l, k)) = rest.split_once('+') {
+        let k = num(k)?;
+        if k == 0 {
+            return Err(format!("'{s}': the step must be at least 1"));
+        }
+        (num(l)?, Box::new(move |v| v.saturating_add(k)))
+    } else if let Some((l, k)) = rest.split_once('*') {
+        let k = num(k)?;
+        if k < 2 || first == 0 {
+            return Err(format!(
+                "'{s}': a '*' range needs a first value of at least 1 and a factor of at least 2"
+            ));
+        }
+        (num(l)?, Box::new(move |v| v.saturating_mul(k)))
+    } else {
+        (num(rest)?, Box::new(|v| v + 1))
+    };
+    if last < first {
+        return Err(format!("'{s}': the range ends before it starts"));
+    }
+    let mut out = Vec::new();
+    let mut v = first;
+    while v <= last && out.len() < 1000 {
+        out.push(Some(v));
+        let next = step(v);
+        if next == v {
+            break;
+        }
+        v = next;
+    }
+    Ok(NglItem(out))
+}
+
+/// A `--device` item: "auto" (every device llama.cpp sees), "none" (CPU
+/// only) or device names joined by '/', as llama-bench's `-dev`.
+fn parse_devices(s: &str) -> Result<Option<Vec<String>>, String> {
+    match s.trim() {
+        "auto" => Ok(None),
+        "none" => Ok(Some(Vec::new())),
+        "" => Err("an empty device name; use names from `dyno hw`, 'auto' or 'none'".into()),
+        v => Ok(Some(v.split('/').map(|d| d.trim().to_string()).collect())),
+    }
+}
+
+fn parse_bool01(s: &str) -> Result<bool, String> {
+    match s {
+        "1" | "true" | "on" => Ok(true),
+        "0" | "false" | "off" => Ok(false),
+        _ => Err(format!("'{s}' is not 0 or 1")),
+    }
 }
 
 /// Parse a `--pg` pair "P,N".
@@ -317,8 +377,37 @@ pub struct BenchOptions {
     )]
     pub threads: Option<Vec<u32>>,
     /// Layers offloaded to the GPU, or 'auto' (all when a GPU is present).
+    /// A list or a range is an offload sweep: 0,8,16,99 or 0-32+8.
     #[arg(long = "ngl", visible_alias = "n-gpu-layers", value_delimiter = ',', value_parser = parse_ngl, value_name = "LIST")]
-    pub ngl: Option<Vec<Option<u32>>>,
+    pub ngl: Option<Vec<NglItem>>,
+    /// Let llama.cpp fit the model to free device memory, leaving MIB free
+    /// on each device (default 1024); the layers it chose are recorded.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "1024", value_name = "MIB", conflicts_with = "ngl")]
+    pub fit: Option<u32>,
+    /// Backend devices to use: names from `dyno hw` joined by '/', 'auto'
+    /// (all) or 'none' (CPU only); a list sweeps device sets.
+    #[arg(long = "device", visible_alias = "dev", value_delimiter = ',', value_parser = parse_devices, value_name = "LIST")]
+    pub device: Option<Vec<Option<Vec<String>>>>,
+    /// How to spread the model over several GPUs.
+    #[arg(
+        long = "split-mode",
+        visible_alias = "sm",
+        value_enum,
+        value_delimiter = ',',
+        value_name = "none|layer|row"
+    )]
+    pub split_mode: Option<Vec<SplitMode>>,
+    /// The GPU for the whole model with --split-mode none (index among the devices in use).
+    #[arg(
+        long = "main-gpu",
+        visible_alias = "mg",
+        value_delimiter = ',',
+        value_name = "LIST"
+    )]
+    pub main_gpu: Option<Vec<u32>>,
+    /// Keep the KV cache and attention on the CPU (1) or with the layers (0); 0,1 sweeps both.
+    #[arg(long = "no-kv-offload", visible_alias = "nkvo", value_delimiter = ',', value_parser = parse_bool01, value_name = "0,1")]
+    pub no_kv_offload: Option<Vec<bool>>,
     /// Logical batch size (tokens per llama_decode call).
     #[arg(
         short = 'b',
@@ -391,7 +480,12 @@ impl BenchOptions {
             n_threads: pick(&self.threads, d.n_threads),
             n_gpu_layers: self
                 .ngl
-                .clone()
+                .as_ref()
+                .map(|v| {
+                    v.iter()
+                        .flat_map(|i| i.0.iter().copied())
+                        .collect::<Vec<_>>()
+                })
                 .filter(|v| !v.is_empty())
                 .unwrap_or(d.n_gpu_layers),
             n_batch: pick(&self.batch, d.n_batch),
@@ -411,6 +505,23 @@ impl BenchOptions {
                 .clone()
                 .filter(|v| !v.is_empty())
                 .unwrap_or(d.use_mmap),
+            split_mode: self
+                .split_mode
+                .clone()
+                .filter(|v| !v.is_empty())
+                .unwrap_or(d.split_mode),
+            main_gpu: pick(&self.main_gpu, d.main_gpu),
+            devices: self
+                .device
+                .clone()
+                .filter(|v| !v.is_empty())
+                .unwrap_or(d.devices),
+            no_kv_offload: self
+                .no_kv_offload
+                .clone()
+                .filter(|v| !v.is_empty())
+                .unwrap_or(d.no_kv_offload),
+            fit_margin_mib: self.fit,
         }
     }
 }
@@ -450,6 +561,58 @@ mod tests {
         assert_eq!(r.prompt_gen, [(16, 4)]);
         assert_eq!(r.use_mmap, [Some(false), Some(true)]);
         assert_eq!(r.n_gen, [128], "unset options keep llama-bench's defaults");
+    }
+
+    #[test]
+    fn offload_options_parse_ranges_devices_and_fit() {
+        let r = bench(&[
+            "m.gguf",
+            "--ngl",
+            "0-32+8,99",
+            "--dev",
+            "Vulkan0/Vulkan1,none,auto",
+        ])
+        .opts
+        .request(2);
+        assert_eq!(
+            r.n_gpu_layers,
+            [Some(0), Some(8), Some(16), Some(24), Some(32), Some(99)]
+        );
+        assert_eq!(
+            r.devices,
+            [
+                Some(vec!["Vulkan0".to_string(), "Vulkan1".into()]),
+                Some(vec![]),
+                None
+            ]
+        );
+        let r = bench(&[
+            "m.gguf", "--ngl", "1-8*2", "--nkvo", "0,1", "--sm", "none,row",
+        ])
+        .opts
+        .request(2);
+        assert_eq!(r.n_gpu_layers, [Some(1), Some(2), Some(4), Some(8)]);
+        assert_eq!(r.no_kv_offload, [false, true]);
+        assert_eq!(r.split_mode, [SplitMode::None, SplitMode::Row]);
+        assert_eq!(r.groups().len(), 8, "ngl x split mode are loads");
+        assert_eq!(
+            r.groups()[0].runs.len(),
+            2,
+            "KV offload is a context setting"
+        );
+        let r = bench(&["--fit", "m.gguf"]).opts.request(2);
+        assert_eq!(r.fit_margin_mib, Some(1024));
+        assert_eq!(bench(&["--fit=256", "m.gguf"]).opts.fit, Some(256));
+        for bad in ["8-0", "0-8+0", "0-8*2", "x", "1-x"] {
+            assert!(
+                Cli::try_parse_from(["dyno", "bench", "m.gguf", "--ngl", bad]).is_err(),
+                "{bad}"
+            );
+        }
+        assert!(
+            Cli::try_parse_from(["dyno", "bench", "m.gguf", "--fit", "--ngl", "9"]).is_err(),
+            "--fit chooses the layers itself"
+        );
     }
 
     #[test]

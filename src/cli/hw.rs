@@ -169,19 +169,29 @@ pub async fn hw(db: &Path, json: bool, remeasure: bool) -> Result<i32> {
         );
     }
     println!(
-        "llama.cpp: {} · backend {} · devices: {}",
+        "llama.cpp: {} · backend {}",
         hw.llama_cpp
             .build
             .as_deref()
             .unwrap_or("unknown (the worker did not start)"),
         hw.llama_cpp.backend.as_deref().unwrap_or("?"),
-        hw.llama_cpp
-            .devices
-            .iter()
-            .map(|d| format!("{} ({})", d.name, d.description))
-            .collect::<Vec<_>>()
-            .join(", ")
     );
+    // The names are what --device takes.
+    for d in &hw.llama_cpp.devices {
+        let memory = if d.memory_total_bytes > 0 {
+            format!(
+                "{} free of {}",
+                human_bytes(d.memory_free_bytes),
+                human_bytes(d.memory_total_bytes)
+            )
+        } else {
+            "memory not reported".into()
+        };
+        println!(
+            "  device {} · {} · {} · {memory}",
+            d.name, d.kind, d.description
+        );
+    }
     let missing = hw.telemetry.missing();
     if !missing.is_empty() {
         println!("telemetry not available here: {}", missing.join("; "));

@@ -27,7 +27,8 @@ pub const EXIT_CANCELLED: i32 = 130;
 
 /// Failure codes that mean the model itself is unusable: the user must
 /// change the input, so they exit with 2 like other bad input.
-const BAD_INPUT_CODES: [&str; 3] = [
+const BAD_INPUT_CODES: [&str; 4] = [
+    "unknown_device",
     "unsupported_architecture",
     "load_failed",
     "insufficient_memory",
@@ -298,7 +299,11 @@ async fn show(db: &Path, run_id: i64, json: bool, timeline: bool) -> Result<i32>
         );
         return Ok(0);
     }
-    let report = report::build(&store, std::slice::from_ref(&row), &Machine::detect()).await?;
+    // Through `load`, so a run of an offload sweep brings its curve.
+    let report = report::load(&store, db, report::Target::Run(row.id))
+        .await?
+        .report()
+        .clone();
     store.close().await;
     if json {
         println!(
@@ -335,6 +340,7 @@ async fn show(db: &Path, run_id: i64, json: bool, timeline: bool) -> Result<i32>
         c.reps,
         c.warmup
     );
+    println!("offload: {}", report::offload::describe(r));
     println!(
         "machine: {} · {} cores · {} · backend {} · {}",
         m.cpu,

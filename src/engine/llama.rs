@@ -14,7 +14,7 @@ use std::ptr::NonNull;
 use llama_cpp_sys_2 as sys;
 
 use super::{last_errors, EngineError};
-use crate::worker::protocol::{ContextParams, Device, FlashAttn};
+use crate::worker::protocol::{ContextParams, Device, FitChoice, FlashAttn, SplitMode};
 
 pub type Token = sys::llama_token;
 
@@ -23,29 +23,98 @@ pub struct Model {
     ptr: NonNull<sys::llama_model>,
 }
 
-impl Model {
-    /// `use_mmap`: `None` leaves the choice to llama.cpp (its "auto" load
-    /// mode, llama-bench's default), `Some(true)` maps the file, `Some(false)`
+/// What a model load asks of llama.cpp, with "auto" already decided.
+pub struct LoadOptions<'a> {
+    pub n_gpu_layers: u32,
+    /// `None` leaves the choice to llama.cpp (its "auto" load mode,
+    /// llama-bench's default), `Some(true)` maps the file, `Some(false)`
     /// reads it into memory.
+    pub use_mmap: Option<bool>,
+    pub split_mode: SplitMode,
+    pub main_gpu: u32,
+    /// Device names; `None` for every device llama.cpp sees.
+    pub devices: Option<&'a [String]>,
+    /// `Some`: let llama.cpp's fit choose the offload for this context,
+    /// leaving the margin free on each device; `n_gpu_layers` is then ignored.
+    pub fit: Option<FitRequest<'a>>,
+}
+
+/// The context the fit must leave room for: the largest test of the run.
+pub struct FitRequest<'a> {
+    pub margin_mib: u32,
+    pub ctx: &'a ContextParams,
+    pub n_ctx: u32,
+    pub n_seq: u32,
+}
+
+/// Look devices up by name, as `llama-bench -dev` does. An unknown name is
+/// the user's mistake, so the error lists the names that exist.
+fn resolve_devices(names: &[String]) -> Result<Vec<sys::ggml_backend_dev_t>, EngineError> {
+    names
+        .iter()
+        .map(|n| {
+            let c = CString::new(n.as_bytes())
+                .map_err(|_| EngineError::Device(format!("bad device name '{n}'")))?;
+            // SAFETY: returns a registry-owned pointer or null.
+            let dev = unsafe { sys::ggml_backend_dev_by_name(c.as_ptr()) };
+            if dev.is_null() {
+                let known: Vec<String> = devices().into_iter().map(|d| d.name).collect();
+                Err(EngineError::Device(format!(
+                    "no backend device named '{n}'; this build sees {} (see dyno hw)",
+                    known.join(", ")
+                )))
+            } else {
+                Ok(dev)
+            }
+        })
+        .collect()
+}
+
+impl Model {
+    /// Load a model. Returns it with what llama.cpp's fit chose, when asked
+    /// to fit.
     pub fn load(
         path: &Path,
-        n_gpu_layers: u32,
-        use_mmap: Option<bool>,
-    ) -> Result<Model, EngineError> {
+        o: &LoadOptions<'_>,
+    ) -> Result<(Model, Option<FitChoice>), EngineError> {
         let c_path = CString::new(path.to_string_lossy().as_bytes())
             .map_err(|_| EngineError::Load("the path contains a NUL byte".into()))?;
-        // SAFETY: default params are plain data; the path outlives the call.
-        let ptr = unsafe {
-            let mut p = sys::llama_model_default_params();
-            p.n_gpu_layers = n_gpu_layers.min(i32::MAX as u32) as i32;
-            p.load_mode = match use_mmap {
-                None => sys::LLAMA_LOAD_MODE_AUTO,
-                Some(true) => sys::LLAMA_LOAD_MODE_MMAP,
-                Some(false) => sys::LLAMA_LOAD_MODE_NONE,
-            };
-            sys::llama_model_load_from_file(c_path.as_ptr(), p)
+        // llama.cpp reads `devices` as a null-terminated array; it must live
+        // until the load returns. An empty list means "no GPU at all".
+        let mut devs = match o.devices {
+            Some(names) => resolve_devices(names)?,
+            None => Vec::new(),
         };
-        NonNull::new(ptr).map(|ptr| Model { ptr }).ok_or_else(|| {
+        devs.push(std::ptr::null_mut());
+        // SAFETY: default params are plain data.
+        let mut p = unsafe { sys::llama_model_default_params() };
+        if o.devices.is_some() {
+            p.devices = devs.as_mut_ptr();
+        }
+        p.split_mode = match o.split_mode {
+            SplitMode::None => sys::LLAMA_SPLIT_MODE_NONE,
+            SplitMode::Layer => sys::LLAMA_SPLIT_MODE_LAYER,
+            SplitMode::Row => sys::LLAMA_SPLIT_MODE_ROW,
+        };
+        p.main_gpu = o.main_gpu.min(i32::MAX as u32) as i32;
+        p.load_mode = match o.use_mmap {
+            None => sys::LLAMA_LOAD_MODE_AUTO,
+            Some(true) => sys::LLAMA_LOAD_MODE_MMAP,
+            Some(false) => sys::LLAMA_LOAD_MODE_NONE,
+        };
+        // Buffers the fit writes into; they must outlive the load too.
+        let mut split: Vec<f32> = Vec::new();
+        let mut overrides: Vec<sys::llama_model_tensor_buft_override> = Vec::new();
+        let fit = match &o.fit {
+            Some(f) => Some(fit(&c_path, &mut p, f, &mut split, &mut overrides)?),
+            None => {
+                p.n_gpu_layers = o.n_gpu_layers.min(i32::MAX as u32) as i32;
+                None
+            }
+        };
+        // SAFETY: the path, device list and fit buffers outlive the call.
+        let ptr = unsafe { sys::llama_model_load_from_file(c_path.as_ptr(), p) };
+        let model = NonNull::new(ptr).map(|ptr| Model { ptr }).ok_or_else(|| {
             let why = last_errors();
             if why.contains("unknown model architecture") {
                 EngineError::UnsupportedArch(why)
@@ -56,7 +125,8 @@ impl Model {
                     why
                 })
             }
-        })
+        })?;
+        Ok((model, fit))
     }
 
     fn vocab(&self) -> *const sys::llama_vocab {
@@ -172,6 +242,36 @@ pub fn is_cache_type(s: &str) -> bool {
     ggml_type_of(s).is_some()
 }
 
+/// llama.cpp's context parameters for a test: the same for the timed
+/// context and for the fit that sizes the offload around it.
+fn context_params(
+    p: &ContextParams,
+    n_ctx: u32,
+    n_seq: u32,
+) -> Result<sys::llama_context_params, EngineError> {
+    let cache = ggml_type_of(&p.cache_type)
+        .ok_or_else(|| EngineError::Context(format!("unknown KV cache type '{}'", p.cache_type)))?;
+    let n_threads = p.n_threads.min(i32::MAX as u32) as i32;
+    // SAFETY: default params are plain data.
+    let mut c = unsafe { sys::llama_context_default_params() };
+    c.n_ctx = n_ctx;
+    c.n_batch = p.n_batch;
+    c.n_ubatch = p.n_ubatch;
+    c.n_seq_max = n_seq.max(1);
+    c.n_threads = n_threads;
+    c.n_threads_batch = n_threads;
+    c.type_k = cache;
+    c.type_v = cache;
+    c.flash_attn_type = match p.flash_attn {
+        FlashAttn::Auto => sys::LLAMA_FLASH_ATTN_TYPE_AUTO,
+        FlashAttn::On => sys::LLAMA_FLASH_ATTN_TYPE_ENABLED,
+        FlashAttn::Off => sys::LLAMA_FLASH_ATTN_TYPE_DISABLED,
+    };
+    c.offload_kqv = !p.no_kv_offload;
+    c.swa_full = false;
+    Ok(c)
+}
+
 impl<'m> Context<'m> {
     pub fn new(
         model: &'m Model,
@@ -179,30 +279,11 @@ impl<'m> Context<'m> {
         n_ctx: u32,
         n_seq: u32,
     ) -> Result<Self, EngineError> {
-        let cache = ggml_type_of(&p.cache_type).ok_or_else(|| {
-            EngineError::Context(format!("unknown KV cache type '{}'", p.cache_type))
-        })?;
-        let n_threads = p.n_threads.min(i32::MAX as u32) as i32;
+        let c = context_params(p, n_ctx, n_seq)?;
+        let n_threads = c.n_threads;
         // SAFETY: plain data in, pointer out; the model outlives the context
         // through the 'm borrow.
-        let ptr = unsafe {
-            let mut c = sys::llama_context_default_params();
-            c.n_ctx = n_ctx;
-            c.n_batch = p.n_batch;
-            c.n_ubatch = p.n_ubatch;
-            c.n_seq_max = n_seq.max(1);
-            c.n_threads = n_threads;
-            c.n_threads_batch = n_threads;
-            c.type_k = cache;
-            c.type_v = cache;
-            c.flash_attn_type = match p.flash_attn {
-                FlashAttn::Auto => sys::LLAMA_FLASH_ATTN_TYPE_AUTO,
-                FlashAttn::On => sys::LLAMA_FLASH_ATTN_TYPE_ENABLED,
-                FlashAttn::Off => sys::LLAMA_FLASH_ATTN_TYPE_DISABLED,
-            };
-            c.swa_full = false;
-            sys::llama_init_from_model(model.ptr.as_ptr(), c)
-        };
+        let ptr = unsafe { sys::llama_init_from_model(model.ptr.as_ptr(), c) };
         let ptr = NonNull::new(ptr).ok_or_else(|| {
             EngineError::Context(format!(
                 "llama.cpp could not create a context of {n_ctx} tokens: {}",
@@ -346,6 +427,82 @@ impl Drop for Batch {
     fn drop(&mut self) {
         unsafe { sys::llama_batch_free(self.raw) }
     }
+}
+
+/// Run llama.cpp's fit (the code behind `llama-bench -fitt`) on `p` for
+/// the context in `f`: it sets the layers to offload, the split across
+/// devices and any tensors kept in host memory, writing into `split` and
+/// `overrides`, which `p` then points at.
+fn fit(
+    path: &CStr,
+    p: &mut sys::llama_model_params,
+    f: &FitRequest<'_>,
+    split: &mut Vec<f32>,
+    overrides: &mut Vec<sys::llama_model_tensor_buft_override>,
+) -> Result<FitChoice, EngineError> {
+    // SAFETY: plain queries of compile-time limits.
+    let (max_dev, max_ovr) = unsafe {
+        (
+            sys::llama_max_devices(),
+            sys::llama_max_tensor_buft_overrides(),
+        )
+    };
+    split.clear();
+    split.resize(max_dev, 0.0);
+    let empty = sys::llama_model_tensor_buft_override {
+        pattern: std::ptr::null(),
+        buft: std::ptr::null_mut(),
+    };
+    overrides.clear();
+    overrides.resize(max_ovr + 1, empty);
+    let mut margins = vec![f.margin_mib as usize * 1024 * 1024; max_dev];
+    let mut c = context_params(f.ctx, f.n_ctx, f.n_seq)?;
+    // The fit changes only parameters still at their defaults: -1 layers,
+    // no split, no overrides.
+    p.n_gpu_layers = -1;
+    p.tensor_split = std::ptr::null();
+    p.tensor_buft_overrides = std::ptr::null();
+    // SAFETY: every buffer has the length llama.cpp documents (max devices,
+    // max overrides + 1) and outlives the call.
+    let status = unsafe {
+        sys::llama_rs_fit_params(
+            path.as_ptr(),
+            p,
+            &mut c,
+            split.as_mut_ptr(),
+            overrides.as_mut_ptr(),
+            margins.as_mut_ptr(),
+            f.n_ctx,
+            std::ptr::null(),
+            sys::GGML_LOG_LEVEL_INFO,
+        )
+    };
+    if status != 0 {
+        return Err(EngineError::Load(format!(
+            "llama.cpp could not fit the model into free device memory with a {} MiB margin: {}",
+            f.margin_mib,
+            last_errors()
+        )));
+    }
+    p.tensor_split = split.as_ptr();
+    p.tensor_buft_overrides = overrides.as_ptr();
+    let patterns = overrides
+        .iter()
+        .take_while(|o| !o.pattern.is_null())
+        // SAFETY: fit's patterns are static NUL-terminated strings.
+        .map(|o| {
+            unsafe { CStr::from_ptr(o.pattern) }
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    let used = split.iter().rposition(|&v| v > 0.0).map_or(0, |i| i + 1);
+    Ok(FitChoice {
+        margin_mib: f.margin_mib,
+        n_gpu_layers: p.n_gpu_layers,
+        tensor_split: split[..used].to_vec(),
+        overrides: patterns,
+    })
 }
 
 /// llama.cpp's backend devices, as `llama-bench --list-devices` shows them.

@@ -12,7 +12,7 @@ use tracing::field::{Field, Visit};
 use tracing::{Event as TracingEvent, Level, Subscriber};
 use tracing_subscriber::layer::{Context as LayerContext, Layer};
 
-use crate::worker::protocol::Device;
+use crate::worker::protocol::{Buffer, Device, Offload};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -22,6 +22,9 @@ pub enum EngineError {
     UnsupportedArch(String),
     #[error("{0}")]
     Context(String),
+    /// A `--device` name this build does not have.
+    #[error("{0}")]
+    Device(String),
     #[error("llama_decode failed with code {0} (1: no KV cache slot; <0: error)")]
     Decode(i32),
     #[error("the model produced non-finite logits: its weights are corrupt, so no speed is reported for it")]
@@ -61,10 +64,46 @@ pub fn backend_name(devices: &[Device]) -> String {
 
 static BACKEND: OnceLock<llama_cpp_2::llama_backend::LlamaBackend> = OnceLock::new();
 
+/// Where a `dynamic-backends` build looks for llama.cpp's backend libraries
+/// (`libggml-cpu-*.so`, `libggml-vulkan.so`, `libggml-cuda.so`, ...):
+/// `DYNO_BACKEND_DIR` when set, else the executable's own folder, else the
+/// folder the build wrote them to.
+#[cfg(feature = "dynamic-backends")]
+pub fn backend_dir() -> Option<std::path::PathBuf> {
+    let has_libs = |d: &std::path::Path| {
+        std::fs::read_dir(d).is_ok_and(|mut it| {
+            it.any(|e| {
+                e.is_ok_and(|e| {
+                    let n = e.file_name();
+                    let n = n.to_string_lossy();
+                    n.contains("ggml-")
+                        && (n.ends_with(".so") || n.ends_with(".dll") || n.ends_with(".dylib"))
+                })
+            })
+        })
+    };
+    if let Some(d) = std::env::var_os("DYNO_BACKEND_DIR") {
+        return Some(d.into());
+    }
+    let exe_dir = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.to_path_buf()));
+    exe_dir
+        .filter(|d| has_libs(d))
+        .or_else(|| llama_cpp_sys_2::BACKENDS_DIR.map(std::path::PathBuf::from))
+}
+
 /// Initialise llama.cpp once per process and route its logs into `tracing`.
 pub fn init() {
     BACKEND.get_or_init(|| {
         llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
+        // A dynamic-backends build has no backend until one is loaded: the
+        // devices a run can use are the libraries found here.
+        #[cfg(feature = "dynamic-backends")]
+        if let Some(dir) = backend_dir() {
+            tracing::debug!("loading llama.cpp backends from {}", dir.display());
+            llama_cpp_2::llama_backend::load_backends_from_path(&dir);
+        }
         llama_cpp_2::llama_backend::LlamaBackend::init()
             .expect("llama.cpp backend initialised twice")
     });
@@ -104,9 +143,60 @@ impl Visit for MessageVisitor {
     }
 }
 
+/// What llama.cpp said about where it put the model during the last load.
+static LOAD_REPORT: Mutex<Option<Offload>> = Mutex::new(None);
+
+/// Start collecting llama.cpp's load report (call just before a load).
+pub fn start_load_report() {
+    *LOAD_REPORT.lock().unwrap_or_else(|e| e.into_inner()) = Some(Offload::default());
+}
+
+/// What llama.cpp reported since [`start_load_report`]; collection stops.
+pub fn take_load_report() -> Offload {
+    LOAD_REPORT
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+        .unwrap_or_default()
+}
+
+/// Read one of llama.cpp's load lines into the report: "offloaded 31/31
+/// layers to GPU" and "Vulkan0 model buffer size = 98.00 MiB". llama.cpp
+/// says where layers went only in these lines, so they are the record.
+fn read_load_line(report: &mut Offload, msg: &str) {
+    let msg = msg.trim();
+    if let Some(rest) = msg.strip_prefix("offloaded ") {
+        if let Some((n, rest)) = rest.split_once('/') {
+            let m = rest.split_whitespace().next().unwrap_or("");
+            report.layers_offloaded = n.trim().parse().ok();
+            report.layers_total = m.parse().ok();
+        }
+    } else if let Some((name, size)) = msg.split_once(" model buffer size =") {
+        let mib: Option<f64> = size
+            .trim()
+            .strip_suffix("MiB")
+            .and_then(|v| v.trim().parse().ok());
+        if let Some(mib) = mib {
+            report.buffers.push(Buffer {
+                name: name.trim().to_string(),
+                bytes: (mib * 1024.0 * 1024.0).round() as u64,
+            });
+        }
+    }
+}
+
 impl<S: Subscriber> Layer<S> for CaptureLayer {
     fn on_event(&self, event: &TracingEvent<'_>, _ctx: LayerContext<'_, S>) {
-        if *event.metadata().level() <= Level::WARN {
+        let level = *event.metadata().level();
+        if level == Level::INFO {
+            let mut report = LOAD_REPORT.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(r) = report.as_mut() {
+                let mut v = MessageVisitor(String::new());
+                event.record(&mut v);
+                read_load_line(r, &v.0);
+            }
+        }
+        if level <= Level::WARN {
             let mut v = MessageVisitor(String::new());
             event.record(&mut v);
             let mut q = RECENT.lock().unwrap_or_else(|e| e.into_inner());
@@ -115,5 +205,23 @@ impl<S: Subscriber> Layer<S> for CaptureLayer {
             }
             q.push_back(v.0);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn load_lines_give_layers_and_buffers() {
+        let mut r = Offload::default();
+        read_load_line(&mut r, "offloaded 31/31 layers to GPU\n");
+        read_load_line(&mut r, "     Vulkan0 model buffer size =    93.81 MiB\n");
+        read_load_line(&mut r, "  CPU_Mapped model buffer size =     8.00 MiB");
+        read_load_line(&mut r, "layer   0 assigned to device Vulkan0");
+        assert_eq!((r.layers_offloaded, r.layers_total), (Some(31), Some(31)));
+        assert_eq!(r.buffers.len(), 2);
+        assert_eq!(r.buffers[0].name, "Vulkan0");
+        assert_eq!(r.buffers[1].bytes, 8 * 1024 * 1024);
     }
 }

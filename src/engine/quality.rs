@@ -56,6 +56,7 @@ pub fn evaluate(
         n_ubatch: chunk.min(512),
         flash_attn: FlashAttn::Auto,
         cache_type: "f16".into(),
+        no_kv_offload: false,
     };
     let mut ctx = Context::new(model, &params, chunk, 1)?;
     let n_vocab = model.n_vocab();

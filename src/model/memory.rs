@@ -305,6 +305,7 @@ mod tests {
             n_ubatch: 512,
             flash_attn: fa,
             cache_type: cache.into(),
+            no_kv_offload: false,
         }
     }
 

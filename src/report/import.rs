@@ -127,6 +127,11 @@ pub async fn import(store: &Store, report: &Report) -> Result<(usize, usize)> {
             model: ModelParams {
                 n_gpu_layers: c.n_gpu_layers_requested,
                 use_mmap: c.use_mmap,
+                split_mode: serde_json::from_value(serde_json::Value::String(c.split_mode.clone()))
+                    .unwrap_or_default(),
+                main_gpu: c.main_gpu,
+                devices: c.devices.clone(),
+                fit_margin_mib: c.fit_margin_mib,
             },
             ctx: ContextParams {
                 n_threads: c.n_threads,
@@ -135,6 +140,7 @@ pub async fn import(store: &Store, report: &Report) -> Result<(usize, usize)> {
                 flash_attn: serde_json::from_value(serde_json::Value::String(c.flash_attn.clone()))
                     .unwrap_or(FlashAttn::Auto),
                 cache_type: c.cache_type.clone(),
+                no_kv_offload: c.no_kv_offload,
             },
             reps: c.reps,
             warmup: c.warmup,

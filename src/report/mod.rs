@@ -10,6 +10,7 @@ pub mod compare;
 pub mod export;
 pub mod import;
 pub mod list;
+pub mod offload;
 pub mod sweep;
 pub mod table;
 pub mod telemetry;
@@ -99,9 +100,22 @@ pub async fn load(store: &Store, db: &std::path::Path, t: Target) -> Result<Load
                     db.display()
                 ))
             })?;
-            Ok(Loaded::Run(
-                build(store, std::slice::from_ref(&row), &here).await?,
-            ))
+            let mut report = build(store, std::slice::from_ref(&row), &here).await?;
+            // A run from a `dyno bench` offload sweep shows its curve.
+            if let Some(sweep_id) = row.sweep_id {
+                let siblings = store.sweep_runs(sweep_id).await?;
+                if siblings.len() > 1 {
+                    let mut runs = Vec::with_capacity(siblings.len());
+                    for r in &siblings {
+                        runs.push(run_json(store, r).await?);
+                    }
+                    report.offload_sweep = offload::series(&runs)
+                        .into_iter()
+                        .filter(|s| s.points.iter().any(|p| p.run_id == n))
+                        .collect();
+                }
+            }
+            Ok(Loaded::Run(report))
         }
     }
 }
@@ -114,6 +128,10 @@ pub struct Report {
     pub schema_version: u32,
     pub machine: MachineJson,
     pub runs: Vec<RunJson>,
+    /// Prefill and decode against GPU layers, when the runs (or, for one
+    /// run, its `dyno bench` siblings) differ only in their layer count.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub offload_sweep: Vec<offload::OffloadSeries>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -167,6 +185,27 @@ pub struct ConfigJson {
     pub use_mmap: Option<bool>,
     pub reps: u32,
     pub warmup: bool,
+    /// How layers were spread over GPUs: "none", "layer" (llama.cpp's
+    /// default) or "row".
+    #[serde(default = "default_split_mode")]
+    pub split_mode: String,
+    #[serde(default)]
+    pub main_gpu: u32,
+    /// The backend devices asked for by name; null: every device llama.cpp
+    /// saw; empty: none (CPU only).
+    #[serde(default)]
+    pub devices: Option<Vec<String>>,
+    /// KV cache and attention kept on the CPU (llama-bench's `-nkvo 1`).
+    #[serde(default)]
+    pub no_kv_offload: bool,
+    /// `--fit`: llama.cpp chose the offload, leaving this much free per
+    /// device (MiB); null when the layers were given.
+    #[serde(default)]
+    pub fit_margin_mib: Option<u32>,
+}
+
+fn default_split_mode() -> String {
+    "layer".into()
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -222,6 +261,11 @@ pub struct RunJson {
     pub config: ConfigJson,
     pub backend: Option<String>,
     pub llama_cpp_build: Option<String>,
+    /// Where llama.cpp put the model (layers offloaded, weight buffers per
+    /// device, what `--fit` chose), from its own load report; null for runs
+    /// measured before Dyno recorded it, and for imported runs.
+    #[serde(default)]
+    pub offload: Option<crate::worker::protocol::Offload>,
     /// Model load, measured on its own; never part of a tokens/s figure.
     pub load_time_ms: Option<f64>,
     /// llama.cpp's own description of the model ("llama 135M Q4_1").
@@ -395,8 +439,20 @@ async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
             use_mmap: run.use_mmap,
             reps: run.reps as u32,
             warmup: config.as_ref().is_none_or(|c| c.warmup),
+            split_mode: config
+                .as_ref()
+                .map_or("layer", |c| c.model.split_mode.as_str())
+                .to_string(),
+            main_gpu: config.as_ref().map_or(0, |c| c.model.main_gpu),
+            devices: config.as_ref().and_then(|c| c.model.devices.clone()),
+            no_kv_offload: config.as_ref().is_some_and(|c| c.ctx.no_kv_offload),
+            fit_margin_mib: config.as_ref().and_then(|c| c.model.fit_margin_mib),
         },
         backend: run.backend.clone(),
+        offload: run
+            .offload_json
+            .as_deref()
+            .and_then(|s| serde_json::from_str(s).ok()),
         llama_cpp_build: run.llama_cpp_build.clone(),
         load_time_ms: run.load_time_ms,
         model_desc: run.model_desc.clone(),
@@ -477,6 +533,7 @@ pub async fn build(store: &Store, runs: &[RunRow], here: &Machine) -> Result<Rep
     Ok(Report {
         schema_version: SCHEMA_VERSION,
         machine,
+        offload_sweep: offload::series(&out),
         runs: out,
     })
 }

@@ -95,7 +95,7 @@ struct Extra {
     default: &'static str,
 }
 
-const EXTRAS: [Extra; 5] = [
+const EXTRAS: [Extra; 9] = [
     Extra {
         name: "n_batch",
         get: |r| r.config.n_batch.to_string(),
@@ -125,6 +125,34 @@ const EXTRAS: [Extra; 5] = [
                 .unwrap_or_else(|| "auto".into())
         },
         default: "auto",
+    },
+    Extra {
+        name: "nkvo",
+        get: |r| u8::from(r.config.no_kv_offload).to_string(),
+        default: "0",
+    },
+    Extra {
+        name: "sm",
+        get: |r| r.config.split_mode.clone(),
+        default: "layer",
+    },
+    Extra {
+        name: "dev",
+        get: |r| match &r.config.devices {
+            None => "auto".into(),
+            Some(d) if d.is_empty() => "none".into(),
+            Some(d) => d.join("/"),
+        },
+        default: "auto",
+    },
+    Extra {
+        name: "fit",
+        get: |r| {
+            r.config
+                .fit_margin_mib
+                .map_or("off".into(), |m| format!("{m} MiB"))
+        },
+        default: "off",
     },
 ];
 
@@ -251,6 +279,7 @@ pub fn markdown(report: &Report) -> String {
     for r in &rows {
         out.push_str(&line(r));
     }
+    out.push_str(&super::offload::markdown(&report.offload_sweep));
     if let Some(b) = &report.machine.llama_cpp_build {
         out.push_str(&format!(
             "\nbuild: {b}; machine: {} ({} cores, {})\n",
@@ -340,8 +369,14 @@ mod tests {
                 use_mmap: None,
                 reps: 2,
                 warmup: true,
+                split_mode: "layer".into(),
+                main_gpu: 0,
+                devices: None,
+                no_kv_offload: false,
+                fit_margin_mib: None,
             },
             backend: Some("CPU".into()),
+            offload: None,
             llama_cpp_build: Some("b1".into()),
             load_time_ms: Some(12.25),
             model_desc: Some("llama 256M Q4_1".into()),
@@ -370,6 +405,7 @@ mod tests {
                 memory_bandwidth_bytes_per_s: None,
             },
             runs: vec![run],
+            offload_sweep: vec![],
         }
     }
 
@@ -400,6 +436,45 @@ build: b1; machine: Test CPU (2 cores, 1.00 GiB)
         assert!(
             prefill.ends_with("|        - |"),
             "the roofline is a decode figure: {prefill}"
+        );
+    }
+
+    #[test]
+    fn runs_differing_only_in_gpu_layers_make_an_offload_table() {
+        let mut r = report();
+        let mut other = r.runs[0].clone();
+        other.run_id = 2;
+        other.config.n_gpu_layers = Some(31);
+        other.offload = Some(crate::worker::protocol::Offload {
+            layers_offloaded: Some(31),
+            layers_total: Some(31),
+            ..Default::default()
+        });
+        other.results[0].prefill_tokens_per_s.as_mut().unwrap().mean = 900.0;
+        // A run with other conditions is not on the curve.
+        let mut apart = r.runs[0].clone();
+        apart.run_id = 3;
+        apart.config.n_threads = 1;
+        r.runs.insert(0, other);
+        r.runs.push(apart);
+        r.offload_sweep = crate::report::offload::series(&r.runs);
+        assert_eq!(r.offload_sweep.len(), 1);
+        let s = &r.offload_sweep[0];
+        let ngl: Vec<u32> = s.points.iter().map(|p| p.n_gpu_layers).collect();
+        assert_eq!(ngl, [0, 31], "ordered by layers, not by run");
+        let t = markdown(&r);
+        assert!(t.contains("offload sweep: x.gguf"), "{t}");
+        let rows: Vec<&str> = t
+            .lines()
+            .filter(|l| l.starts_with("| 0 ") || l.starts_with("| 31/31 "))
+            .collect();
+        assert_eq!(rows.len(), 2, "{t}");
+        assert!(rows[0].contains("101.00 ± "), "{}", rows[0]);
+        assert!(rows[1].contains("900.00 ± "), "{}", rows[1]);
+        let header = t.lines().find(|l| l.starts_with("| GPU layers")).unwrap();
+        assert!(
+            header.contains("pp512 prefill") && header.contains("pp16+tg4 decode"),
+            "prefill and decode stay apart: {header}"
         );
     }
 

@@ -75,6 +75,8 @@ pub struct RunRow {
     pub model_desc: Option<String>,
     pub peak_rss_bytes: Option<i64>,
     pub tokens_per_word: Option<f64>,
+    /// JSON of [`crate::worker::protocol::Offload`].
+    pub offload_json: Option<String>,
     pub dyno_version: String,
     pub started_at: String,
     pub finished_at: Option<String>,
@@ -204,6 +206,8 @@ pub struct WorkerFacts {
     /// JSON of [`crate::telemetry::Sources`].
     pub telemetry_sources: Option<String>,
     pub tokens_per_word: Option<f64>,
+    /// JSON of [`crate::worker::protocol::Offload`].
+    pub offload_json: Option<String>,
 }
 
 /// Switch the database to WAL, once; the mode is stored in the file, so later
@@ -422,7 +426,7 @@ impl Store {
                 devices_json = COALESCE(?, devices_json), system_info = COALESCE(?, system_info),
                 load_time_ms = COALESCE(?, load_time_ms), model_desc = COALESCE(?, model_desc),
                 n_gpu_layers = COALESCE(?, n_gpu_layers), telemetry_sources = COALESCE(?, telemetry_sources),
-                tokens_per_word = COALESCE(?, tokens_per_word)
+                tokens_per_word = COALESCE(?, tokens_per_word), offload_json = COALESCE(?, offload_json)
              WHERE id = ?",
         )
         .bind(&f.backend)
@@ -434,6 +438,7 @@ impl Store {
         .bind(f.n_gpu_layers)
         .bind(&f.telemetry_sources)
         .bind(f.tokens_per_word)
+        .bind(&f.offload_json)
         .bind(run_id)
         .execute(&self.pool)
         .await

@@ -28,15 +28,58 @@ impl FlashAttn {
     }
 }
 
+/// How llama.cpp spreads a model over several GPUs (`llama_split_mode`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum SplitMode {
+    /// Everything on the main GPU.
+    None,
+    /// Whole layers (and their KV cache) per GPU: llama.cpp's default.
+    #[default]
+    Layer,
+    /// Rows of each weight matrix across GPUs (tensor parallel where the
+    /// backend supports it).
+    Row,
+}
+
+impl SplitMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SplitMode::None => "none",
+            SplitMode::Layer => "layer",
+            SplitMode::Row => "row",
+        }
+    }
+}
+
 /// Parameters fixed when the model is loaded. A change of any of these needs
 /// a new load, and so a new worker.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+///
+/// The offload fields default to llama.cpp's own defaults, so plans stored
+/// before they existed still read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ModelParams {
     /// Layers to offload; `None` lets the worker choose: all layers when a GPU
     /// device is present, otherwise 0.
     pub n_gpu_layers: Option<u32>,
     /// `None`: llama.cpp's automatic load mode (llama-bench's default).
     pub use_mmap: Option<bool>,
+    #[serde(default)]
+    pub split_mode: SplitMode,
+    /// The GPU (index among the devices in use) that holds the whole model
+    /// with split mode `none`, and the small tensors otherwise.
+    #[serde(default)]
+    pub main_gpu: u32,
+    /// Backend devices to use by name (`dyno hw` lists them); `None`: every
+    /// GPU llama.cpp sees; an empty list: none (CPU only).
+    #[serde(default)]
+    pub devices: Option<Vec<String>>,
+    /// Let llama.cpp fit the offload to free device memory, leaving this
+    /// margin (MiB) free on each device; `n_gpu_layers` must then be `None`.
+    #[serde(default)]
+    pub fit_margin_mib: Option<u32>,
 }
 
 /// Parameters of one llama.cpp context.
@@ -48,6 +91,10 @@ pub struct ContextParams {
     pub flash_attn: FlashAttn,
     /// KV cache element type for K and V ("f16", "q8_0", ...).
     pub cache_type: String,
+    /// Keep the KV cache and the attention on the CPU even when layers are
+    /// offloaded (llama-bench's `-nkvo 1`).
+    #[serde(default)]
+    pub no_kv_offload: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -201,6 +248,50 @@ pub struct Device {
     pub memory_free_bytes: u64,
 }
 
+/// Where llama.cpp put a loaded model, as it reported it while loading
+/// (its "offloaded N/M layers to GPU" and "… model buffer size" lines), plus
+/// what `--fit` chose. This is the evidence that layers really ran on a
+/// device, not just that they were asked to.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Offload {
+    /// Layers llama.cpp placed on GPUs, and how many could be.
+    pub layers_offloaded: Option<u32>,
+    pub layers_total: Option<u32>,
+    /// Weight buffers by backend buffer name ("CPU_Mapped", "Vulkan0",
+    /// "CUDA0"), in bytes.
+    pub buffers: Vec<Buffer>,
+    /// The devices handed to llama.cpp (names), empty for "all it sees".
+    pub devices: Vec<String>,
+    /// What llama.cpp's fit chose, when `--fit` was given.
+    pub fit: Option<FitChoice>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Buffer {
+    pub name: String,
+    pub bytes: u64,
+}
+
+impl Buffer {
+    /// Device memory, not host memory: "CUDA0", "Vulkan0", "Metal", but not
+    /// "CPU", "CPU_Mapped" or pinned host buffers such as "CUDA_Host".
+    pub fn on_device(&self) -> bool {
+        !self.name.starts_with("CPU") && !self.name.ends_with("_Host")
+    }
+}
+
+/// The outcome of llama.cpp's fit (`common_fit_params`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FitChoice {
+    pub margin_mib: u32,
+    /// Layers it chose to offload (-1 or more than the model has: all).
+    pub n_gpu_layers: i32,
+    /// Share of the model per device, when it split one.
+    pub tensor_split: Vec<f32>,
+    /// Tensor-name patterns it kept in host memory (mixture-of-experts).
+    pub overrides: Vec<String>,
+}
+
 /// One repetition's timings. Times are wall-clock nanoseconds of the timed
 /// region only; tokenization, sampling setup and model loading are outside.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -238,6 +329,9 @@ pub enum Event {
         n_params: u64,
         n_layer: u32,
         n_gpu_layers: u32,
+        /// Where llama.cpp put the model, from its own load report.
+        #[serde(default)]
+        offload: Option<Offload>,
         /// Tokens per word of the bundled English text with this model's
         /// tokenizer (outside any timed region).
         #[serde(default)]

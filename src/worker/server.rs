@@ -5,7 +5,9 @@ use std::io::{BufRead, Write};
 use std::time::Instant;
 
 use super::fault;
-use super::protocol::{Event, QualityMode, QualityPlan, QuantizePlan, WorkerPlan, WorkerRequest};
+use super::protocol::{
+    Event, Offload, QualityMode, QualityPlan, QuantizePlan, WorkerPlan, WorkerRequest,
+};
 use crate::engine::{self, llama, measure, EngineError};
 
 fn emit(ev: &Event) {
@@ -62,19 +64,58 @@ fn has_gpu(devices: &[crate::worker::protocol::Device], gpu_offload: bool) -> bo
 }
 
 /// Load the plan's model with its GPU layers ("all" when a GPU is there and
-/// none was asked for). On failure, report it as the fatal event with its
-/// code and return `None`; the caller exits.
+/// none was asked for), its devices, split and fit, collecting llama.cpp's
+/// own report of where the layers went. `fit_for` is the largest context
+/// of the plan, which `--fit` must leave room for. On failure, report it as
+/// the fatal event with its code and return `None`; the caller exits.
 fn load(
     path: &std::path::Path,
     params: &crate::worker::protocol::ModelParams,
     has_gpu: bool,
-) -> Option<(llama::Model, u32)> {
+    fit_for: Option<(&crate::worker::protocol::ContextParams, u32, u32)>,
+) -> Option<(llama::Model, u32, Offload)> {
     let ngl = params.n_gpu_layers.unwrap_or(if has_gpu { 999 } else { 0 });
-    match llama::Model::load(path, ngl, params.use_mmap) {
-        Ok(m) => Some((m, ngl)),
+    let fit = params
+        .fit_margin_mib
+        .zip(fit_for)
+        .map(|(margin_mib, (ctx, n_ctx, n_seq))| llama::FitRequest {
+            margin_mib,
+            ctx,
+            n_ctx,
+            n_seq,
+        });
+    let opts = llama::LoadOptions {
+        n_gpu_layers: ngl,
+        use_mmap: params.use_mmap,
+        split_mode: params.split_mode,
+        main_gpu: params.main_gpu,
+        devices: params.devices.as_deref(),
+        fit,
+    };
+    engine::start_load_report();
+    let loaded = llama::Model::load(path, &opts);
+    let mut report = engine::take_load_report();
+    match loaded {
+        Ok((m, fit)) => {
+            report.devices = params.devices.clone().unwrap_or_default();
+            // llama.cpp's "offloaded N/M layers" counts what was asked even
+            // when no device took them (`--device none`); the weight buffers
+            // say where the layers really are.
+            if !report.buffers.iter().any(|b| b.on_device() && b.bytes > 0) {
+                report.layers_offloaded = report.layers_offloaded.map(|_| 0);
+            }
+            let ngl = match &fit {
+                Some(f) if f.n_gpu_layers >= 0 => f.n_gpu_layers as u32,
+                Some(_) => 999,
+                None => ngl,
+            };
+            report.fit = fit;
+            Some((m, ngl, report))
+        }
         Err(e) => {
             let code = match e {
                 EngineError::UnsupportedArch(_) => "unsupported_architecture",
+                EngineError::Device(_) => "unknown_device",
                 _ => "load_failed",
             };
             emit(&Event::Fatal {
@@ -128,6 +169,17 @@ pub fn main() -> i32 {
 
 fn bench(plan: WorkerPlan) -> i32 {
     let (devices, gpu_offload) = ready();
+    if devices.is_empty() {
+        // Only a dynamic-backends build can get here: it found no backend
+        // library to load.
+        emit(&Event::Fatal {
+            code: "no_backend".into(),
+            message: "llama.cpp found no backend library (libggml-cpu*.so and friends); \
+                      put them next to the dyno executable or set DYNO_BACKEND_DIR to their folder"
+                .into(),
+        });
+        return 1;
+    }
 
     fault::point("load");
     if let Some(name) = plan.model_path.file_name() {
@@ -139,7 +191,13 @@ fn bench(plan: WorkerPlan) -> i32 {
     });
     let has_gpu = has_gpu(&devices, gpu_offload);
     let t0 = Instant::now();
-    let Some((model, ngl)) = load(&plan.model_path, &plan.model, has_gpu) else {
+    // The fit sizes the offload for the plan's largest context.
+    let fit_for = plan
+        .jobs
+        .iter()
+        .max_by_key(|j| j.test.n_ctx())
+        .map(|j| (&j.ctx, j.test.n_ctx().max(1), j.test.n_parallel.max(1)));
+    let Some((model, ngl, offload)) = load(&plan.model_path, &plan.model, has_gpu, fit_for) else {
         return 1;
     };
     let load_time_ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -156,9 +214,14 @@ fn bench(plan: WorkerPlan) -> i32 {
         model_size_bytes: model.size_bytes(),
         n_params: model.n_params(),
         n_layer,
-        // llama.cpp offloads the layers plus the output layer; report what
-        // was asked, capped at what exists.
-        n_gpu_layers: if has_gpu { ngl.min(n_layer + 1) } else { 0 },
+        // llama.cpp offloads the layers plus the output layer; its own count
+        // is the truth, else what was asked, capped at what exists.
+        n_gpu_layers: match offload.layers_offloaded {
+            Some(n) => n,
+            None if has_gpu => ngl.min(n_layer + 1),
+            None => 0,
+        },
+        offload: Some(offload),
         tokens_per_word,
     });
 
@@ -264,10 +327,11 @@ fn quantize(plan: QuantizePlan) -> i32 {
 fn quality(plan: QualityPlan) -> i32 {
     let (devices, gpu_offload) = ready();
     fault::point("load");
-    let Some((model, _)) = load(
+    let Some((model, _, _)) = load(
         &plan.model_path,
         &plan.model,
         has_gpu(&devices, gpu_offload),
+        None,
     ) else {
         return 1;
     };

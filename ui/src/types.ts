@@ -85,6 +85,35 @@ export interface RunConfig {
   use_mmap: boolean | null;
   reps: number;
   warmup: boolean;
+  /** Offload controls; absent in documents from before Dyno recorded them. */
+  split_mode?: string;
+  main_gpu?: number;
+  devices?: string[] | null;
+  no_kv_offload?: boolean;
+  fit_margin_mib?: number | null;
+}
+
+/** Where llama.cpp put a run's model, from its own load report. */
+export interface Offload {
+  layers_offloaded: number | null;
+  layers_total: number | null;
+  buffers: { name: string; bytes: number }[];
+  devices: string[];
+  fit: { margin_mib: number; n_gpu_layers: number; tensor_split: number[]; overrides: string[] } | null;
+}
+
+/** Prefill and decode against GPU layers: runs differing only in layers. */
+export interface OffloadSeries {
+  model: string;
+  sha256: string;
+  conditions: string;
+  points: {
+    run_id: number;
+    n_gpu_layers: number;
+    layers_total: number | null;
+    status: string;
+    tests: { test: string; rate: string; mean_tokens_per_s: number; ci95_tokens_per_s: number | null }[];
+  }[];
 }
 
 export interface RunTelemetry {
@@ -188,6 +217,7 @@ export interface Run {
   config: RunConfig;
   backend: string;
   llama_cpp_build: string;
+  offload?: Offload | null;
   load_time_ms: number | null;
   model_desc: string | null;
   peak_rss_bytes: number | null;
@@ -205,6 +235,8 @@ export interface RunsDoc {
   schema_version: number;
   machine: Machine;
   runs: Run[];
+  /** Present when the runs (or one run's `dyno bench` siblings) form an offload sweep. */
+  offload_sweep?: OffloadSeries[];
 }
 
 export interface SweepLevel {
@@ -327,6 +359,8 @@ export interface SweepInput {
   prompt?: number;
   gen?: number;
   reps?: number;
+  /** GPU layers as `--ngl` takes them: "99", "0,8,16,99", "0-32+8" (an offload sweep). */
+  ngl?: string;
   quality?: boolean;
   /**
    * Measure every level again. Without it (the backend's default), running the

@@ -23,6 +23,28 @@ function mmap(v: boolean | null): string {
   return v === null ? "auto" : v ? "on" : "off";
 }
 
+/**
+ * Where the model sat: llama.cpp's own count of layers on the GPU and the
+ * devices holding the weights, then any offload setting off its default.
+ */
+export function offloadText(run: Run): string {
+  const c = run.config;
+  const o = run.offload;
+  const parts: string[] = [];
+  if (o && o.layers_offloaded != null && o.layers_total != null) {
+    parts.push(`${o.layers_offloaded}/${o.layers_total} layers on GPU`);
+  } else {
+    parts.push(c.n_gpu_layers > 0 ? `${c.n_gpu_layers} layers on GPU` : "CPU only");
+  }
+  const devices = (o?.buffers ?? []).filter((b) => b.bytes > 0 && !b.name.startsWith("CPU") && !b.name.endsWith("_Host")).map((b) => b.name);
+  if (devices.length) parts.push(`weights on ${devices.join(", ")}`);
+  if (o?.fit) parts.push(`fit (${o.fit.margin_mib} MiB margin)`);
+  if (c.devices) parts.push(`devices ${c.devices.length ? c.devices.join("/") : "none"}`);
+  if (c.split_mode && c.split_mode !== "layer") parts.push(`split ${c.split_mode}`);
+  if (c.no_kv_offload) parts.push("KV on CPU");
+  return parts.join(" · ");
+}
+
 /** The conditions of one run, in a fixed order. */
 export function runConditions(run: Run, machine?: Machine | null): Condition[] {
   const c = run.config;
@@ -37,6 +59,7 @@ export function runConditions(run: Run, machine?: Machine | null): Condition[] {
     { label: "flash attn", value: c.flash_attn },
     { label: "KV type", value: c.cache_type },
     { label: "mmap", value: mmap(c.use_mmap) },
+    { label: "offload", value: offloadText(run) },
     { label: "backend", value: run.backend },
     { label: "build", value: run.llama_cpp_build },
   ];
