@@ -43,13 +43,34 @@ function listRows(n: number, limit = 1000): ResultListRow[] {
   return [...runs, sweep].sort((a, b) => (a.started_at < b.started_at ? 1 : a.started_at > b.started_at ? -1 : 0));
 }
 
+const offloadSweep = {
+  model: "m.gguf",
+  sha256: "abc",
+  conditions: "threads 2, batch 2048/512, fa auto, kv f16, split layer, devices auto",
+  points: [0, 16, 31].map((n, i) => ({
+    run_id: i + 1,
+    n_gpu_layers: n,
+    layers_total: 31,
+    status: "ok",
+    tests: [
+      { test: "pp64", rate: "prefill", mean_tokens_per_s: 100 + 10 * n, ci95_tokens_per_s: 2 },
+      { test: "tg16", rate: "decode", mean_tokens_per_s: 20 + n, ci95_tokens_per_s: 1 },
+    ],
+  })),
+};
+
 vi.mock("./api", () => ({
   resultList: vi.fn(async (limit?: number) => listRows(runCount, limit)),
   hw: vi.fn(async () => hwFx),
   appInfo: vi.fn(async () => ({ version: "0.1.0-test", db: "/tmp/dyno.db", downloads: "/home/u/Downloads" })),
   models: vi.fn(async () => []),
   runs: vi.fn(async () => manyRuns(runCount)),
-  run: vi.fn(async (id: number) => ({ ...manyRuns(1), runs: [{ ...sweepDoc.runs[0], run_id: id }] })),
+  run: vi.fn(async (id: number) => ({
+    ...manyRuns(1),
+    runs: [{ ...sweepDoc.runs[0], run_id: id }],
+    // Run 2 belongs to an offload sweep (`dyno bench --ngl 0,16,31`).
+    ...(id === 2 ? { offload_sweep: [offloadSweep] } : {}),
+  })),
   sweeps: vi.fn(async () => [sweepDoc]),
   sweep: vi.fn(async () => sweepDoc),
   telemetry: vi.fn(async (ids: number[]) =>
@@ -235,6 +256,20 @@ describe("App", () => {
     // The stored telemetry of every measured level, one after another.
     expect(q("telemetry-timeline")).not.toBeNull();
     expect([...qa("timeline-span")].map((e) => e.textContent!.split(" ")[0])).toEqual(["F16", "Q8_0", "Q4_1", "Q4_0"]);
+  });
+
+  it("shows a run's offload sweep as prefill and decode charts with a table", async () => {
+    q("nav-results")!.click();
+    await settle();
+    const row = [...qa("results-row")].find((r) => (r as HTMLElement).dataset.target === "2") as HTMLElement;
+    row.querySelector<HTMLElement>('[data-testid="results-open"]')!.click();
+    await settle();
+    expect(q("offload-sweep")).not.toBeNull();
+    expect(q("offload-chart-prefill")!.querySelector("svg")).not.toBeNull();
+    expect(q("offload-chart-decode")!.querySelector("svg")).not.toBeNull();
+    const rows = [...q("offload-table")!.querySelectorAll("tbody tr")].map((r) => r.firstElementChild!.textContent);
+    expect(rows).toEqual(["0/31", "16/31", "31/31"]);
+    expect(q("offload-sweep")!.textContent).toContain("tg16 decode: best at 31 layers, 2.55× CPU only");
   });
 
   it("compares two runs", async () => {

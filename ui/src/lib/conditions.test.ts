@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import sweepFiles from "../fixtures/sweep-files.json";
+import type { Run, SweepDoc } from "../types";
+import { offloadText, runConditions } from "./conditions";
+
+// A real run document (from `dyno show-sweep --json`), then offload variants of it.
+const base = (sweepFiles as unknown as SweepDoc).runs[0] as Run;
+
+describe("offload condition", () => {
+  it("says CPU only for a run from before Dyno recorded offload", () => {
+    const run: Run = { ...base, offload: undefined, config: { ...base.config, n_gpu_layers: 0 } };
+    expect(offloadText(run)).toBe("CPU only");
+    expect(runConditions(run).map((c) => c.label)).toContain("offload");
+  });
+
+  it("uses llama.cpp's count and names the devices holding weights, not host buffers", () => {
+    const run: Run = {
+      ...base,
+      config: { ...base.config, n_gpu_layers: 31, no_kv_offload: true, split_mode: "row", devices: ["Vulkan0"] },
+      offload: {
+        layers_offloaded: 31,
+        layers_total: 31,
+        buffers: [
+          { name: "Vulkan0", bytes: 90_000_000 },
+          { name: "Vulkan_Host", bytes: 8_000_000 },
+          { name: "CPU_Mapped", bytes: 8_000_000 },
+        ],
+        devices: ["Vulkan0"],
+        fit: { margin_mib: 512, n_gpu_layers: 31, tensor_split: [], overrides: [] },
+      },
+    };
+    expect(offloadText(run)).toBe(
+      "31/31 layers on GPU · weights on Vulkan0 · fit (512 MiB margin) · devices Vulkan0 · split row · KV on CPU",
+    );
+  });
+});
