@@ -43,18 +43,24 @@ pub struct BenchRequest {
     /// Offload controls (llama-bench's `-sm`, `-mg`, `-dev`, `-nkvo`), each a
     /// list to sweep. They default to llama.cpp's defaults, so plans stored
     /// before they existed still read.
-    #[serde(default = "default_split")]
+    #[serde(default = "default_split", skip_serializing_if = "is_default_split")]
     pub split_mode: Vec<SplitMode>,
-    #[serde(default = "default_main_gpu")]
+    #[serde(
+        default = "default_main_gpu",
+        skip_serializing_if = "is_default_main_gpu"
+    )]
     pub main_gpu: Vec<u32>,
     /// Each entry one device set; `None`: every device llama.cpp sees.
-    #[serde(default = "default_devices")]
+    #[serde(
+        default = "default_devices",
+        skip_serializing_if = "is_default_devices"
+    )]
     pub devices: Vec<Option<Vec<String>>>,
-    #[serde(default = "default_nkvo")]
+    #[serde(default = "default_nkvo", skip_serializing_if = "is_default_nkvo")]
     pub no_kv_offload: Vec<bool>,
     /// `--fit`: the margin (MiB) to leave free per device; the fit then
     /// chooses the layers.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fit_margin_mib: Option<u32>,
 }
 
@@ -69,6 +75,20 @@ fn default_devices() -> Vec<Option<Vec<String>>> {
 }
 fn default_nkvo() -> Vec<bool> {
     vec![false]
+}
+// Defaults are left out of the stored plan, so a sweep planned before these
+// options existed keeps its resume key (a hash of the plan).
+fn is_default_split(v: &[SplitMode]) -> bool {
+    v == default_split()
+}
+fn is_default_main_gpu(v: &[u32]) -> bool {
+    v == default_main_gpu()
+}
+fn is_default_devices(v: &[Option<Vec<String>>]) -> bool {
+    v == default_devices()
+}
+fn is_default_nkvo(v: &[bool]) -> bool {
+    v == default_nkvo()
 }
 
 impl BenchRequest {
@@ -391,6 +411,23 @@ mod tests {
         let mut r = BenchRequest::defaults(2);
         r.reps = 0;
         assert!(r.validate().is_err());
+    }
+
+    #[test]
+    fn a_plan_without_offload_options_serialises_as_before_them() {
+        // Stored plans and sweep resume keys of older versions must not change.
+        let v = serde_json::to_value(BenchRequest::defaults(2)).unwrap();
+        for k in [
+            "split_mode",
+            "main_gpu",
+            "devices",
+            "no_kv_offload",
+            "fit_margin_mib",
+        ] {
+            assert!(v.get(k).is_none(), "{k} left out at its default");
+        }
+        let back: BenchRequest = serde_json::from_value(v).unwrap();
+        assert_eq!(back.groups(), BenchRequest::defaults(2).groups());
     }
 
     #[test]
