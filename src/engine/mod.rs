@@ -76,7 +76,9 @@ pub fn backend_dir() -> Option<std::path::PathBuf> {
                 e.is_ok_and(|e| {
                     let n = e.file_name();
                     let n = n.to_string_lossy();
+                    // Backend modules, not the core libggml-base next to them.
                     n.contains("ggml-")
+                        && !n.contains("ggml-base")
                         && (n.ends_with(".so") || n.ends_with(".dll") || n.ends_with(".dylib"))
                 })
             })
