@@ -3,7 +3,8 @@
 //!
 //! The CPU tests run in every build. The `vulkan` module runs when the crate
 //! is built with `--features vulkan`, which `scripts/vulkan.sh` does on a
-//! machine without a GPU through Mesa's software Vulkan driver (lavapipe):
+//! machine without a GPU through Mesa's software Vulkan driver (lavapipe, named
+//! with `GGML_VK_VISIBLE_DEVICES=0`, as llama.cpp skips CPU-type devices otherwise):
 //! there, layers really run on a Vulkan device, and llama.cpp's own load
 //! report must say so.
 
