@@ -65,15 +65,18 @@ fn kv_offload_is_a_context_setting_swept_in_one_load_and_recorded() {
         assert_eq!(r["status"], "ok");
         assert_eq!(r["config"]["split_mode"], "none");
         assert!(decode(r) > 0.0);
-        // llama.cpp's load report is stored: on a CPU build the weights sit
-        // in a CPU buffer and nothing is offloaded.
+        // llama.cpp's load report is stored: the weights' buffers add up
+        // to the model, and on a CPU build they are all CPU buffers.
         let bufs = r["offload"]["buffers"].as_array().unwrap();
-        assert!(
-            bufs.iter()
-                .any(|b| b["name"].as_str().unwrap().starts_with("CPU")
-                    && b["bytes"].as_u64().unwrap() > 50_000_000),
-            "{bufs:?}"
-        );
+        let total: u64 = bufs.iter().map(|b| b["bytes"].as_u64().unwrap()).sum();
+        assert!(total > 90_000_000 && total < 200_000_000, "{bufs:?}");
+        if !dyno_has_gpu(r) {
+            assert!(
+                bufs.iter()
+                    .all(|b| b["name"].as_str().unwrap().starts_with("CPU")),
+                "{bufs:?}"
+            );
+        }
     }
     // Both runs came from one model load (one worker): the same load time.
     assert_eq!(rs[0]["load_time_ms"], rs[1]["load_time_ms"]);

@@ -510,9 +510,14 @@ fn check_memory(
     if let Some(why) = profile.refuse_load(&model.info.file_name, &budget) {
         return Err(why);
     }
-    // `--fit` sizes the offload itself, and `--device none` uses no GPU.
+    // `--fit` sizes the offload itself and `--device none` uses no GPU. NVML's
+    // free memory is the sum over all GPUs, so the check only holds when
+    // llama.cpp may spread layers over all of them (no device named, split
+    // by layer).
     let m = &runs[0].model;
-    let gpu_in_use = m.fit_margin_mib.is_none() && m.devices.as_ref().is_none_or(|d| !d.is_empty());
+    let gpu_in_use = m.fit_margin_mib.is_none()
+        && m.devices.is_none()
+        && m.split_mode == crate::worker::protocol::SplitMode::Layer;
     if cfg!(feature = "cuda") && gpu_in_use {
         if let Some(free) = crate::telemetry::gpu::free_vram_bytes() {
             let ngl = runs[0]
@@ -522,7 +527,11 @@ fn check_memory(
             let (kv, compute) = runs
                 .iter()
                 .flat_map(|r| r.jobs())
-                .map(|j| profile.context_bytes(&j.test, &j.ctx))
+                // With --nkvo 1 the KV cache stays in host memory.
+                .map(|j| {
+                    let (kv, compute) = profile.context_bytes(&j.test, &j.ctx);
+                    (if j.ctx.no_kv_offload { 0 } else { kv }, compute)
+                })
                 .max_by_key(|(k, c)| k.saturating_add(*c))
                 .unwrap_or((0, 0));
             let need = profile.gpu_bytes(ngl, kv, compute);

@@ -203,14 +203,19 @@ fn parse_ngl(s: &str) -> Result<NglItem, String> {
         }
         (num(l)?, Box::new(move |v| v.saturating_mul(k)))
     } else {
-        (num(rest)?, Box::new(|v| v + 1))
+        (num(rest)?, Box::new(|v| v.saturating_add(1)))
     };
     if last < first {
         return Err(format!("'{s}': the range ends before it starts"));
     }
     let mut out = Vec::new();
     let mut v = first;
-    while v <= last && out.len() < 1000 {
+    while v <= last {
+        if out.len() == 256 {
+            return Err(format!(
+                "'{s}' makes more than 256 layer counts; use a larger step"
+            ));
+        }
         out.push(Some(v));
         let next = step(v);
         if next == v {
@@ -228,7 +233,15 @@ fn parse_devices(s: &str) -> Result<Option<Vec<String>>, String> {
         "auto" => Ok(None),
         "none" => Ok(Some(Vec::new())),
         "" => Err("an empty device name; use names from `dyno hw`, 'auto' or 'none'".into()),
-        v => Ok(Some(v.split('/').map(|d| d.trim().to_string()).collect())),
+        v => {
+            let names: Vec<String> = v.split('/').map(|d| d.trim().to_string()).collect();
+            if names.iter().any(String::is_empty) {
+                return Err(format!(
+                    "'{v}' has an empty device name; join names from `dyno hw` with '/'"
+                ));
+            }
+            Ok(Some(names))
+        }
     }
 }
 
@@ -478,13 +491,18 @@ impl BenchOptions {
             reps: self.reps,
             warmup: !self.no_warmup,
             n_threads: pick(&self.threads, d.n_threads),
+            // Each layer count once, in the order given (`0-32+8,32`).
             n_gpu_layers: self
                 .ngl
                 .as_ref()
                 .map(|v| {
-                    v.iter()
-                        .flat_map(|i| i.0.iter().copied())
-                        .collect::<Vec<_>>()
+                    let mut out: Vec<Option<u32>> = Vec::new();
+                    for n in v.iter().flat_map(|i| i.0.iter().copied()) {
+                        if !out.contains(&n) {
+                            out.push(n);
+                        }
+                    }
+                    out
                 })
                 .filter(|v| !v.is_empty())
                 .unwrap_or(d.n_gpu_layers),
@@ -603,12 +621,26 @@ mod tests {
         let r = bench(&["--fit", "m.gguf"]).opts.request(2);
         assert_eq!(r.fit_margin_mib, Some(1024));
         assert_eq!(bench(&["--fit=256", "m.gguf"]).opts.fit, Some(256));
-        for bad in ["8-0", "0-8+0", "0-8*2", "x", "1-x"] {
+        let r = bench(&["m.gguf", "--ngl", "0-16+8,16,99"]).opts.request(2);
+        assert_eq!(
+            r.n_gpu_layers,
+            [Some(0), Some(8), Some(16), Some(99)],
+            "each once"
+        );
+        let top = format!("{}-{}", u32::MAX - 1, u32::MAX);
+        let r = bench(&["m.gguf", "--ngl", &top]).opts.request(2);
+        assert_eq!(
+            r.n_gpu_layers.len(),
+            2,
+            "no overflow at the top of the range"
+        );
+        for bad in ["8-0", "0-8+0", "0-8*2", "x", "1-x", "0-100000"] {
             assert!(
                 Cli::try_parse_from(["dyno", "bench", "m.gguf", "--ngl", bad]).is_err(),
                 "{bad}"
             );
         }
+        assert!(Cli::try_parse_from(["dyno", "bench", "m.gguf", "--dev", "Vulkan0/"]).is_err());
         assert!(
             Cli::try_parse_from(["dyno", "bench", "m.gguf", "--fit", "--ngl", "9"]).is_err(),
             "--fit chooses the layers itself"

@@ -112,6 +112,8 @@ impl Model {
                 None
             }
         };
+        // Only the real load's report counts, not anything the fit logged.
+        super::start_load_report();
         // SAFETY: the path, device list and fit buffers outlive the call.
         let ptr = unsafe { sys::llama_model_load_from_file(c_path.as_ptr(), p) };
         let model = NonNull::new(ptr).map(|ptr| Model { ptr }).ok_or_else(|| {
@@ -474,14 +476,22 @@ fn fit(
             margins.as_mut_ptr(),
             f.n_ctx,
             std::ptr::null(),
-            sys::GGML_LOG_LEVEL_INFO,
+            // Its trial loads would otherwise log "model buffer size" lines
+            // that read as the real load's (llama.cpp's own callers do this).
+            sys::GGML_LOG_LEVEL_ERROR,
         )
     };
     if status != 0 {
+        let why = last_errors();
         return Err(EngineError::Load(format!(
-            "llama.cpp could not fit the model into free device memory with a {} MiB margin: {}",
+            "llama.cpp's fit found no offload that leaves {} MiB free on each device{}; \
+             try a smaller --fit margin, --ngl with fewer layers, or a smaller level",
             f.margin_mib,
-            last_errors()
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(" ({why})")
+            }
         )));
     }
     p.tensor_split = split.as_ptr();

@@ -102,9 +102,17 @@ pub fn init() {
         // A dynamic-backends build has no backend until one is loaded: the
         // devices a run can use are the libraries found here.
         #[cfg(feature = "dynamic-backends")]
-        if let Some(dir) = backend_dir() {
-            tracing::debug!("loading llama.cpp backends from {}", dir.display());
-            llama_cpp_2::llama_backend::load_backends_from_path(&dir);
+        match backend_dir() {
+            // llama-cpp-2 takes the folder as UTF-8 only.
+            Some(dir) if dir.to_str().is_some() => {
+                tracing::debug!("loading llama.cpp backends from {}", dir.display());
+                llama_cpp_2::llama_backend::load_backends_from_path(&dir);
+            }
+            Some(dir) => tracing::warn!(
+                "the backend folder {} is not UTF-8; move the backends to a plain path",
+                dir.display()
+            ),
+            None => {}
         }
         llama_cpp_2::llama_backend::LlamaBackend::init()
             .expect("llama.cpp backend initialised twice")

@@ -39,6 +39,18 @@ pub fn scored_per_chunk(chunk: u32) -> u32 {
     chunk - 1 - chunk / 2
 }
 
+/// The context a quality pass evaluates each chunk in.
+pub fn chunk_context(n_threads: u32, chunk: u32) -> ContextParams {
+    ContextParams {
+        n_threads,
+        n_batch: chunk,
+        n_ubatch: chunk.min(512),
+        flash_attn: FlashAttn::Auto,
+        cache_type: "f16".into(),
+        no_kv_offload: false,
+    }
+}
+
 /// Evaluate `tokens` in chunks of `chunk` from an empty cache each. For every
 /// position of a chunk's second half, `on_pos(logits, next_token)` gets the
 /// logits that predict the next token; `on_chunk(done)` follows each chunk.
@@ -50,14 +62,7 @@ pub fn evaluate(
     mut on_pos: impl FnMut(&[f32], Token) -> Result<(), EngineError>,
     mut on_chunk: impl FnMut(u64),
 ) -> Result<(), EngineError> {
-    let params = ContextParams {
-        n_threads,
-        n_batch: chunk,
-        n_ubatch: chunk.min(512),
-        flash_attn: FlashAttn::Auto,
-        cache_type: "f16".into(),
-        no_kv_offload: false,
-    };
+    let params = chunk_context(n_threads, chunk);
     let mut ctx = Context::new(model, &params, chunk, 1)?;
     let n_vocab = model.n_vocab();
     let first = (chunk / 2) as usize;

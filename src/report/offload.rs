@@ -50,8 +50,13 @@ pub struct PointTest {
 /// offload curve: every condition except the layer count.
 fn curve_key(r: &RunJson) -> String {
     let c = &r.config;
-    format!(
-        "threads {}, batch {}/{}, fa {}, kv {}{}, split {}, devices {}{}",
+    let devices = match &c.devices {
+        None => "auto".to_string(),
+        Some(d) if d.is_empty() => "none".to_string(),
+        Some(d) => d.join("/"),
+    };
+    let mut key = format!(
+        "threads {}, batch {}/{}, fa {}, kv {}{}, split {}, main GPU {}, devices {devices}",
         c.n_threads,
         c.n_batch,
         c.n_ubatch,
@@ -59,19 +64,15 @@ fn curve_key(r: &RunJson) -> String {
         c.cache_type,
         if c.no_kv_offload { " on CPU" } else { "" },
         c.split_mode,
-        c.devices
-            .as_ref()
-            .map_or("auto".into(), |d| if d.is_empty() {
-                "none".into()
-            } else {
-                d.join("/")
-            }),
-        if c.use_mmap == Some(false) {
-            ", no mmap"
-        } else {
-            ""
-        },
-    )
+        c.main_gpu,
+    );
+    if c.use_mmap == Some(false) {
+        key.push_str(", no mmap");
+    }
+    if let Some(m) = c.fit_margin_mib {
+        key.push_str(&format!(", fit {m} MiB"));
+    }
+    key
 }
 
 fn point_tests(r: &RunJson) -> Vec<PointTest> {
@@ -118,7 +119,13 @@ pub fn series(runs: &[RunJson]) -> Vec<OffloadSeries> {
             .iter()
             .map(|r| OffloadPoint {
                 run_id: r.run_id,
-                n_gpu_layers: r.config.n_gpu_layers.unwrap_or(0),
+                // A run that failed before loading has no layer count of its
+                // own; it sits at what was asked.
+                n_gpu_layers: r
+                    .config
+                    .n_gpu_layers
+                    .or(r.config.n_gpu_layers_requested)
+                    .unwrap_or(0),
                 layers_total: r.offload.as_ref().and_then(|o| o.layers_total),
                 status: r.status.clone(),
                 tests: point_tests(r),
@@ -234,6 +241,9 @@ pub fn describe(r: &RunJson) -> String {
             c.n_gpu_layers.unwrap_or(0)
         )),
     }
+    if c.main_gpu != 0 {
+        parts.push(format!("main GPU {}", c.main_gpu));
+    }
     if let Some(d) = &c.devices {
         parts.push(format!(
             "devices {}",
@@ -246,9 +256,6 @@ pub fn describe(r: &RunJson) -> String {
     }
     if c.split_mode != "layer" {
         parts.push(format!("split {}", c.split_mode));
-    }
-    if c.main_gpu != 0 {
-        parts.push(format!("main GPU {}", c.main_gpu));
     }
     if c.no_kv_offload {
         parts.push("KV cache on the CPU".into());

@@ -95,7 +95,7 @@ struct Extra {
     default: &'static str,
 }
 
-const EXTRAS: [Extra; 9] = [
+const EXTRAS: [Extra; 10] = [
     Extra {
         name: "n_batch",
         get: |r| r.config.n_batch.to_string(),
@@ -135,6 +135,11 @@ const EXTRAS: [Extra; 9] = [
         name: "sm",
         get: |r| r.config.split_mode.clone(),
         default: "layer",
+    },
+    Extra {
+        name: "mg",
+        get: |r| r.config.main_gpu.to_string(),
+        default: "0",
     },
     Extra {
         name: "dev",

@@ -260,8 +260,10 @@ pub struct Offload {
     /// Weight buffers by backend buffer name ("CPU_Mapped", "Vulkan0",
     /// "CUDA0"), in bytes.
     pub buffers: Vec<Buffer>,
-    /// The devices handed to llama.cpp (names), empty for "all it sees".
-    pub devices: Vec<String>,
+    /// The devices handed to llama.cpp by name: `None` for "all it sees",
+    /// empty for none (CPU only).
+    #[serde(default)]
+    pub devices: Option<Vec<String>>,
     /// What llama.cpp's fit chose, when `--fit` was given.
     pub fit: Option<FitChoice>,
 }

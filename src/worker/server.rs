@@ -97,7 +97,7 @@ fn load(
     let mut report = engine::take_load_report();
     match loaded {
         Ok((m, fit)) => {
-            report.devices = params.devices.clone().unwrap_or_default();
+            report.devices = params.devices.clone();
             // llama.cpp's "offloaded N/M layers" counts what was asked even
             // when no device took them (`--device none`); the weight buffers
             // say where the layers really are.
@@ -167,6 +167,40 @@ pub fn main() -> i32 {
     }
 }
 
+/// The context `--fit` must leave room for: the most memory any job of the
+/// plan asks for, combined (the longest context, the largest batches and
+/// parallel sequences, the widest KV type, the KV cache on the device,
+/// flash attention off if any job has it off). Every job then fits in what
+/// the fit left free.
+fn worst_context(plan: &WorkerPlan) -> Option<(crate::worker::protocol::ContextParams, u32, u32)> {
+    use crate::worker::protocol::FlashAttn;
+    // Bytes per element, roughly, of the KV cache types llama.cpp takes.
+    let width = |t: &str| match t {
+        "f32" => 8,
+        "f16" | "bf16" => 4,
+        "q8_0" => 3,
+        "q5_0" | "q5_1" => 2,
+        _ => 1,
+    };
+    let first = plan.jobs.first()?;
+    let mut c = first.ctx.clone();
+    let (mut n_ctx, mut n_seq) = (1, 1);
+    for j in &plan.jobs {
+        n_ctx = n_ctx.max(j.test.n_ctx());
+        n_seq = n_seq.max(j.test.n_parallel);
+        c.n_batch = c.n_batch.max(j.ctx.n_batch);
+        c.n_ubatch = c.n_ubatch.max(j.ctx.n_ubatch);
+        if width(&j.ctx.cache_type) > width(&c.cache_type) {
+            c.cache_type = j.ctx.cache_type.clone();
+        }
+        if j.ctx.flash_attn == FlashAttn::Off {
+            c.flash_attn = FlashAttn::Off;
+        }
+    }
+    c.no_kv_offload = false;
+    Some((c, n_ctx, n_seq))
+}
+
 fn bench(plan: WorkerPlan) -> i32 {
     let (devices, gpu_offload) = ready();
     if devices.is_empty() {
@@ -191,12 +225,8 @@ fn bench(plan: WorkerPlan) -> i32 {
     });
     let has_gpu = has_gpu(&devices, gpu_offload);
     let t0 = Instant::now();
-    // The fit sizes the offload for the plan's largest context.
-    let fit_for = plan
-        .jobs
-        .iter()
-        .max_by_key(|j| j.test.n_ctx())
-        .map(|j| (&j.ctx, j.test.n_ctx().max(1), j.test.n_parallel.max(1)));
+    let worst = worst_context(&plan);
+    let fit_for = worst.as_ref().map(|(c, n_ctx, n_seq)| (c, *n_ctx, *n_seq));
     let Some((model, ngl, offload)) = load(&plan.model_path, &plan.model, has_gpu, fit_for) else {
         return 1;
     };
@@ -327,11 +357,13 @@ fn quantize(plan: QuantizePlan) -> i32 {
 fn quality(plan: QualityPlan) -> i32 {
     let (devices, gpu_offload) = ready();
     fault::point("load");
+    // `--fit` holds for the quality pass too, sized for its chunks.
+    let ctx = crate::engine::quality::chunk_context(plan.n_threads, plan.chunk_tokens);
     let Some((model, _, _)) = load(
         &plan.model_path,
         &plan.model,
         has_gpu(&devices, gpu_offload),
-        None,
+        Some((&ctx, plan.chunk_tokens, 1)),
     ) else {
         return 1;
     };

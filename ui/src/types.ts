@@ -98,7 +98,8 @@ export interface Offload {
   layers_offloaded: number | null;
   layers_total: number | null;
   buffers: { name: string; bytes: number }[];
-  devices: string[];
+  /** --device names given; null for all llama.cpp sees, [] for none. */
+  devices: string[] | null;
   fit: { margin_mib: number; n_gpu_layers: number; tensor_split: number[]; overrides: string[] } | null;
 }
 
