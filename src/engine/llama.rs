@@ -244,6 +244,39 @@ pub fn is_cache_type(s: &str) -> bool {
     ggml_type_of(s).is_some()
 }
 
+type PoolNew = unsafe extern "C" fn(*mut sys::ggml_threadpool_params) -> *mut sys::ggml_threadpool;
+type PoolFree = unsafe extern "C" fn(*mut sys::ggml_threadpool);
+
+/// ggml's thread pool functions. They live in the CPU backend: linked in
+/// by default, but a loaded module in a `dynamic-backends` build, where the
+/// backend registry hands them out (as llama-bench gets them). `None`: no
+/// CPU backend, so llama.cpp keeps its own threads.
+#[cfg(not(feature = "dynamic-backends"))]
+fn pool_fns() -> Option<(PoolNew, PoolFree)> {
+    Some((sys::ggml_threadpool_new, sys::ggml_threadpool_free))
+}
+
+#[cfg(feature = "dynamic-backends")]
+fn pool_fns() -> Option<(PoolNew, PoolFree)> {
+    // SAFETY: the registry returns the addresses of these two functions,
+    // whose C signatures the types above state, or null.
+    unsafe {
+        let reg = sys::ggml_backend_reg_by_name(c"CPU".as_ptr());
+        if reg.is_null() {
+            return None;
+        }
+        let new = sys::ggml_backend_reg_get_proc_address(reg, c"ggml_threadpool_new".as_ptr());
+        let free = sys::ggml_backend_reg_get_proc_address(reg, c"ggml_threadpool_free".as_ptr());
+        if new.is_null() || free.is_null() {
+            return None;
+        }
+        Some((
+            std::mem::transmute::<*mut std::ffi::c_void, PoolNew>(new),
+            std::mem::transmute::<*mut std::ffi::c_void, PoolFree>(free),
+        ))
+    }
+}
+
 /// llama.cpp's context parameters for a test: the same for the timed
 /// context and for the fit that sizes the offload around it.
 fn context_params(
@@ -301,7 +334,10 @@ impl<'m> Context<'m> {
         // SAFETY: the pool is freed in Drop after the context that uses it.
         unsafe {
             let mut tpp = sys::ggml_threadpool_params_default(n_threads);
-            let pool = sys::ggml_threadpool_new(&mut tpp);
+            let pool = match pool_fns() {
+                Some((new, _)) => new(&mut tpp),
+                None => std::ptr::null_mut(),
+            };
             if let Some(pool) = NonNull::new(pool) {
                 sys::llama_attach_threadpool(ctx.ptr.as_ptr(), pool.as_ptr(), std::ptr::null_mut());
                 ctx.pool = Some(pool);
@@ -378,8 +414,8 @@ impl Drop for Context<'_> {
     fn drop(&mut self) {
         unsafe {
             sys::llama_free(self.ptr.as_ptr());
-            if let Some(pool) = self.pool {
-                sys::ggml_threadpool_free(pool.as_ptr());
+            if let (Some(pool), Some((_, free))) = (self.pool, pool_fns()) {
+                free(pool.as_ptr());
             }
         }
     }
