@@ -473,13 +473,15 @@ pub struct BenchOptions {
     pub json: bool,
 }
 
+/// A list option as given, or its default when absent or empty.
+fn pick<T: Clone>(given: &Option<Vec<T>>, default: Vec<T>) -> Vec<T> {
+    given.clone().filter(|v| !v.is_empty()).unwrap_or(default)
+}
+
 impl BenchOptions {
     /// The request, with llama-bench's defaults for anything not given.
     pub fn request(&self, default_threads: u32) -> BenchRequest {
         let d = BenchRequest::defaults(default_threads);
-        let pick = |v: &Option<Vec<u32>>, dflt: Vec<u32>| {
-            v.clone().filter(|v| !v.is_empty()).unwrap_or(dflt)
-        };
         BenchRequest {
             n_prompt: pick(&self.n_prompt, d.n_prompt),
             n_gen: pick(&self.n_gen, d.n_gen),
@@ -492,10 +494,8 @@ impl BenchOptions {
             warmup: !self.no_warmup,
             n_threads: pick(&self.threads, d.n_threads),
             // Each layer count once, in the order given (`0-32+8,32`).
-            n_gpu_layers: self
-                .ngl
-                .as_ref()
-                .map(|v| {
+            n_gpu_layers: pick(
+                &self.ngl.as_ref().map(|v| {
                     let mut out: Vec<Option<u32>> = Vec::new();
                     for n in v.iter().flat_map(|i| i.0.iter().copied()) {
                         if !out.contains(&n) {
@@ -503,42 +503,18 @@ impl BenchOptions {
                         }
                     }
                     out
-                })
-                .filter(|v| !v.is_empty())
-                .unwrap_or(d.n_gpu_layers),
+                }),
+                d.n_gpu_layers,
+            ),
             n_batch: pick(&self.batch, d.n_batch),
             n_ubatch: pick(&self.ubatch, d.n_ubatch),
-            flash_attn: self
-                .fa
-                .clone()
-                .filter(|v| !v.is_empty())
-                .unwrap_or(d.flash_attn),
-            cache_type: self
-                .cache_type
-                .clone()
-                .filter(|v| !v.is_empty())
-                .unwrap_or(d.cache_type),
-            use_mmap: self
-                .mmap
-                .clone()
-                .filter(|v| !v.is_empty())
-                .unwrap_or(d.use_mmap),
-            split_mode: self
-                .split_mode
-                .clone()
-                .filter(|v| !v.is_empty())
-                .unwrap_or(d.split_mode),
+            flash_attn: pick(&self.fa, d.flash_attn),
+            cache_type: pick(&self.cache_type, d.cache_type),
+            use_mmap: pick(&self.mmap, d.use_mmap),
+            split_mode: pick(&self.split_mode, d.split_mode),
             main_gpu: pick(&self.main_gpu, d.main_gpu),
-            devices: self
-                .device
-                .clone()
-                .filter(|v| !v.is_empty())
-                .unwrap_or(d.devices),
-            no_kv_offload: self
-                .no_kv_offload
-                .clone()
-                .filter(|v| !v.is_empty())
-                .unwrap_or(d.no_kv_offload),
+            devices: pick(&self.device, d.devices),
+            no_kv_offload: pick(&self.no_kv_offload, d.no_kv_offload),
             fit_margin_mib: self.fit,
         }
     }

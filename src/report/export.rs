@@ -450,14 +450,7 @@ pub fn llama_bench_json(r: &Report) -> Value {
             o.insert("split_mode".into(), json!(c.split_mode));
             o.insert("main_gpu".into(), json!(c.main_gpu));
             o.insert("no_kv_offload".into(), json!(c.no_kv_offload));
-            o.insert(
-                "devices".into(),
-                json!(match &c.devices {
-                    None => "auto".to_string(),
-                    Some(d) if d.is_empty() => "none".to_string(),
-                    Some(d) => d.join("/"),
-                }),
-            );
+            o.insert("devices".into(), json!(c.devices_label()));
             o.insert(
                 "flash_attn".into(),
                 json!(match c.flash_attn.as_str() {

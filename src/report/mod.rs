@@ -204,6 +204,18 @@ pub struct ConfigJson {
     pub fit_margin_mib: Option<u32>,
 }
 
+impl ConfigJson {
+    /// The devices as llama-bench's `-dev` writes them: "auto", "none", or
+    /// names joined by '/'.
+    pub fn devices_label(&self) -> String {
+        match &self.devices {
+            None => "auto".into(),
+            Some(d) if d.is_empty() => "none".into(),
+            Some(d) => d.join("/"),
+        }
+    }
+}
+
 fn default_split_mode() -> String {
     "layer".into()
 }

@@ -50,11 +50,7 @@ pub struct PointTest {
 /// offload curve: every condition except the layer count.
 fn curve_key(r: &RunJson) -> String {
     let c = &r.config;
-    let devices = match &c.devices {
-        None => "auto".to_string(),
-        Some(d) if d.is_empty() => "none".to_string(),
-        Some(d) => d.join("/"),
-    };
+    let devices = c.devices_label();
     let mut key = format!(
         "threads {}, batch {}/{}, fa {}, kv {}{}, split {}, main GPU {}, devices {devices}",
         c.n_threads,
@@ -244,15 +240,8 @@ pub fn describe(r: &RunJson) -> String {
     if c.main_gpu != 0 {
         parts.push(format!("main GPU {}", c.main_gpu));
     }
-    if let Some(d) = &c.devices {
-        parts.push(format!(
-            "devices {}",
-            if d.is_empty() {
-                "none".into()
-            } else {
-                d.join("/")
-            }
-        ));
+    if c.devices.is_some() {
+        parts.push(format!("devices {}", c.devices_label()));
     }
     if c.split_mode != "layer" {
         parts.push(format!("split {}", c.split_mode));

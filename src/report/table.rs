@@ -143,11 +143,7 @@ const EXTRAS: [Extra; 10] = [
     },
     Extra {
         name: "dev",
-        get: |r| match &r.config.devices {
-            None => "auto".into(),
-            Some(d) if d.is_empty() => "none".into(),
-            Some(d) => d.join("/"),
-        },
+        get: |r| r.config.devices_label(),
         default: "auto",
     },
     Extra {
