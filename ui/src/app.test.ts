@@ -148,7 +148,7 @@ globalThis.Path2D ??= class {
 } as unknown as typeof Path2D;
 
 const { default: App } = await import("./App.svelte");
-const { nav, sweepJob } = await import("./state.svelte");
+const { nav, resultsCache, sweepJob } = await import("./state.svelte");
 
 /** Let the mocked promises settle and Svelte flush. */
 async function settle() {
@@ -171,6 +171,7 @@ beforeEach(() => {
   nav.go("overview");
   nav.resultsTarget = null;
   runCount = 4;
+  resultsCache.clear();
   // Render every event at once here; the throttle has its own test below.
   sweepJob.minRenderIntervalMs = 0;
   app = mount(App, { target: document.body });
@@ -256,6 +257,44 @@ describe("App", () => {
     // The stored telemetry of every measured level, one after another.
     expect(q("telemetry-timeline")).not.toBeNull();
     expect([...qa("timeline-span")].map((e) => e.textContent!.split(" ")[0])).toEqual(["F16", "Q8_0", "Q4_1", "Q4_0"]);
+  });
+
+  it("shows the last list at once on a later visit and refreshes it behind", async () => {
+    const api = await import("./api");
+    q("nav-results")!.click();
+    await settle();
+    expect(qa("results-row").length).toBe(5);
+    q("nav-overview")!.click();
+    flushSync();
+    runCount = 5; // a run measured meanwhile (by the CLI, say)
+    vi.mocked(api.resultList).mockClear();
+    q("nav-results")!.click();
+    flushSync();
+    // Before any answer: the rows of the last visit.
+    expect(qa("results-row").length).toBe(5);
+    // Then the whole list again, not the first page.
+    await vi.waitFor(() => expect(qa("results-row").length).toBe(6));
+    expect(vi.mocked(api.resultList).mock.calls.map((c) => c[0])).toEqual([1000]);
+    expect(q("results-count")!.textContent).toContain("6 of 6");
+    // Refresh starts from nothing: the newest page, which here is everything.
+    vi.mocked(api.resultList).mockClear();
+    q("results-refresh")!.click();
+    flushSync();
+    expect(document.querySelector(".loading")?.textContent).toBe("Loading results…");
+    await settle();
+    expect(vi.mocked(api.resultList).mock.calls.map((c) => c[0])).toEqual([50]);
+    expect(qa("results-row").length).toBe(6);
+  });
+
+  it("fetches the newest page of results shortly after start", async () => {
+    const api = await import("./api");
+    vi.mocked(api.resultList).mockClear();
+    await new Promise((r) => setTimeout(r, 700));
+    expect(vi.mocked(api.resultList).mock.calls.map((c) => c[0])).toEqual([50]);
+    expect(resultsCache.rows?.length).toBe(5);
+    q("nav-results")!.click();
+    flushSync();
+    expect(qa("results-row").length).toBe(5);
   });
 
   it("shows a run's offload sweep as prefill and decode charts with a table", async () => {

@@ -14,8 +14,20 @@ function rateDecimals(v: number): number {
   return 3;
 }
 
+/**
+ * One formatter per number of decimals, made once: `toLocaleString` with
+ * options builds a new `Intl.NumberFormat` on every call, and a Results page
+ * formats a hundred figures at once.
+ */
+const formatters = new Map<number, Intl.NumberFormat>();
+
 function group(v: number, decimals: number): string {
-  return v.toLocaleString("en-US", { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
+  let f = formatters.get(decimals);
+  if (!f) {
+    f = new Intl.NumberFormat("en-US", { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
+    formatters.set(decimals, f);
+  }
+  return f.format(v);
 }
 
 /** Tokens per second: "1,234.5 t/s", "73.54 t/s", "0.812 t/s". */
@@ -98,7 +110,7 @@ export function fmtParams(v: number | null | undefined): string {
 /** A plain count with thousands separators. */
 export function fmtCount(v: number | null | undefined): string {
   if (!isNum(v)) return DASH;
-  return Math.round(v).toLocaleString("en-US");
+  return group(Math.round(v), 0);
 }
 
 /** A number with `sig` significant digits (KLD, perplexity, p-values). */
