@@ -40,6 +40,21 @@ async function byId(id, timeout = 20_000) {
 
 async function shot(name) {
   fs.mkdirSync(OUT, { recursive: true });
+  // The app paints without accelerated compositing on Linux (src-tauri's
+  // main.rs). Then WebKitWebDriver's screenshot waits for the next paint, and
+  // a page at rest never paints, so the request hung. Repaint for a moment,
+  // invisibly (a transparent outline toggled every frame), while it is taken.
+  await browser.execute(() => {
+    const root = document.documentElement;
+    const end = performance.now() + 1500;
+    let odd = false;
+    const step = () => {
+      odd = !odd;
+      root.style.outline = odd && performance.now() < end ? "1px solid transparent" : "";
+      if (performance.now() < end) requestAnimationFrame(step);
+    };
+    requestAnimationFrame(step);
+  });
   await browser.saveScreenshot(path.join(OUT, `${name}.png`));
 }
 

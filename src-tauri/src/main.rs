@@ -10,5 +10,25 @@ fn main() {
         std::process::exit(dyno::cli::entry(std::env::args_os()));
     }
     dyno::cli::init_logging(false);
+    quiet_webview();
     dyno_app::run();
+}
+
+/// Paint the UI without WebKitGTK's accelerated compositing, unless the user
+/// set `WEBKIT_DISABLE_COMPOSITING_MODE` themselves (`=0` keeps it).
+///
+/// A benchmark's UI should leave the machine to the benchmark. Composited, the
+/// webview draws every frame through GL: on the GPU being measured, or, on a
+/// machine without one, through Mesa's software rasterizer on the CPU. There,
+/// one repaint of the Sweep view cost about 70 ms of CPU on two extra threads,
+/// and decode measured from the app came out 15–20% below the CLI's. Painted
+/// on the CPU, a repaint costs a few milliseconds and the figures agree
+/// (`bash scripts/e2e.sh bench`).
+fn quiet_webview() {
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none() {
+        // Before GTK or any other thread starts, so nothing reads the
+        // environment concurrently.
+        std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1");
+    }
 }
