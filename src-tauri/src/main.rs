@@ -21,7 +21,7 @@ fn main() {
 /// webview draws every frame through GL: on the GPU being measured, or, on a
 /// machine without one, through Mesa's software rasterizer on the CPU. There,
 /// one repaint of the Sweep view cost about 70 ms of CPU on two extra threads,
-/// and decode measured from the app came out 15–20% below the CLI's. Painted
+/// and decode measured from the app came out 13–23% below the CLI's. Painted
 /// on the CPU, a repaint costs a few milliseconds and the figures agree
 /// (`bash scripts/e2e.sh bench`).
 fn quiet_webview() {
