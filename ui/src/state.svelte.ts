@@ -217,7 +217,7 @@ export const downloadJob = new DownloadJob();
 /** Rows on one page of the Results list. */
 export const RESULTS_PAGE = 50;
 /** Runs asked of the backend for the whole list (every sweep is listed as well). */
-export const RESULTS_LIMIT = 1000;
+const RESULTS_LIMIT = 1000;
 
 /**
  * The Results list as last loaded, kept between visits so the view shows it
