@@ -36,6 +36,10 @@ pub enum DynoError {
     /// deleted. Exit code 1.
     #[error("{0}")]
     Integrity(String),
+    /// A file that would be replaced without the person asking for it.
+    /// Exit code 2.
+    #[error("{} already exists; choose another name, or pass --force to replace it", .0.display())]
+    Exists(PathBuf),
     /// Something that should not happen; the message asks for a report.
     #[error("internal error (a bug in Dyno; please report it): {0}")]
     Internal(String),
@@ -54,7 +58,8 @@ impl DynoError {
             DynoError::BadModel { .. }
             | DynoError::Unsupported { .. }
             | DynoError::BadInput(_)
-            | DynoError::NotFound(_) => 2,
+            | DynoError::NotFound(_)
+            | DynoError::Exists(_) => 2,
             _ => 1,
         }
     }

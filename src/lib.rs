@@ -6,6 +6,7 @@
 //! measured under. All logic lives here so the CLI, the app and the tests
 //! share one implementation.
 
+pub mod app;
 pub mod bench;
 pub mod cli;
 pub mod engine;

@@ -70,11 +70,11 @@ pub enum Command {
         command: HubCommand,
     },
     /// GGUF models already on disk: the Hugging Face cache, LM Studio,
-    /// Ollama, and folders added with `dyno models add DIR`.
+    /// Ollama, and the folders and files added with `dyno models add PATH`.
     Models {
         #[command(subcommand)]
         command: Option<ModelsCommand>,
-        #[arg(long)]
+        #[arg(long, global = true)]
         json: bool,
     },
     /// Export a run or a sweep to share: Markdown, CSV, the JSON document,
@@ -91,6 +91,9 @@ pub enum Command {
         /// Keep file paths, the user name and the host name.
         #[arg(long)]
         include_host: bool,
+        /// Replace the output file if it exists.
+        #[arg(long)]
+        force: bool,
     },
     /// Compare two runs or two sweeps, even from different machines: per
     /// matched test, B÷A, the change, and a Welch t-test on the samples.
@@ -166,8 +169,19 @@ pub use crate::report::export::Format as ExportFormat;
 
 #[derive(Debug, Subcommand)]
 pub enum ModelsCommand {
-    /// Also search this folder (and its subfolders) for GGUF files.
-    Add { dir: PathBuf },
+    /// Also search this folder (and its subfolders) for GGUF files, or list
+    /// this one .gguf file.
+    Add {
+        #[arg(value_name = "PATH")]
+        path: PathBuf,
+    },
+    /// Stop searching a folder or listing a file added with `add`.
+    Remove {
+        #[arg(value_name = "PATH")]
+        path: PathBuf,
+    },
+    /// The folders and files added with `add`.
+    Added,
 }
 
 /// One `--ngl` item: "auto", a layer count, or a range in llama-bench's

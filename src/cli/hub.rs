@@ -1,18 +1,17 @@
-//! `dyno hub search|ls|pull` and `dyno models [add]`.
+//! `dyno hub search|ls|pull` and `dyno models [add|remove|added]`.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::args::{HubCommand, ModelsCommand};
 use super::{open_store, EXIT_CANCELLED};
+use crate::app;
 use crate::error::{DynoError, Result};
-use crate::hub::discover::{discover, Roots};
 use crate::hub::download::{pull_file, PullProgress, Pulled};
 use crate::hub::files::{listing, Fit, RepoLevel, RepoListing};
 use crate::hub::{Hub, HubConfig, TreeFile};
-use crate::machine::Machine;
 use crate::report::{human_bytes, human_params};
 use crate::store::Store;
 use crate::worker::client::Cancel;
@@ -76,14 +75,7 @@ impl PullProgress for Bytes {
     }
 }
 
-/// The machine's RAM and total GPU memory, for "fits".
-pub fn memory() -> (u64, u64) {
-    let vram = crate::telemetry::gpu::inventory()
-        .iter()
-        .filter_map(|g| g.memory_total_bytes)
-        .sum();
-    (Machine::detect().memory_bytes, vram)
-}
+pub use crate::app::models::memory;
 
 /// The repo at main, listed by level.
 pub async fn repo_listing(hub: &Hub, repo: &str) -> Result<RepoListing> {
@@ -328,84 +320,83 @@ pub async fn hub(db: &Path, endpoint: Option<&str>, cmd: HubCommand) -> Result<i
     }
 }
 
-/// GGUF files on disk: the Hugging Face cache, LM Studio, Ollama and the
-/// folders added with `dyno models add`.
-pub async fn found_models(store: &Store) -> Result<Vec<crate::hub::discover::Found>> {
-    let dirs: Vec<PathBuf> = store
-        .model_dirs()
-        .await?
-        .into_iter()
-        .map(PathBuf::from)
-        .collect();
-    tokio::task::spawn_blocking(move || discover(&Roots::from_env(dirs)))
-        .await
-        .map_err(|e| DynoError::Worker(format!("model discovery failed: {e}")))
-}
-
-/// The models as `dyno models --json` prints them, each with whether it fits
-/// in `ram` and `vram`.
-pub fn models_json(
-    found: &[crate::hub::discover::Found],
-    ram: u64,
-    vram: u64,
-) -> Vec<serde_json::Value> {
-    found
-        .iter()
-        .map(|f| {
-            serde_json::json!({
-                "origin": f.origin.as_str(),
-                "name": f.name,
-                "path": f.path,
-                "arch": f.info.as_ref().map(|i| i.arch.clone()),
-                "quant": f.info.as_ref().map(|i| i.quant.clone()),
-                "size_bytes": f.info.as_ref().map(|i| i.size_bytes),
-                "n_params": f.info.as_ref().map(|i| i.n_params),
-                "fit": f.info.as_ref().map(|i| Fit::of(i.size_bytes, ram, vram)),
-                "error": f.error,
-            })
-        })
-        .collect()
-}
-
 pub async fn models(db: &Path, cmd: Option<ModelsCommand>, json: bool) -> Result<i32> {
     let store = open_store(db).await?;
-    if let Some(ModelsCommand::Add { dir }) = cmd {
-        let abs = std::fs::canonicalize(&dir).map_err(|e| {
-            DynoError::BadInput(format!(
-                "cannot add {}: {e}; give an existing folder",
-                dir.display()
-            ))
-        })?;
-        if !abs.is_dir() {
-            return Err(DynoError::BadInput(format!(
-                "{} is not a folder; give the folder that holds the .gguf files",
-                abs.display()
-            )));
-        }
-        let added = store.add_model_dir(&abs.display().to_string()).await?;
-        store.close().await;
-        println!(
-            "{} {}",
-            if added { "added" } else { "already searched:" },
-            abs.display()
-        );
-        return Ok(0);
-    }
-    let found = found_models(&store).await;
+    let out = match cmd {
+        Some(cmd) => models_command(&store, cmd, json).await,
+        None => list_models(&store, json).await,
+    };
     store.close().await;
-    let found = found?;
+    out
+}
+
+fn print_json<T: serde::Serialize>(v: &T) {
+    println!("{}", serde_json::to_string_pretty(v).expect("serialises"));
+}
+
+async fn models_command(store: &Store, cmd: ModelsCommand, json: bool) -> Result<i32> {
+    match cmd {
+        ModelsCommand::Add { path } => {
+            let a = app::models::add_place(store, &path).await?;
+            if json {
+                print_json(&a);
+            } else {
+                println!(
+                    "{} {} ({} model{} there now)",
+                    if a.added {
+                        "added"
+                    } else {
+                        "already searched:"
+                    },
+                    a.place.path.display(),
+                    a.models.len(),
+                    if a.models.len() == 1 { "" } else { "s" }
+                );
+            }
+            Ok(0)
+        }
+        ModelsCommand::Remove { path } => {
+            if app::models::remove_place(store, &path).await? {
+                println!("removed {}", path.display());
+                Ok(0)
+            } else {
+                Err(DynoError::NotFound(format!(
+                    "{} is not among the added places; `dyno models added` lists them",
+                    path.display()
+                )))
+            }
+        }
+        ModelsCommand::Added => {
+            let places = app::models::places(store).await?;
+            if json {
+                print_json(&places);
+            } else if places.is_empty() {
+                println!("no folders or files added; `dyno models add PATH` adds one");
+            } else {
+                for p in &places {
+                    let kind = match p.kind {
+                        app::models::PlaceKind::Folder => "folder",
+                        app::models::PlaceKind::File => "file",
+                        app::models::PlaceKind::Missing => "missing",
+                    };
+                    println!("{kind}\t{}", p.path.display());
+                }
+            }
+            Ok(0)
+        }
+    }
+}
+
+async fn list_models(store: &Store, json: bool) -> Result<i32> {
+    let found = app::models::found(store).await?;
     let (ram, vram) = memory();
     if json {
-        let doc = models_json(&found, ram, vram);
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&doc).expect("serialises")
-        );
+        print_json(&app::models::rows(&found, (ram, vram)));
         return Ok(0);
     }
     if found.is_empty() {
         println!(
-            "no GGUF models found in the Hugging Face cache, LM Studio or Ollama; `dyno models add DIR` adds a folder, `dyno hub pull` downloads one"
+            "no GGUF models found in the Hugging Face cache, LM Studio or Ollama; `dyno models add PATH` adds a folder or file, `dyno hub pull` downloads one"
         );
         return Ok(0);
     }

@@ -128,7 +128,8 @@ pub fn main(cli: Cli) -> Result<i32> {
                 format,
                 output,
                 include_host,
-            } => export(&db, &id, format, output.as_deref(), include_host).await,
+                force,
+            } => export(&db, &id, format, output.as_deref(), include_host, force).await,
             Command::Compare { a, b, json } => compare(&db, &a, &b, json).await,
             Command::Import { file } => import(&db, &file).await,
             Command::Inspect { models, json } => inspect(&models, json),
@@ -446,13 +447,10 @@ async fn export(
     format: args::ExportFormat,
     output: Option<&Path>,
     include_host: bool,
+    force: bool,
 ) -> Result<i32> {
     use crate::report::export as ex;
     let target: report::Target = id.parse()?;
-    let store = open_store(db).await?;
-    let bytes = ex::export(&store, db, target, format, include_host).await;
-    store.close().await;
-    let bytes = bytes?;
     let default_name = format.is_image().then(|| {
         PathBuf::from(format!(
             "dyno-{}.{}",
@@ -460,7 +458,15 @@ async fn export(
             format.extension()
         ))
     });
-    match output.map(Path::to_path_buf).or(default_name) {
+    let dest = output.map(Path::to_path_buf).or(default_name);
+    if let Some(p) = &dest {
+        ex::check_destination(p, format, force)?;
+    }
+    let store = open_store(db).await?;
+    let bytes = ex::export(&store, db, target, format, include_host).await;
+    store.close().await;
+    let bytes = bytes?;
+    match dest {
         Some(p) => {
             ex::write_file(&p, &bytes)?;
             eprintln!("dyno: wrote {}", p.display());

@@ -69,6 +69,16 @@ impl Roots {
             user_dirs,
         }
     }
+
+    /// Only the user's places, none of the tools' own folders.
+    pub fn only(user_dirs: Vec<PathBuf>) -> Roots {
+        Roots {
+            hf_cache: PathBuf::new(),
+            lm_studio: Vec::new(),
+            ollama: PathBuf::new(),
+            user_dirs,
+        }
+    }
 }
 
 /// GGUF model files under `dir` (not projectors, not split parts after
@@ -244,7 +254,11 @@ fn ollama(root: &Path, out: &mut Vec<Found>) {
 /// Every model under the roots, each file once (the first place wins).
 pub fn discover(roots: &Roots) -> Vec<Found> {
     let mut out = Vec::new();
-    hf_cache(&roots.hf_cache, &mut out);
+    // An empty root (Roots::only) is no root: never the current folder.
+    let set = |p: &Path| !p.as_os_str().is_empty();
+    if set(&roots.hf_cache) {
+        hf_cache(&roots.hf_cache, &mut out);
+    }
     for root in &roots.lm_studio {
         let mut files = Vec::new();
         gguf_files(root, 4, &mut files);
@@ -257,10 +271,17 @@ pub fn discover(roots: &Roots) -> Vec<Found> {
             out.push(found(Origin::LmStudio, rel, f));
         }
     }
-    ollama(&roots.ollama, &mut out);
+    if set(&roots.ollama) {
+        ollama(&roots.ollama, &mut out);
+    }
     for dir in &roots.user_dirs {
         let mut files = Vec::new();
-        gguf_files(dir, 4, &mut files);
+        // A place is a folder to search, or one file added on its own.
+        if dir.is_file() {
+            files.push(dir.clone());
+        } else {
+            gguf_files(dir, 4, &mut files);
+        }
         for f in files {
             let name = f
                 .file_name()

@@ -100,6 +100,40 @@ pub async fn export(
     Ok(text.into_bytes())
 }
 
+/// Check where an export will go before anything is written. The file's
+/// extension must be the format's, since a PNG named `.json` opens as
+/// garbage and a mistyped format would otherwise go unnoticed until it is
+/// shared; and an existing file is replaced only when `overwrite` says so,
+/// because the person asked for it (`--force`, or Replace in the app).
+pub fn check_destination(path: &Path, format: Format, overwrite: bool) -> Result<()> {
+    let want = format.extension();
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let fits = ext.as_deref() == Some(want) || (want == "md" && ext.as_deref() == Some("markdown"));
+    if !fits {
+        let stem = path.with_extension(want);
+        return Err(DynoError::BadInput(format!(
+            "{} does not end in .{want}, the extension of a {} export; name it {}",
+            path.display(),
+            <Format as clap::ValueEnum>::to_possible_value(&format)
+                .map(|v| v.get_name().to_string())
+                .unwrap_or_else(|| want.to_string()),
+            stem.display()
+        )));
+    }
+    if !overwrite && std::fs::symlink_metadata(path).is_ok() {
+        return Err(DynoError::Exists(path.to_path_buf()));
+    }
+    if path.is_dir() {
+        return Err(DynoError::BadInput(format!(
+            "{} is a folder; give a file name inside it",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Write an export next to its destination and rename it into place, so a
 /// full disk or a crash never leaves a half-written file under the name.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {

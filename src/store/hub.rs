@@ -82,6 +82,17 @@ impl Store {
         Ok(r.rows_affected() > 0)
     }
 
+    /// Forget an added folder or file; false when it was not there.
+    pub async fn remove_model_dir(&self, path: &str) -> Result<bool> {
+        let r = sqlx::query("DELETE FROM model_dirs WHERE path = ?")
+            .bind(path)
+            .execute(&self.pool)
+            .await
+            .map_err(|e| self.err(e))?;
+        Ok(r.rows_affected() > 0)
+    }
+
+    /// The folders and single files added to the places searched for models.
     pub async fn model_dirs(&self) -> Result<Vec<String>> {
         sqlx::query_scalar("SELECT path FROM model_dirs ORDER BY id")
             .fetch_all(&self.pool)
