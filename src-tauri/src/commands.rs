@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use dyno::app::models as app_models;
 use dyno::cli::{args, hub as cli_hub, hw, open_store, sweep as cli_sweep};
 use dyno::error::DynoError;
 use dyno::hub::{Hub, HubConfig};
@@ -160,18 +161,54 @@ pub async fn sweeps(app: State<'_, App>) -> AppResult<Value> {
     to_json(&all)
 }
 
-#[tauri::command]
-pub async fn models(app: State<'_, App>) -> AppResult<Value> {
-    let db = app.db.clone();
-    let found = on_core(move || async move {
+/// Opens the store, runs `f` on it and closes it, whatever `f` returned.
+async fn with_store<T, F>(db: PathBuf, f: F) -> AppResult<T>
+where
+    T: Send + 'static,
+    F: for<'s> FnOnce(&'s dyno::store::Store) -> LocalBoxFuture<'s, dyno::error::Result<T>>
+        + Send
+        + 'static,
+{
+    on_core(move || async move {
         let store = open_store(&db).await?;
-        let found = cli_hub::found_models(&store).await;
+        let r = f(&store).await;
         store.close().await;
-        found
+        r
     })
-    .await?;
-    let (ram, vram) = cli_hub::memory();
-    to_json(&cli_hub::models_json(&found, ram, vram))
+    .await
+}
+
+type LocalBoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>>;
+
+#[tauri::command]
+pub async fn models(app: State<'_, App>) -> AppResult<Vec<app_models::LocalModel>> {
+    with_store(app.db.clone(), |s| Box::pin(app_models::local_models(s))).await
+}
+
+/// The folders and files the person added (Models view, "Added places").
+#[tauri::command]
+pub async fn model_places(app: State<'_, App>) -> AppResult<Vec<app_models::ModelPlace>> {
+    with_store(app.db.clone(), |s| Box::pin(app_models::places(s))).await
+}
+
+/// Add a folder or a .gguf file: from the native dialogs, a drop on the
+/// window, or a typed path.
+#[tauri::command]
+pub async fn add_model_place(app: State<'_, App>, path: String) -> AppResult<app_models::Added> {
+    let path = expand_home(path.trim());
+    with_store(app.db.clone(), move |s| {
+        Box::pin(async move { app_models::add_place(s, &path).await })
+    })
+    .await
+}
+
+#[tauri::command]
+pub async fn remove_model_place(app: State<'_, App>, path: String) -> AppResult<bool> {
+    let path = PathBuf::from(path);
+    with_store(app.db.clone(), move |s| {
+        Box::pin(async move { app_models::remove_place(s, &path).await })
+    })
+    .await
 }
 
 fn hub() -> dyno::error::Result<Hub> {
@@ -265,6 +302,7 @@ pub async fn export_card(
     target: String,
     format: String,
     path: String,
+    overwrite: Option<bool>,
 ) -> AppResult<Value> {
     let (t, f) = (self::target(&target)?, format.parse::<export::Format>()?);
     let path = expand_home(path.trim());
@@ -279,6 +317,9 @@ pub async fn export_card(
             ),
         ));
     }
+    // The native Save dialog has asked already; a typed path is asked about
+    // by the UI when this refuses with "exists".
+    export::check_destination(&path, f, overwrite.unwrap_or(false))?;
     let bytes = exported(app.db.clone(), t, f).await?;
     export::write_file(&path, &bytes)?;
     Ok(json!({ "path": path }))

@@ -30,6 +30,10 @@ impl From<DynoError> for AppError {
                 "bad_input"
             }
             DynoError::NotFound(_) => "not_found",
+            // The UI asks "Replace?" and calls again with overwrite.
+            DynoError::Exists(p) => {
+                return AppError::new("exists", format!("{} already exists.", p.display()))
+            }
             DynoError::Network(_) => "network",
             DynoError::Internal(_) => "internal",
             // The database, the disk, a worker or a download failed while

@@ -11,6 +11,8 @@ pub use error::AppError;
 /// Start the app: one window showing the built UI.
 pub fn run() {
     tauri::Builder::default()
+        // Native Open and Save dialogs; the capability allows those two only.
+        .plugin(tauri_plugin_dialog::init())
         .manage(commands::App::from_env())
         .setup(|app| {
             use tauri::Manager;
@@ -31,6 +33,9 @@ pub fn run() {
             commands::sweep,
             commands::telemetry,
             commands::models,
+            commands::model_places,
+            commands::add_model_place,
+            commands::remove_model_place,
             commands::hub_search,
             commands::hub_levels,
             commands::compare,

@@ -1,6 +1,7 @@
 //! The app's security settings, read from the files Tauri builds it from, so
 //! a later change that widens them fails here rather than in a review:
-//! capabilities list nothing beyond the app's own commands, the CSP allows
+//! capabilities list nothing beyond the app's own commands, the native
+//! Open and Save dialogs and window events, the CSP allows
 //! only the app's own origin and IPC, no script or stylesheet comes from the
 //! network, and nothing in the shell starts a process from user input.
 
@@ -16,24 +17,36 @@ fn read_json(p: &Path) -> serde_json::Value {
 }
 
 #[test]
-fn capabilities_grant_no_plugin_permissions() {
+fn capabilities_grant_only_the_dialogs_and_window_events() {
     let dir = root().join("capabilities");
     let files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
     assert_eq!(files.len(), 1, "one capability file: {files:?}");
     let cap = read_json(&files[0].path());
     assert_eq!(cap["windows"], serde_json::json!(["main"]));
+    // Open and Save dialogs (paths are picked, not typed) and listening to
+    // the window's drag-and-drop; no message boxes, no file system access.
     assert_eq!(
         cap["permissions"],
-        serde_json::json!([]),
-        "the UI needs only Dyno's own commands"
+        serde_json::json!([
+            "core:event:allow-listen",
+            "core:event:allow-unlisten",
+            "dialog:allow-open",
+            "dialog:allow-save"
+        ]),
+        "the UI needs Dyno's own commands, the two dialogs and window events"
     );
     assert!(
         cap.get("remote").is_none(),
         "no remote URL may call the app"
     );
-    // No plugin crates at all: shell, fs, http, dialog, opener, ...
+    // One plugin crate, the dialog: no shell, fs, http, opener, ...
     let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
-    assert!(!manifest.contains("tauri-plugin"), "{manifest}");
+    let plugins: Vec<&str> = manifest
+        .lines()
+        .filter(|l| l.trim_start().starts_with("tauri-plugin"))
+        .collect();
+    assert_eq!(plugins.len(), 1, "{plugins:?}");
+    assert!(plugins[0].starts_with("tauri-plugin-dialog"), "{plugins:?}");
 }
 
 #[test]

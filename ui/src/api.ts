@@ -3,6 +3,8 @@
 // imports @tauri-apps/api/core.
 
 import { Channel, invoke } from "@tauri-apps/api/core";
+import { getCurrentWebview } from "@tauri-apps/api/webview";
+import { open as openDialog, save as saveDialog } from "@tauri-apps/plugin-dialog";
 import type { TimelinePoint } from "./lib/telemetry";
 import type {
   ApiError,
@@ -14,6 +16,8 @@ import type {
   HubRepo,
   JobEvent,
   LocalModel,
+  ModelPlace,
+  PlaceAdded,
   PullResult,
   ResultListRow,
   RunsDoc,
@@ -24,7 +28,7 @@ import type {
 
 export type { ApiError, JobEvent } from "./types";
 
-const KNOWN_CODES = new Set(["bad_input", "not_found", "network", "cancelled", "busy", "failed", "internal"]);
+const KNOWN_CODES = new Set(["bad_input", "not_found", "network", "cancelled", "busy", "exists", "failed", "internal"]);
 
 /**
  * Turn whatever a rejected command gave into `{code, message}`. The backend
@@ -114,6 +118,11 @@ export const sweep = (id: number) => call<SweepDoc>("sweep", { id });
 export const telemetry = (runIds: number[]) =>
   call<{ run_id: number; points: TimelinePoint[] }[]>("telemetry", { runIds });
 export const models = () => call<LocalModel[]>("models");
+/** The folders and single files the person added to the places searched. */
+export const modelPlaces = () => call<ModelPlace[]>("model_places");
+/** Add a folder to search, or one .gguf file; refused with a reason if unreadable. */
+export const addModelPlace = (path: string) => call<PlaceAdded>("add_model_place", { path });
+export const removeModelPlace = (path: string) => call<boolean>("remove_model_place", { path });
 export const hubSearch = (query: string) => call<HubRepo[]>("hub_search", { query });
 export const hubLevels = (repo: string) => call<HubListing>("hub_levels", { repo });
 /** `a` and `b` are targets: "12" for a run, "sweep:3" for a sweep. */
@@ -131,8 +140,62 @@ export function hubPull(repo: string, file: string, jobId: string, onEvent: (e: 
   return call<PullResult>("hub_pull", { repo, file, jobId, onEvent: channel(onEvent) });
 }
 
-export const exportCard = (target: string, format: ExportFormat, path: string) =>
-  call<{ path: string }>("export_card", { target, format, path });
+/**
+ * Write an export. Refused with code "exists" when the file is there and
+ * `overwrite` is not set: the caller asks the person first.
+ */
+export const exportCard = (target: string, format: ExportFormat, path: string, overwrite = false) =>
+  call<{ path: string }>("export_card", { target, format, path, overwrite });
+
+// Native dialogs (tauri-plugin-dialog). Each resolves to the picked path, or
+// null when the person closed the dialog. Outside the app there is no dialog:
+// they resolve to null and the typed-path fields remain.
+
+async function dialog<T>(f: () => Promise<T>): Promise<T | null> {
+  if (!hasBackend()) return null;
+  try {
+    return await f();
+  } catch (e) {
+    throw toApiError(e);
+  }
+}
+
+/** "Add a folder…": a folder that holds GGUF files. */
+export const pickFolder = () =>
+  dialog(async () => (await openDialog({ directory: true, multiple: false, title: "Add a folder of GGUF models" })) as string | null);
+
+/** "Open a GGUF…": one or more model files. */
+export const pickModelFiles = () =>
+  dialog(async () => {
+    const r = await openDialog({
+      multiple: true,
+      title: "Open GGUF models",
+      filters: [{ name: "GGUF models", extensions: ["gguf"] }],
+    });
+    return r === null ? null : Array.isArray(r) ? r : [r];
+  });
+
+/** "Save…": where an export goes; the dialog itself asks before replacing a file. */
+export const pickSavePath = (defaultPath: string, name: string, extension: string) =>
+  dialog(() => saveDialog({ defaultPath, title: "Save the export", filters: [{ name, extensions: [extension] }] }));
+
+/**
+ * Files dropped on the window: `onDrop` gets their paths, `onHover` whether
+ * something is being dragged over. Resolves to the function that stops
+ * listening. Outside the app nothing is ever dropped.
+ */
+export async function onFileDrop(onDrop: (paths: string[]) => void, onHover: (over: boolean) => void): Promise<() => void> {
+  if (!hasBackend()) return () => {};
+  return getCurrentWebview().onDragDropEvent((e) => {
+    const p = e.payload;
+    if (p.type === "enter" || p.type === "over") onHover(true);
+    else if (p.type === "leave") onHover(false);
+    else if (p.type === "drop") {
+      onHover(false);
+      onDrop(p.paths);
+    }
+  });
+}
 
 /** An export as text (the backend's own exporter, scrubbed of paths), for Copy. */
 export const exportText = (target: string, format: TextFormat) => call<string>("export_text", { target, format });

@@ -64,6 +64,17 @@ vi.mock("./api", () => ({
   hw: vi.fn(async () => hwFx),
   appInfo: vi.fn(async () => ({ version: "0.1.0-test", db: "/tmp/dyno.db", downloads: "/home/u/Downloads" })),
   models: vi.fn(async () => []),
+  modelPlaces: vi.fn(async () => []),
+  addModelPlace: vi.fn(async (path: string) => ({
+    place: { path, kind: "folder" },
+    added: true,
+    models: [{ origin: "folder", name: "m.gguf", file_name: "m.gguf", model_name: "M", path: `${path}/m.gguf`, arch: "llama", quant: "Q4_1", size_bytes: 1e8, n_params: 1e8, fit: "ram", error: null }],
+  })),
+  removeModelPlace: vi.fn(async () => true),
+  pickFolder: vi.fn(async () => null),
+  pickModelFiles: vi.fn(async () => null),
+  pickSavePath: vi.fn(async () => null),
+  onFileDrop: vi.fn(async () => () => {}),
   runs: vi.fn(async () => manyRuns(runCount)),
   run: vi.fn(async (id: number) => ({
     ...manyRuns(1),
@@ -164,6 +175,8 @@ const qa = (id: string) => document.querySelectorAll(`[data-testid="${id}"]`);
 let app: ReturnType<typeof mount> | null = null;
 
 beforeEach(() => {
+  // Each test counts its own calls (implementations stay).
+  vi.clearAllMocks();
   // jsdom has neither blob URLs nor layout; the views only need these to exist.
   URL.createObjectURL ??= () => "blob:test";
   URL.revokeObjectURL ??= () => {};
@@ -226,13 +239,17 @@ describe("App", () => {
   });
 
   it("lists 1,000 runs a page at a time, quickly, and opens a sweep with its chart", async () => {
+    const api = await import("./api");
     runCount = 1000;
+    // The view's own fetches from nothing (the Overview cached the 4-run list at mount).
+    await settle();
+    resultsCache.clear();
+    vi.mocked(api.resultList).mockClear();
     const t0 = performance.now();
     q("nav-results")!.click();
     await settle();
     const ms = performance.now() - t0;
     expect(qa("results-row").length).toBe(50);
-    const api = await import("./api");
     // The newest page first, then the whole list for filters and paging.
     expect(vi.mocked(api.resultList).mock.calls.map((c) => c[0])).toEqual([50, 1000]);
     expect(q("results-count")!.textContent).toContain("page 1 of 21 · 1001 of 1001");
@@ -286,9 +303,10 @@ describe("App", () => {
     expect(qa("results-row").length).toBe(6);
   });
 
-  it("fetches the newest page of results shortly after start", async () => {
+  it("fetches the newest page of results once at start", async () => {
     const api = await import("./api");
-    vi.mocked(api.resultList).mockClear();
+    // The Overview asks for it (has anything been measured?); the App's own
+    // fetch after start then finds it there and asks nothing more.
     await new Promise((r) => setTimeout(r, 700));
     expect(vi.mocked(api.resultList).mock.calls.map((c) => c[0])).toEqual([50]);
     expect(resultsCache.rows?.length).toBe(5);
@@ -335,6 +353,31 @@ describe("App", () => {
     q("export-save")!.click();
     await settle();
     expect(q("export-done")!.textContent).toContain("/home/u/Downloads/dyno-");
+  });
+
+  it("asks before replacing a typed path, and Save as… writes where the dialog says", async () => {
+    const api = await import("./api");
+    q("nav-export")!.click();
+    await settle();
+    const path = (q("export-path") as HTMLInputElement).value;
+    vi.mocked(api.exportCard).mockRejectedValueOnce({ code: "exists", message: `${path} already exists.` });
+    q("export-save")!.click();
+    await settle();
+    expect(vi.mocked(api.exportCard).mock.lastCall!.slice(2)).toEqual([path, false]);
+    expect(q("export-exists")!.textContent).toContain(`${path} already exists.`);
+    expect(q("export-done")).toBeNull();
+    q("export-replace")!.click();
+    await settle();
+    expect(vi.mocked(api.exportCard).mock.lastCall!.slice(2)).toEqual([path, true]);
+    expect(q("export-exists")).toBeNull();
+    expect(q("export-done")!.textContent).toBe(`Saved to ${path}`);
+    // The native dialog asks about replacing by itself, so its answer is final.
+    vi.mocked(api.pickSavePath).mockResolvedValueOnce("/picked/card.png");
+    q("export-save-as")!.click();
+    await settle();
+    expect(vi.mocked(api.pickSavePath).mock.lastCall).toEqual([path, "PNG card", "png"]);
+    expect(vi.mocked(api.exportCard).mock.lastCall!.slice(2)).toEqual(["/picked/card.png", true]);
+    expect(q("export-done")!.textContent).toBe("Saved to /picked/card.png");
   });
 
   it("falls back to ~/Downloads without a Downloads folder, and copies the backend's export", async () => {
@@ -396,16 +439,103 @@ describe("App", () => {
     expect(q("error")).toBeNull();
   });
 
+  it("greets a first-time user with the models on disk and a Benchmark button each", async () => {
+    const api = await import("./api");
+    runCount = 0;
+    vi.mocked(api.models).mockResolvedValue([
+      { origin: "hf-cache", name: "o/r/big.gguf", file_name: "big.gguf", model_name: "Big", path: "/m/big.gguf", arch: "llama", quant: "Q8_0", size_bytes: 2e9, n_params: 1e9, fit: "ram", error: null },
+      { origin: "folder", name: "small.gguf", file_name: "small.gguf", model_name: "Small", path: "/m/small.gguf", arch: "llama", quant: "Q4_1", size_bytes: 1e8, n_params: 1e8, fit: "ram", error: null },
+    ]);
+    // Start afresh with nothing measured; this sweep ends at once.
+    vi.mocked(api.startSweep).mockImplementationOnce(async () => sweepDoc);
+    vi.mocked(api.resultList).mockResolvedValueOnce([]);
+    unmount(app!);
+    resultsCache.clear();
+    app = mount(App, { target: document.body });
+    try {
+      await settle();
+      expect(q("welcome")).not.toBeNull();
+      const rows = [...document.querySelectorAll('[data-testid="welcome-model"]')].map((e) => e.textContent ?? "");
+      // Smallest first, named by file first and the model's own name second.
+      expect(rows[0]).toMatch(/small\.gguf.*Small/);
+      (document.querySelector('[data-testid="welcome-benchmark"]') as HTMLButtonElement).click();
+      await settle();
+      expect(vi.mocked(api.startSweep).mock.lastCall![0]).toEqual({ source: { kind: "files", files: ["/m/small.gguf"] }, quality: false });
+      expect(q("sweep-status")).not.toBeNull();
+    } finally {
+      vi.mocked(api.models).mockResolvedValue([]);
+    }
+  });
+
+  it("adds a typed folder, lists it under the added places and removes it", async () => {
+    const api = await import("./api");
+    await settle();
+    q("nav-models")!.click();
+    await settle();
+    expect(q("add-folder")).not.toBeNull();
+    expect(q("open-gguf")).not.toBeNull();
+    expect(q("suggest-model")).not.toBeNull();
+    vi.mocked(api.modelPlaces).mockResolvedValue([{ path: "/data/LLM Models", kind: "folder" }]);
+    const input = q("place-path") as HTMLInputElement;
+    input.value = " /data/LLM Models ";
+    input.dispatchEvent(new Event("input"));
+    flushSync();
+    q("place-add")!.click();
+    await settle();
+    expect(vi.mocked(api.addModelPlace)).toHaveBeenLastCalledWith("/data/LLM Models");
+    expect(q("place-message")!.textContent).toBe("Added the folder /data/LLM Models (1 model).");
+    expect(input.value).toBe("");
+    expect(q("place")!.getAttribute("data-path")).toBe("/data/LLM Models");
+    vi.mocked(api.modelPlaces).mockResolvedValue([]);
+    q("place-remove")!.click();
+    await settle();
+    expect(vi.mocked(api.removeModelPlace)).toHaveBeenLastCalledWith("/data/LLM Models");
+    expect(q("place")).toBeNull();
+  });
+
+  it("says why a typed path was refused and keeps it for editing", async () => {
+    const api = await import("./api");
+    vi.mocked(api.addModelPlace).mockRejectedValueOnce({ code: "bad_input", message: "/x/bad.gguf is not a readable GGUF model (truncated); download it again" });
+    await settle();
+    q("nav-models")!.click();
+    await settle();
+    const input = q("place-path") as HTMLInputElement;
+    input.value = "/x/bad.gguf";
+    input.dispatchEvent(new Event("input"));
+    flushSync();
+    q("place-add")!.click();
+    await settle();
+    expect(q("error")!.textContent).toMatch(/not a readable GGUF model/);
+    expect(input.value).toBe("/x/bad.gguf");
+  });
+
+  it("shows a hub failure as a sentence with Try again, the raw message folded away", async () => {
+    const api = await import("./api");
+    await settle();
+    q("nav-models")!.click();
+    await settle();
+    q("suggest-model")!.click();
+    await settle();
+    expect(q("hub-error")!.textContent).toMatch(/could not reach Hugging Face/);
+    const calls = vi.mocked(api.hubSearch).mock.calls.length;
+    q("hub-retry")!.click();
+    await settle();
+    expect(vi.mocked(api.hubSearch).mock.calls.length).toBe(calls + 1);
+    expect(vi.mocked(api.hubSearch).mock.lastCall![0]).toBe("SmolLM2 135M");
+  });
+
   it("runs a quick sweep and follows it to done", async () => {
     const api = await import("./api");
-    vi.mocked(api.models).mockResolvedValueOnce([
-      { origin: "folder", name: "big", path: "/m/big.gguf", arch: "llama", quant: "F16", size_bytes: 2e9, n_params: 1e9, fit: "ram", error: null },
-      { origin: "folder", name: "small", path: "/m/small.gguf", arch: "llama", quant: "Q4_1", size_bytes: 1e8, n_params: 1e8, fit: "ram", error: null },
+    // Both the first-run card and the quick sweep list the models.
+    vi.mocked(api.models).mockResolvedValue([
+      { origin: "folder", name: "big", file_name: "big.gguf", model_name: null, path: "/m/big.gguf", arch: "llama", quant: "F16", size_bytes: 2e9, n_params: 1e9, fit: "ram", error: null },
+      { origin: "folder", name: "small", file_name: "small.gguf", model_name: null, path: "/m/small.gguf", arch: "llama", quant: "Q4_1", size_bytes: 1e8, n_params: 1e8, fit: "ram", error: null },
     ]);
     await settle();
     q("quick-sweep")!.click();
     await settle();
-    expect(vi.mocked(api.startSweep).mock.calls[0][0]).toEqual({
+    vi.mocked(api.models).mockResolvedValue([]);
+    expect(vi.mocked(api.startSweep).mock.lastCall![0]).toEqual({
       source: { kind: "files", files: ["/m/small.gguf"] }, prompt: 128, gen: 32, reps: 2, quality: false,
     });
     expect(q("sweep-status")!.textContent).toBe("running: level 1/1 Q4_1 — pp128 rep 1/2");

@@ -14,6 +14,8 @@ class Nav {
   /** The run ("12") or sweep ("sweep:3") the Results view opens, if any. */
   resultsTarget = $state<string | null>(null);
   exportTarget = $state<string | null>(null);
+  /** A hub search the Models view runs when it opens (the first-run card's suggestion). */
+  hubQuery = $state<string | null>(null);
   /** A source the Sweep form should start from (set by Models). */
   sweepPrefill = $state.raw<SweepInput | null>(null);
 

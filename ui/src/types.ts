@@ -304,7 +304,12 @@ export type Fit = "vram" | "ram" | "no";
 /** One entry of `dyno models --json`; an unreadable file has `error` and nulls. */
 export interface LocalModel {
   origin: "hf-cache" | "lm-studio" | "ollama" | "folder" | string;
+  /** The name its tool uses (owner/repo/file, model:tag, the file name). */
   name: string;
+  /** The file's own name: what the UI shows first. */
+  file_name: string;
+  /** `general.name` from the header, shown second. */
+  model_name: string | null;
   path: string;
   arch: string | null;
   quant: string | null;
@@ -312,6 +317,21 @@ export interface LocalModel {
   n_params: number | null;
   fit: Fit | null;
   error: string | null;
+}
+
+/** A folder or single file added to the places searched (`dyno models added --json`). */
+export interface ModelPlace {
+  path: string;
+  kind: "folder" | "file" | "missing";
+}
+
+/** The answer to adding a place (`dyno models add PATH --json`). */
+export interface PlaceAdded {
+  place: ModelPlace;
+  /** False when it was there already. */
+  added: boolean;
+  /** The models under it now. */
+  models: LocalModel[];
 }
 
 /** One entry of `dyno hub search Q --json`. */

@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { plainHubError } from "./hubErrors";
+
+describe("plainHubError", () => {
+  it("turns a connection failure into a sentence with Retry, keeping the detail", () => {
+    const raw =
+      "network error: could not reach https://huggingface.co (error sending request for url (https://huggingface.co/api/models?search=x): client error (Connect)); check the connection, or set HF_ENDPOINT (or --endpoint) for a mirror";
+    const p = plainHubError({ code: "network", message: raw });
+    expect(p.title).toBe("Dyno could not reach Hugging Face.");
+    expect(p.title + p.advice).not.toMatch(/https?:|HF_ENDPOINT|--endpoint/);
+    expect(p.retry).toBe(true);
+    expect(p.detail).toBe(raw);
+  });
+
+  it("says what a gated repo wants, without environment variables", () => {
+    const p = plainHubError({
+      code: "bad_input",
+      message: "repo meta/x is gated; accept its terms on huggingface.co, then give a token with HF_TOKEN=hf_…",
+    });
+    expect(p.title).toMatch(/gated/);
+    expect(p.advice).not.toMatch(/HF_TOKEN/);
+  });
+
+  it("does not offer Retry for a repo that is not there", () => {
+    const p = plainHubError({ code: "not_found", message: "repo a/b was not found on the hub; check the name" });
+    expect(p.retry).toBe(false);
+    expect(p.advice).toMatch(/spelling/);
+  });
+});

@@ -1,0 +1,100 @@
+// Adding models by clicks: the Models view's "Add a folder…" and "Open a
+// GGUF…", the Overview's first-run card, a typed path and files dropped on
+// the window all end here, so each says the same thing and every view that
+// lists models reloads after a change (`version`).
+
+import * as api from "./api";
+import { nav, sweepJob } from "./state.svelte";
+import type { ApiError, PlaceAdded } from "./types";
+
+/**
+ * The one-click benchmark of a model file, from the Models view and the
+ * Overview alike: llama-bench's default tests, then the live progress.
+ * Null when it started, else why it could not.
+ */
+export function benchmark(path: string): ApiError | null {
+  if (sweepJob.running) return { code: "busy", message: "A benchmark is already running; wait for it or cancel it under Sweep." };
+  nav.go("sweep");
+  void sweepJob.start({ source: { kind: "files", files: [path] }, quality: false });
+  return null;
+}
+
+/** A short sentence for one added place: what it is and how many models it gave. */
+export function addedLine(a: PlaceAdded): string {
+  const n = a.models.length;
+  const what = a.place.kind === "file" ? "file" : "folder";
+  const models = `${n} model${n === 1 ? "" : "s"}`;
+  return a.added ? `Added the ${what} ${a.place.path} (${models}).` : `Already listed: ${a.place.path} (${models}).`;
+}
+
+class ModelPlaces {
+  /** Bumped after every change; views that list models reload on it. */
+  version = $state(0);
+  busy = $state(false);
+  /** What the last add did, for a person. */
+  message = $state<string | null>(null);
+  error = $state.raw<ApiError | null>(null);
+  /** Whether files are being dragged over the window. */
+  dragging = $state(false);
+
+  /** Add each path (folders or .gguf files); true if at least one was added. */
+  async add(paths: string[]): Promise<boolean> {
+    const list = paths.map((p) => p.trim()).filter(Boolean);
+    if (!list.length) return false;
+    this.busy = true;
+    this.message = null;
+    this.error = null;
+    const lines: string[] = [];
+    const failures: string[] = [];
+    try {
+      for (const p of list) {
+        try {
+          lines.push(addedLine(await api.addModelPlace(p)));
+        } catch (e) {
+          failures.push((e as ApiError).message);
+        }
+      }
+    } finally {
+      this.busy = false;
+    }
+    this.message = lines.length ? lines.join(" ") : null;
+    if (failures.length) this.error = { code: "bad_input", message: failures.join(" ") };
+    if (lines.length) this.version++;
+    return lines.length > 0;
+  }
+
+  /** "Add a folder…" through the native dialog. */
+  async pickFolder(): Promise<boolean> {
+    try {
+      const dir = await api.pickFolder();
+      return dir ? this.add([dir]) : false;
+    } catch (e) {
+      this.error = e as ApiError;
+      return false;
+    }
+  }
+
+  /** "Open a GGUF…" through the native dialog. */
+  async pickFiles(): Promise<boolean> {
+    try {
+      const files = await api.pickModelFiles();
+      return files?.length ? this.add(files) : false;
+    } catch (e) {
+      this.error = e as ApiError;
+      return false;
+    }
+  }
+
+  async remove(path: string): Promise<void> {
+    this.error = null;
+    try {
+      await api.removeModelPlace(path);
+      this.message = `Removed ${path}; its files stay on disk.`;
+      this.version++;
+    } catch (e) {
+      this.error = e as ApiError;
+    }
+  }
+}
+
+export const places = new ModelPlaces();
