@@ -330,10 +330,33 @@ pub fn cancel(app: State<'_, App>, job_id: String) -> bool {
     app.jobs.cancel(&job_id)
 }
 
+/// What each preset measures and how long it should take on `path`.
+#[tauri::command]
+pub async fn preset_estimates(
+    app: State<'_, App>,
+    path: String,
+) -> AppResult<Vec<dyno::app::presets::Estimate>> {
+    let path = expand_home(path.trim());
+    with_store(app.db.clone(), move |s| {
+        Box::pin(async move {
+            let mut all = Vec::new();
+            for p in dyno::app::presets::Preset::ALL {
+                all.push(dyno::app::presets::estimate(s, &path, p).await?);
+            }
+            Ok(all)
+        })
+    })
+    .await
+}
+
 /// The Sweep view's form (docs/app-api.md).
 #[derive(Debug, Deserialize)]
 pub struct SweepInput {
     pub source: SourceInput,
+    /// Quick, Standard or Thorough; `prompt`, `gen` and `reps` are then
+    /// ignored (a preset is one plan, so its runs always compare).
+    #[serde(default)]
+    pub preset: Option<dyno::app::presets::Preset>,
     pub prompt: Option<u32>,
     pub gen: Option<u32>,
     pub reps: Option<u32>,
@@ -399,14 +422,21 @@ impl SweepInput {
                 argv.push(format!("--dir={}", dir.trim()));
             }
         }
-        if let Some(p) = self.prompt {
-            argv.push(format!("--n-prompt={p}"));
-        }
-        if let Some(n) = self.gen {
-            argv.push(format!("--n-gen={n}"));
-        }
-        if let Some(r) = self.reps {
-            argv.push(format!("--repetitions={r}"));
+        if let Some(p) = self.preset {
+            let name = clap::ValueEnum::to_possible_value(&p)
+                .map(|v| v.get_name().to_string())
+                .unwrap_or_default();
+            argv.push(format!("--preset={name}"));
+        } else {
+            if let Some(p) = self.prompt {
+                argv.push(format!("--n-prompt={p}"));
+            }
+            if let Some(n) = self.gen {
+                argv.push(format!("--n-gen={n}"));
+            }
+            if let Some(r) = self.reps {
+                argv.push(format!("--repetitions={r}"));
+            }
         }
         if let Some(n) = self.ngl.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
             argv.push(format!("--ngl={n}"));
@@ -529,6 +559,7 @@ mod tests {
     fn input(source: SourceInput) -> SweepInput {
         SweepInput {
             source,
+            preset: None,
             prompt: Some(64),
             gen: Some(16),
             reps: Some(2),
@@ -563,6 +594,22 @@ mod tests {
         i.ngl = Some("lots".into());
         let e = i.args().unwrap_err();
         assert!(e.message.contains("not a layer count"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_preset_is_one_plan_whatever_else_the_form_holds() {
+        let mut i = input(SourceInput::Files {
+            files: vec!["a.gguf".into()],
+        });
+        i.preset = Some(dyno::app::presets::Preset::Quick);
+        let r = i.args().unwrap().opts.request(2);
+        assert_eq!((r.n_prompt, r.n_gen, r.reps), (vec![128], vec![32], 3));
+        assert_eq!(r.prompt_gen, [(128, 32)]);
+        let i: SweepInput = serde_json::from_value(
+            json!({"source": {"kind": "files", "files": ["a.gguf"]}, "preset": "thorough"}),
+        )
+        .unwrap();
+        assert_eq!(i.args().unwrap().opts.request(2).reps, 10);
     }
 
     #[test]

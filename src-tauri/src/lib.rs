@@ -36,6 +36,7 @@ pub fn run() {
             commands::model_places,
             commands::add_model_place,
             commands::remove_model_place,
+            commands::preset_estimates,
             commands::hub_search,
             commands::hub_levels,
             commands::compare,

@@ -8,3 +8,4 @@
 //! still lives in `cli/` and is called from there by the app.
 
 pub mod models;
+pub mod presets;

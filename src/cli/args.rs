@@ -107,6 +107,14 @@ pub enum Command {
     /// Store the runs of a shared result file (`dyno export --format json`)
     /// as runs of the machine that measured them. Importing twice adds nothing.
     Import { file: PathBuf },
+    /// The presets (Quick, Standard, Thorough): what each measures and how
+    /// long it should take on MODEL, from this machine's stored runs.
+    Presets {
+        #[arg(value_name = "MODEL")]
+        model: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
     /// Describe GGUF files from their headers without loading them.
     Inspect {
         #[arg(required = true)]
@@ -342,6 +350,12 @@ pub struct SweepArgs {
 /// The plan options `dyno bench` and `dyno sweep` share.
 #[derive(Debug, Args)]
 pub struct BenchOptions {
+    /// A preset plan instead of -p, -n and -r: quick (pp128, tg32, 3
+    /// repetitions), standard (llama-bench's defaults) or thorough (pp512
+    /// and pp2048, tg128, 10 repetitions); each adds pp+tg for time to first
+    /// token. `dyno presets MODEL` says how long each takes.
+    #[arg(long, value_enum, conflicts_with_all = ["n_prompt", "n_gen", "reps", "pg"])]
+    pub preset: Option<crate::app::presets::Preset>,
     /// Prompt lengths for prefill tests (pp); 0 skips them.
     #[arg(
         short = 'p',
@@ -496,15 +510,26 @@ impl BenchOptions {
     /// The request, with llama-bench's defaults for anything not given.
     pub fn request(&self, default_threads: u32) -> BenchRequest {
         let d = BenchRequest::defaults(default_threads);
+        let preset = self.preset.map(|p| p.plan());
         BenchRequest {
-            n_prompt: pick(&self.n_prompt, d.n_prompt),
-            n_gen: pick(&self.n_gen, d.n_gen),
-            prompt_gen: self.pg.clone(),
+            n_prompt: match &preset {
+                Some(p) => p.n_prompt.clone(),
+                None => pick(&self.n_prompt, d.n_prompt),
+            },
+            n_gen: match &preset {
+                Some(p) => p.n_gen.clone(),
+                None => pick(&self.n_gen, d.n_gen),
+            },
+            prompt_gen: match &preset {
+                // TTFT from the first pair, as a sweep measures it.
+                Some(p) => vec![(p.n_prompt[0], p.n_gen[0])],
+                None => self.pg.clone(),
+            },
             n_depth: pick(&self.n_depth, d.n_depth),
             n_parallel: self.npl.clone(),
             parallel_prompt: self.npp.clone(),
             parallel_gen: self.ntg.clone(),
-            reps: self.reps,
+            reps: preset.as_ref().map_or(self.reps, |p| p.reps),
             warmup: !self.no_warmup,
             n_threads: pick(&self.threads, d.n_threads),
             // Each layer count once, in the order given (`0-32+8,32`).

@@ -133,6 +133,7 @@ pub fn main(cli: Cli) -> Result<i32> {
             Command::Compare { a, b, json } => compare(&db, &a, &b, json).await,
             Command::Import { file } => import(&db, &file).await,
             Command::Inspect { models, json } => inspect(&models, json),
+            Command::Presets { model, json } => presets(&db, &model, json).await,
             Command::Hw { json, remeasure } => hw::hw(&db, json, remeasure).await,
             Command::Worker { .. } => unreachable!("handled above"),
         }
@@ -477,6 +478,48 @@ async fn export(
                 .write_all(&bytes)
                 .map_err(|e| DynoError::io("cannot write to stdout", e))?;
         }
+    }
+    Ok(0)
+}
+
+async fn presets(db: &Path, model: &Path, json: bool) -> Result<i32> {
+    use crate::app::presets::{self, Basis, Preset};
+    let store = open_store(db).await?;
+    let mut all = Vec::new();
+    for p in Preset::ALL {
+        match presets::estimate(&store, model, p).await {
+            Ok(e) => all.push(e),
+            Err(e) => {
+                store.close().await;
+                return Err(e);
+            }
+        }
+    }
+    store.close().await;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&all).expect("estimates serialise")
+        );
+        return Ok(0);
+    }
+    for e in &all {
+        println!(
+            "{:<9} {} · {} repetitions · about {} ({}–{}) · {}",
+            e.plan.label,
+            e.tests.join(", "),
+            e.plan.reps,
+            crate::report::human_duration(e.seconds),
+            crate::report::human_duration(e.seconds_low),
+            crate::report::human_duration(e.seconds_high),
+            e.plan.about
+        );
+    }
+    match all.first().map(|e| (e.basis, e.runs_used)) {
+        Some((Basis::StoredRuns, n)) => {
+            println!("times estimated from {n} stored run(s) on this machine")
+        }
+        _ => println!("times are rough: no run on this machine to learn from yet"),
     }
     Ok(0)
 }

@@ -571,9 +571,30 @@ pub fn human_params(n: u64) -> String {
     }
 }
 
+/// A wait as a person reads it: "45 s", "3 min", "1 h 20 min".
+pub fn human_duration(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    if s < 90 {
+        format!("{s} s")
+    } else if s < 3600 {
+        format!("{} min", (s + 30) / 60)
+    } else {
+        let m = (s + 30) / 60;
+        format!("{} h {} min", m / 60, m % 60)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_read_as_waits() {
+        assert_eq!(human_duration(44.6), "45 s");
+        assert_eq!(human_duration(-1.0), "0 s");
+        assert_eq!(human_duration(200.0), "3 min");
+        assert_eq!(human_duration(4800.0), "1 h 20 min");
+    }
 
     #[test]
     fn sizes_print_like_llama_bench() {
