@@ -18,6 +18,7 @@ import type {
   LocalModel,
   ModelPlace,
   PlaceAdded,
+  PresetEstimate,
   PullResult,
   ResultListRow,
   RunsDoc,
@@ -123,6 +124,8 @@ export const modelPlaces = () => call<ModelPlace[]>("model_places");
 /** Add a folder to search, or one .gguf file; refused with a reason if unreadable. */
 export const addModelPlace = (path: string) => call<PlaceAdded>("add_model_place", { path });
 export const removeModelPlace = (path: string) => call<boolean>("remove_model_place", { path });
+/** Quick, Standard and Thorough for the model at `path`: tests and a time estimate each. */
+export const presetEstimates = (path: string) => call<PresetEstimate[]>("preset_estimates", { path });
 export const hubSearch = (query: string) => call<HubRepo[]>("hub_search", { query });
 export const hubLevels = (repo: string) => call<HubListing>("hub_levels", { repo });
 /** `a` and `b` are targets: "12" for a run, "sweep:3" for a sweep. */

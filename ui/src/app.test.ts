@@ -71,6 +71,13 @@ vi.mock("./api", () => ({
     models: [{ origin: "folder", name: "m.gguf", file_name: "m.gguf", model_name: "M", path: `${path}/m.gguf`, arch: "llama", quant: "Q4_1", size_bytes: 1e8, n_params: 1e8, fit: "ram", error: null }],
   })),
   removeModelPlace: vi.fn(async () => true),
+  presetEstimates: vi.fn(async () =>
+    (["quick", "standard", "thorough"] as const).map((preset, i) => ({
+      plan: { preset, label: preset[0].toUpperCase() + preset.slice(1), about: "", n_prompt: [128 * 4 ** i], n_gen: [32 * 4 ** i], reps: 3 + i },
+      tests: [`pp${128 * 4 ** i}`, `tg${32 * 4 ** i}`],
+      seconds: 30 * 4 ** i, seconds_low: 10, seconds_high: 600, basis: "stored_runs", runs_used: 4,
+    })),
+  ),
   pickFolder: vi.fn(async () => null),
   pickModelFiles: vi.fn(async () => null),
   pickSavePath: vi.fn(async () => null),
@@ -460,7 +467,17 @@ describe("App", () => {
       expect(rows[0]).toMatch(/small\.gguf.*Small/);
       (document.querySelector('[data-testid="welcome-benchmark"]') as HTMLButtonElement).click();
       await settle();
-      expect(vi.mocked(api.startSweep).mock.lastCall![0]).toEqual({ source: { kind: "files", files: ["/m/small.gguf"] }, quality: false });
+      // The presets with their plans and times; Standard is chosen until another is.
+      const presets = [...document.querySelectorAll('[data-testid="preset"]')];
+      expect(presets.map((p) => (p as HTMLElement).dataset.preset)).toEqual(["quick", "standard", "thorough"]);
+      expect(presets[1].textContent).toMatch(/about 2 min.*pp512, tg128 · 4 repetitions/);
+      expect(q("preset-basis")!.textContent).toMatch(/4 earlier runs/);
+      expect(vi.mocked(api.presetEstimates)).toHaveBeenLastCalledWith("/m/small.gguf");
+      (presets[0].querySelector("input") as HTMLInputElement).click();
+      flushSync();
+      q("preset-start")!.click();
+      await settle();
+      expect(vi.mocked(api.startSweep).mock.lastCall![0]).toEqual({ source: { kind: "files", files: ["/m/small.gguf"] }, preset: "quick", quality: false });
       expect(q("sweep-status")).not.toBeNull();
     } finally {
       vi.mocked(api.models).mockResolvedValue([]);
@@ -536,7 +553,7 @@ describe("App", () => {
     await settle();
     vi.mocked(api.models).mockResolvedValue([]);
     expect(vi.mocked(api.startSweep).mock.lastCall![0]).toEqual({
-      source: { kind: "files", files: ["/m/small.gguf"] }, prompt: 128, gen: 32, reps: 2, quality: false,
+      source: { kind: "files", files: ["/m/small.gguf"] }, preset: "quick", quality: false,
     });
     expect(q("sweep-status")!.textContent).toBe("running: level 1/1 Q4_1 — pp128 rep 1/2");
     expect(q("sweep-cancel")!.hasAttribute("disabled")).toBe(false);

@@ -5,18 +5,27 @@
 
 import * as api from "./api";
 import { nav, sweepJob } from "./state.svelte";
-import type { ApiError, PlaceAdded } from "./types";
+import type { ApiError, PlaceAdded, Preset } from "./types";
 
 /**
- * The one-click benchmark of a model file, from the Models view and the
- * Overview alike: llama-bench's default tests, then the live progress.
- * Null when it started, else why it could not.
+ * Benchmark one model file with a preset, from the Models view and the
+ * Overview alike, then follow the live progress. Null when it started, else
+ * why it could not.
  */
-export function benchmark(path: string): ApiError | null {
+export function benchmark(path: string, preset: Preset = "standard"): ApiError | null {
   if (sweepJob.running) return { code: "busy", message: "A benchmark is already running; wait for it or cancel it under Sweep." };
   nav.go("sweep");
-  void sweepJob.start({ source: { kind: "files", files: [path] }, quality: false });
+  void sweepJob.start({ source: { kind: "files", files: [path] }, preset, quality: false });
   return null;
+}
+
+/** "about 2 min (36 s–4 min)". */
+export function fmtWait(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 90) return `${s} s`;
+  if (s < 3600) return `${Math.round(s / 60)} min`;
+  const m = Math.round(s / 60);
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
 }
 
 /** A short sentence for one added place: what it is and how many models it gave. */

@@ -375,8 +375,26 @@ export type SweepSource =
   | { kind: "from"; base: string; levels?: string[] }
   | { kind: "dir"; dir: string };
 
+/** One plan for every button (src/app/presets.rs); runs of one preset always compare. */
+export type Preset = "quick" | "standard" | "thorough";
+
+/** A preset's plan and how long it should take on one model (`dyno presets MODEL --json`). */
+export interface PresetEstimate {
+  plan: { preset: Preset; label: string; about: string; n_prompt: number[]; n_gen: number[]; reps: number };
+  /** "pp512", "tg128", "pp512+tg128". */
+  tests: string[];
+  seconds: number;
+  seconds_low: number;
+  seconds_high: number;
+  /** Learnt from this machine's stored runs, or rough priors. */
+  basis: "stored_runs" | "prior";
+  runs_used: number;
+}
+
 export interface SweepInput {
   source: SweepSource;
+  /** A preset replaces prompt, gen and reps. */
+  preset?: Preset;
   prompt?: number;
   gen?: number;
   reps?: number;
