@@ -5,7 +5,6 @@
 //! soon as it is measured, so a crash loses at most the test in flight.
 
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -258,8 +257,9 @@ impl Store {
             path: path.to_path_buf(),
             source: e,
         };
-        let opts = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
-            .map_err(store_err)?
+        // The path is a file name, not a URL: parsing `sqlite://{path}`
+        // would turn a `?` or `#` in a folder name into connection options.
+        let opts = SqliteConnectOptions::new()
             .filename(path)
             .create_if_missing(true)
             // NORMAL in WAL mode survives any crash of the app; only a power
