@@ -173,14 +173,7 @@ impl BenchRequest {
         }
         // A context of 2^31 tokens or more overflows llama.cpp's int32 positions.
         for t in self.tests() {
-            let n_ctx =
-                u64::from(t.n_prompt + t.n_gen + t.n_depth) * u64::from(t.n_parallel.max(1));
-            if n_ctx > i32::MAX as u64 / 2 {
-                return bad(format!(
-                    "{} needs a context of {n_ctx} tokens, more than llama.cpp can address",
-                    t.name()
-                ));
-            }
+            t.llama_n_ctx().map_err(DynoError::BadInput)?;
         }
         Ok(())
     }
@@ -397,6 +390,30 @@ mod tests {
         assert_eq!(r.tests().len(), 1);
         r.n_gen = vec![0];
         assert!(matches!(r.validate(), Err(DynoError::BadInput(_))));
+    }
+
+    #[test]
+    fn contexts_past_u32_are_refused_not_wrapped() {
+        // u32::MAX + 1 wraps to 0 in u32: the old check let this through.
+        let mut r = BenchRequest::defaults(2);
+        r.prompt_gen = vec![(u32::MAX, 1)];
+        let e = r.validate().unwrap_err().to_string();
+        assert!(e.contains("pp4294967295+tg1"), "{e}");
+        assert!(e.contains("4294967296 tokens"), "{e}");
+        assert!(e.contains("-p") && e.contains("--npl"), "{e}");
+        // (2^30 + 2^30) * 2 = 2^32: wraps only in the product.
+        let mut r = BenchRequest::defaults(2);
+        r.n_parallel = vec![2];
+        r.parallel_prompt = vec![1 << 30];
+        r.parallel_gen = vec![1 << 30];
+        assert!(r.validate().is_err());
+        // Just under llama.cpp's limit is still allowed.
+        let mut r = BenchRequest::defaults(2);
+        r.n_prompt = vec![(i32::MAX / 2) as u32];
+        r.n_gen = vec![0];
+        assert!(r.validate().is_ok());
+        r.n_prompt = vec![(i32::MAX / 2) as u32 + 1];
+        assert!(r.validate().is_err());
     }
 
     #[test]

@@ -293,6 +293,13 @@ fn context_params(
     c.n_batch = p.n_batch;
     c.n_ubatch = p.n_ubatch;
     c.n_seq_max = n_seq.max(1);
+    // llama.cpp reserves one output per sequence when it makes the context
+    // and asserts that this fits in `n_outputs_max`, which defaults to
+    // n_batch: more parallel sequences than -b would abort. Raise it only
+    // then, so every other context is made exactly as before.
+    if c.n_seq_max > p.n_batch {
+        c.n_outputs_max = c.n_seq_max;
+    }
     c.n_threads = n_threads;
     c.n_threads_batch = n_threads;
     c.type_k = cache;

@@ -139,7 +139,8 @@ pub fn run_job(
     } else {
         1
     };
-    let mut ctx = Context::new(model, &job.ctx, t.n_ctx(), n_seq)?;
+    let n_ctx = t.llama_n_ctx().map_err(EngineError::Context)?;
+    let mut ctx = Context::new(model, &job.ctx, n_ctx, n_seq)?;
     let n_batch = job.ctx.n_batch;
     ctx.clear();
 
@@ -224,7 +225,10 @@ pub fn run_job(
 
 /// `n_seq` sequences: prefill `n_prompt` tokens each (all sequences in one
 /// logical batch, split into chunks of `n_batch`), then `n_gen` steps that
-/// each decode one token per sequence, as llama-batched-bench does.
+/// each decode one token per sequence, as llama-batched-bench does. A step
+/// is split into chunks of `n_batch` too: with more sequences than that,
+/// one llama_decode would fail llama.cpp's `n_tokens_all <= n_batch` assert
+/// and abort the worker.
 fn parallel(
     ctx: &mut Context,
     model: &Model,
@@ -235,45 +239,45 @@ fn parallel(
     rng: &mut Rng,
 ) -> Result<Sample, EngineError> {
     let n_vocab = model.n_vocab();
-    let cap = (n_batch.max(n_seq)) as usize;
-    let mut batch = Batch::new(cap, n_seq as i32);
+    let n_batch = n_batch.max(1) as usize;
+    let mut batch = Batch::new(n_batch, n_seq as i32);
     let t0 = Instant::now();
     let mut prompt_ns = None;
     if n_prompt > 0 {
         for s in 0..n_seq {
             for p in 0..n_prompt {
-                if batch.len() == n_batch as usize {
-                    ctx.decode_batch(&mut batch)?;
-                    batch.clear();
-                }
                 let tok = if p == 0 {
                     model.first_token(rng.token(n_vocab))
                 } else {
                     rng.token(n_vocab)
                 };
-                batch.push(tok, p as i32, s as i32, p == n_prompt - 1);
+                push_chunked(
+                    ctx,
+                    &mut batch,
+                    n_batch,
+                    tok,
+                    p as i32,
+                    s as i32,
+                    p == n_prompt - 1,
+                )?;
             }
         }
-        if !batch.is_empty() {
-            ctx.decode_batch(&mut batch)?;
-            batch.clear();
-        }
+        flush(ctx, &mut batch)?;
         ctx.synchronize();
         prompt_ns = Some(elapsed_ns(t0));
     }
     let t1 = Instant::now();
     for step in 0..n_gen {
-        batch.clear();
+        let pos = (n_prompt + step) as i32;
         for s in 0..n_seq {
-            let pos = (n_prompt + step) as i32;
             let tok = if pos == 0 {
                 model.first_token(rng.token(n_vocab))
             } else {
                 rng.token(n_vocab)
             };
-            batch.push(tok, pos, s as i32, true);
+            push_chunked(ctx, &mut batch, n_batch, tok, pos, s as i32, true)?;
         }
-        ctx.decode_batch(&mut batch)?;
+        flush(ctx, &mut batch)?;
         ctx.synchronize();
     }
     let gen_ns = elapsed_ns(t1);
@@ -283,6 +287,34 @@ fn parallel(
         gen_ns: Some(gen_ns),
         ttft_ns: None,
     })
+}
+
+/// Add one token to `batch`, decoding what it holds first when it already
+/// has `n_batch` tokens, so no llama_decode gets more than `n_batch`.
+#[allow(clippy::too_many_arguments)]
+fn push_chunked(
+    ctx: &mut Context,
+    batch: &mut Batch,
+    n_batch: usize,
+    tok: Token,
+    pos: i32,
+    seq: i32,
+    logits: bool,
+) -> Result<(), EngineError> {
+    if batch.len() >= n_batch {
+        flush(ctx, batch)?;
+    }
+    batch.push(tok, pos, seq, logits);
+    Ok(())
+}
+
+/// Decode what `batch` holds, if anything, and empty it.
+fn flush(ctx: &mut Context, batch: &mut Batch) -> Result<(), EngineError> {
+    if !batch.is_empty() {
+        ctx.decode_batch(batch)?;
+        batch.clear();
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -133,7 +133,7 @@ impl MemoryProfile {
 
     /// Memory one test's context needs on top of the loaded model.
     pub fn context_bytes(&self, test: &TestSpec, ctx: &ContextParams) -> (u64, u64) {
-        let n_ctx = u64::from(test.n_ctx());
+        let n_ctx = test.n_ctx();
         (
             self.kv_bytes(n_ctx, &ctx.cache_type),
             self.compute_bytes(n_ctx, ctx),

@@ -439,7 +439,7 @@ pub fn llama_bench_json(r: &Report) -> Value {
             .iter()
             .filter(|x| x.kind != "parallel" && x.status == "ok" && !x.samples_ns.is_empty())
         {
-            let tokens = f64::from(res.n_prompt + res.n_gen);
+            let tokens = f64::from(res.n_prompt) + f64::from(res.n_gen);
             let ns: Vec<f64> = res.samples_ns.iter().map(|&n| n as f64).collect();
             let ts: Vec<f64> = ns.iter().map(|n| tokens / (n / 1e9)).collect();
             let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;

@@ -43,7 +43,7 @@ pub struct ResultTelemetryJson {
 /// Tokens one repetition of a result processes (prompt plus generated, over
 /// all sequences).
 fn tokens_per_rep(r: &ResultJson) -> u64 {
-    u64::from(r.n_prompt + r.n_gen) * u64::from(r.n_parallel.max(1))
+    (u64::from(r.n_prompt) + u64::from(r.n_gen)).saturating_mul(u64::from(r.n_parallel.max(1)))
 }
 
 /// Fill each result's telemetry from the readings taken during its timed

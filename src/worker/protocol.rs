@@ -121,6 +121,9 @@ pub struct TestSpec {
     pub n_parallel: u32,
 }
 
+/// The largest context, in tokens, that Dyno asks llama.cpp for.
+pub const MAX_N_CTX: u32 = (i32::MAX / 2) as u32;
+
 impl TestSpec {
     /// The name llama-bench would print ("pp512", "tg128", "pp512+tg128"),
     /// with "@d4096" for a depth and "@npl4" for parallel sequences.
@@ -141,10 +144,30 @@ impl TestSpec {
         name
     }
 
-    /// Context size the test needs, as llama-bench sizes it.
-    pub fn n_ctx(&self) -> u32 {
-        let per_seq = self.n_prompt + self.n_gen + self.n_depth;
-        per_seq * self.n_parallel.max(1)
+    /// Context size the test needs, as llama-bench sizes it. Computed in u64
+    /// (saturating) because lengths near `u32::MAX` would wrap in u32 into a
+    /// small, wrong context.
+    pub fn n_ctx(&self) -> u64 {
+        let per_seq = u64::from(self.n_prompt) + u64::from(self.n_gen) + u64::from(self.n_depth);
+        per_seq.saturating_mul(u64::from(self.n_parallel.max(1)))
+    }
+
+    /// [`Self::n_ctx`] as llama.cpp takes it, or why it cannot be made:
+    /// llama.cpp's positions are int32, and Dyno keeps to half that range
+    /// (as the plan check always has) for a margin.
+    pub fn llama_n_ctx(&self) -> Result<u32, String> {
+        let n_ctx = self.n_ctx();
+        u32::try_from(n_ctx)
+            .ok()
+            .filter(|&n| n <= MAX_N_CTX)
+            .ok_or_else(|| {
+                format!(
+                    "{} needs a context of {n_ctx} tokens, more than llama.cpp can address \
+                     ({MAX_N_CTX}); use shorter tests (-p, -n, -d, --npp, --ntg) or fewer \
+                     parallel sequences (--npl)",
+                    self.name()
+                )
+            })
     }
 }
 
@@ -361,4 +384,46 @@ pub enum Event {
     Quality { figures: QualityFigures },
     /// All jobs are done; the worker exits after this.
     Done { peak_rss_bytes: u64 },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(n_prompt: u32, n_gen: u32, n_depth: u32, n_parallel: u32) -> TestSpec {
+        TestSpec {
+            kind: TestKind::Parallel,
+            n_prompt,
+            n_gen,
+            n_depth,
+            n_parallel,
+        }
+    }
+
+    #[test]
+    fn n_ctx_does_not_wrap_near_u32_max() {
+        assert_eq!(spec(16, 8, 0, 4).n_ctx(), 96);
+        assert_eq!(spec(u32::MAX, 1, 0, 1).n_ctx(), 1 << 32);
+        assert_eq!(spec(1 << 31, 0, 0, 2).n_ctx(), 1 << 32);
+        assert_eq!(
+            spec(u32::MAX, u32::MAX, u32::MAX, 1).n_ctx(),
+            3 * u64::from(u32::MAX)
+        );
+        // Past u64 it saturates rather than wraps.
+        assert_eq!(
+            spec(u32::MAX, u32::MAX, u32::MAX, u32::MAX).n_ctx(),
+            u64::MAX
+        );
+    }
+
+    #[test]
+    fn llama_n_ctx_refuses_what_llama_cpp_cannot_address() {
+        assert_eq!(spec(16, 8, 0, 4).llama_n_ctx(), Ok(96));
+        let max = (i32::MAX / 2) as u32;
+        assert_eq!(spec(max, 0, 0, 1).llama_n_ctx(), Ok(max));
+        let e = spec(u32::MAX, 1, 0, 1).llama_n_ctx().unwrap_err();
+        assert!(e.contains("4294967296 tokens"), "{e}");
+        assert!(spec(max, 1, 0, 1).llama_n_ctx().is_err());
+        assert!(spec(1 << 30, 1 << 30, 0, 2).llama_n_ctx().is_err());
+    }
 }

@@ -186,7 +186,11 @@ fn worst_context(plan: &WorkerPlan) -> Option<(crate::worker::protocol::ContextP
     let mut c = first.ctx.clone();
     let (mut n_ctx, mut n_seq) = (1, 1);
     for j in &plan.jobs {
-        n_ctx = n_ctx.max(j.test.n_ctx());
+        // A job too big for llama.cpp fails on its own when it runs; it must
+        // not size the fit for every other job.
+        if let Ok(n) = j.test.llama_n_ctx() {
+            n_ctx = n_ctx.max(n);
+        }
         n_seq = n_seq.max(j.test.n_parallel);
         c.n_batch = c.n_batch.max(j.ctx.n_batch);
         c.n_ubatch = c.n_ubatch.max(j.ctx.n_ubatch);
