@@ -181,7 +181,9 @@ impl Hub {
         self.api.client()
     }
 
-    /// The URL of a file at a commit.
+    /// The URL of a file at a commit. Each segment of the path is
+    /// percent-encoded (hf-hub pastes it in raw, so a `#` or `?` in a file
+    /// name would end the path), as the Python client's `hf_hub_url` does.
     pub fn file_url(&self, repo: &str, commit: &str, path: &str) -> String {
         self.api
             .repo(hf_hub::Repo::with_revision(
@@ -189,7 +191,7 @@ impl Hub {
                 hf_hub::RepoType::Model,
                 commit.to_string(),
             ))
-            .url(path)
+            .url(&encode_path(path))
     }
 
     /// The cache of one repo (layout shared with the Python client).
@@ -251,6 +253,11 @@ impl Hub {
     }
 
     /// Every file of the repo at `commit`, with sizes and sha256s.
+    ///
+    /// The client sends the token with every request, so a next page on
+    /// another origin (scheme, host and port) than the endpoint is refused
+    /// rather than followed: a listing that leads elsewhere is not the hub's,
+    /// and refusing is simpler to trust than a second, token-less client.
     pub async fn tree(&self, repo: &str, commit: &str) -> Result<Vec<TreeFile>> {
         let url = format!("{}/api/models/{repo}/tree/{commit}", self.config.endpoint);
         let mut req = self.client().get(url).query(&[("recursive", "true")]);
@@ -259,7 +266,9 @@ impl Hub {
         // partial list would silently drop parts of split models.
         for _page in 0..1000 {
             let resp = self.send(req, &format!("repo {repo}")).await?;
-            let next = next_link(resp.headers());
+            let next = next_link(resp.headers())
+                .map(|u| same_origin_next(&self.config.endpoint, repo, resp.url(), &u))
+                .transpose()?;
             let page: Vec<RawTreeEntry> = resp.json().await.map_err(|e| {
                 DynoError::Network(format!("the hub's file list of {repo} is unreadable: {e}"))
             })?;
@@ -273,7 +282,9 @@ impl Hub {
         for e in raw.into_iter().filter(|e| e.kind == "file") {
             if !safe_repo_path(&e.path) {
                 return Err(DynoError::Network(format!(
-                    "the hub listed a file of {repo} with an unsafe path ('{}'); refusing the listing",
+                    "the hub listed a file of {repo} with an unsafe path ('{}': it would land outside \
+                     the cache, or Windows cannot store it); refusing the listing; ask the repo's \
+                     owner to rename the file",
                     e.path.escape_default()
                 )));
             }
@@ -289,14 +300,76 @@ impl Hub {
     }
 }
 
-/// A path inside a repo that stays inside the folder it is joined to:
-/// relative, no `.` or `..` parts, no backslashes or NULs.
+/// The absolute URL of a listing's next page (`next` as its `Link` header
+/// gives it, relative to `page`), or an error if it leaves the endpoint's
+/// origin.
+fn same_origin_next(
+    endpoint: &str,
+    repo: &str,
+    page: &reqwest::Url,
+    next: &str,
+) -> Result<reqwest::Url> {
+    let url = page.join(next).map_err(|e| {
+        DynoError::Network(format!(
+            "the hub's file list of {repo} names an unreadable next page ('{}': {e}); \
+             is HF_ENDPOINT a Hugging Face hub?",
+            next.escape_default()
+        ))
+    })?;
+    let home = reqwest::Url::parse(endpoint).map(|u| u.origin());
+    if home.as_ref().ok() != Some(&url.origin()) {
+        return Err(DynoError::Network(format!(
+            "the hub's file list of {repo} continues on another server ({}), but Dyno sends \
+             requests and the token only to {endpoint}, so it refused the listing; point \
+             HF_ENDPOINT (or --endpoint) at the server that serves the whole listing",
+            url.origin().ascii_serialization()
+        )));
+    }
+    Ok(url)
+}
+
+/// A path inside a repo that stays inside the folder it is joined to, on
+/// every OS: relative, no `.` or `..` parts, and no part that Windows would
+/// read as something else. There `C:x` is relative to drive C's current
+/// folder, `a\b` is two parts, `NUL` is a device, and a trailing dot or
+/// space is dropped; the cache is the same on every OS, so such names are
+/// refused everywhere.
 pub fn safe_repo_path(p: &str) -> bool {
-    !p.is_empty()
-        && !p.starts_with('/')
-        && !p.contains(['\\', '\0'])
-        && p.split('/')
-            .all(|part| !part.is_empty() && part != "." && part != "..")
+    !p.is_empty() && p.split('/').all(safe_path_part)
+}
+
+fn safe_path_part(part: &str) -> bool {
+    // Windows reserves a device name with any extension ("nul.gguf").
+    let stem = part.split('.').next().unwrap_or(part).trim_end();
+    let device = match stem.to_ascii_uppercase().as_bytes() {
+        b"CON" | b"PRN" | b"AUX" | b"NUL" => true,
+        [b'C', b'O', b'M', d] | [b'L', b'P', b'T', d] => d.is_ascii_digit(),
+        _ => false,
+    };
+    !part.is_empty()
+        && part != "."
+        && part != ".."
+        && !part.ends_with(['.', ' '])
+        && !part.chars().any(|c| {
+            c.is_ascii_control() || matches!(c, '<' | '>' | ':' | '"' | '\\' | '|' | '?' | '*')
+        })
+        && !device
+}
+
+/// Percent-encodes each `/`-separated part of a repo path, keeping the `/`
+/// between them. Everything but RFC 3986's unreserved characters is
+/// encoded, so no name can add a query, a fragment or a path part.
+fn encode_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                out.push(char::from(b))
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
 }
 
 /// The `rel="next"` URL of a `Link` header, if any.
@@ -433,6 +506,92 @@ mod tests {
             next_link(&h).as_deref(),
             Some("https://hf.co/api/x?cursor=abc")
         );
+    }
+
+    #[test]
+    fn file_names_are_percent_encoded_in_urls() {
+        let hub = Hub::new(HubConfig {
+            endpoint: "http://127.0.0.1:9".into(),
+            token: None,
+            cache_dir: "/c".into(),
+        })
+        .unwrap();
+        let commit = "0123456789abcdef0123456789abcdef01234567";
+        assert_eq!(
+            hub.file_url("o/r", commit, "a b#c?.gguf"),
+            format!("http://127.0.0.1:9/o/r/resolve/{commit}/a%20b%23c%3F.gguf")
+        );
+        // Folders keep their '/'; '%' and non-ASCII are encoded too.
+        assert_eq!(
+            hub.file_url("o/r", commit, "Q4 K/100%-ü.gguf"),
+            format!("http://127.0.0.1:9/o/r/resolve/{commit}/Q4%20K/100%25-%C3%BC.gguf")
+        );
+        assert_eq!(
+            hub.file_url("o/r", commit, "Q4_K_M/a-00001-of-00002.gguf"),
+            format!("http://127.0.0.1:9/o/r/resolve/{commit}/Q4_K_M/a-00001-of-00002.gguf")
+        );
+    }
+
+    #[test]
+    fn names_windows_cannot_hold_are_refused() {
+        for bad in [
+            "C:x.gguf",
+            "a/C:x.gguf",
+            "..",
+            "a\\b",
+            "a\\b.gguf",
+            "a?.gguf",
+            "a*.gguf",
+            "a<b>.gguf",
+            "a|b.gguf",
+            "a\"b.gguf",
+            "a\tb.gguf",
+            "CON",
+            "nul.gguf",
+            "sub/com1.txt",
+            "Lpt9.gguf",
+            "a.gguf.",
+            "a.gguf ",
+        ] {
+            assert!(!safe_repo_path(bad), "{bad:?}");
+        }
+        for ok in [
+            "a b#c.gguf",
+            "console.gguf",
+            "con-Q4.gguf",
+            "a%20.gguf",
+            "ü.gguf",
+        ] {
+            assert!(safe_repo_path(ok), "{ok:?}");
+        }
+    }
+
+    #[test]
+    fn next_pages_stay_on_the_endpoints_origin() {
+        let page = reqwest::Url::parse("https://hf.co/api/models/o/r/tree/main").unwrap();
+        let next = |endpoint: &str, link: &str| {
+            same_origin_next(endpoint, "o/r", &page, link).map(|u| u.to_string())
+        };
+        assert_eq!(
+            next("https://hf.co", "https://hf.co/api/x?cursor=1").unwrap(),
+            "https://hf.co/api/x?cursor=1"
+        );
+        assert_eq!(
+            next("https://hf.co", "/api/x?cursor=2").unwrap(),
+            "https://hf.co/api/x?cursor=2"
+        );
+        assert!(next("https://hf.co:443", "https://hf.co/api/x").is_ok());
+        for other in [
+            "http://hf.co/api/x",
+            "https://hf.co:8443/api/x",
+            "https://evil.example/api/x",
+            "https://hf.co.evil.example/api/x",
+            "//evil.example/api/x",
+        ] {
+            let e = next("https://hf.co", other).unwrap_err().to_string();
+            assert!(e.contains("HF_ENDPOINT"), "{other}: {e}");
+        }
+        assert!(next("not a url", "/api/x").is_err());
     }
 
     #[test]
