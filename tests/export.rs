@@ -221,11 +221,19 @@ fn compare_matches_tests_of_two_real_runs() {
         assert!((f(&t["ratio"]) - mb / ma).abs() < 1e-9, "{t}");
         let p = f(&t["p_value"]);
         assert!((0.0..=1.0).contains(&p));
-        assert_eq!(t["significant"], p < 0.05);
+        // Two tests: Holm multiplies the smaller p by 2, the larger by 1.
+        let adj = f(&t["p_adjusted"]);
+        assert!(adj >= p && adj <= (2.0 * p).min(1.0) + 1e-12, "{t}");
+        assert_eq!(t["significant"], adj < 0.05);
+        // The runs differ in threads: the change is put down to that, openly.
+        assert_eq!(t["differs"], serde_json::json!(["threads 1 → 2"]), "{t}");
     }
+    assert!(c["method"].as_str().unwrap().contains("Holm"), "{c}");
+    assert_eq!(c["unmatched"], serde_json::json!([]));
     let o = s.run(&["compare", &ia, &ib]);
     assert_code(&o, 0);
     assert!(stdout(&o).contains("B÷A"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("**threads 1 → 2**"), "{}", stdout(&o));
     let o = s.run(&["compare", &ia, "run:999"]);
     assert_code(&o, 2);
 }
