@@ -17,7 +17,8 @@ pub struct ListRow {
     /// "run" or "sweep".
     pub kind: &'static str,
     pub id: i64,
-    /// The model's name, else its file name.
+    /// A run's model file name (what a person sees on disk; the model's
+    /// own name is in the documents); a sweep's model name, else file name.
     pub title: String,
     pub file_name: String,
     /// A run's quant; a sweep's levels, joined with ", ".
@@ -25,10 +26,12 @@ pub struct ListRow {
     pub arch: String,
     pub status: String,
     pub started_at: String,
-    /// A run's first finished prefill test and its mean t/s.
+    /// A run's first finished prefill test and its mean t/s; for a sweep,
+    /// the fastest level's (of the runs listed), so its row is not blank.
     pub pp_mean: Option<f64>,
     pub pp_test: Option<String>,
-    /// A run's first finished decode test and its mean t/s.
+    /// A run's first finished decode test and its mean t/s; for a sweep, the
+    /// fastest level's.
     pub tg_mean: Option<f64>,
     pub tg_test: Option<String>,
     pub levels: usize,
@@ -55,7 +58,7 @@ pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
                 target: r.id.to_string(),
                 kind: "run",
                 id: r.id,
-                title: r.name.clone().unwrap_or_else(|| r.file_name.clone()),
+                title: r.file_name.clone(),
                 file_name: r.file_name.clone(),
                 quant: r.quant.clone(),
                 arch: r.arch.clone(),
@@ -70,7 +73,26 @@ pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
             }
         })
         .collect();
+    // Each sweep's fastest level per rate, from its runs in the list.
+    let mut best: HashMap<(i64, bool), (String, f64)> = HashMap::new();
+    for r in rows.iter().filter(|r| r.sweep_id.is_some()) {
+        for (decode, test, mean) in [
+            (false, &r.pp_test, r.pp_mean),
+            (true, &r.tg_test, r.tg_mean),
+        ] {
+            if let (Some(t), Some(m)) = (test, mean) {
+                let e = best
+                    .entry((r.sweep_id.unwrap_or_default(), decode))
+                    .or_insert_with(|| (t.clone(), m));
+                if m > e.1 {
+                    *e = (t.clone(), m);
+                }
+            }
+        }
+    }
     for s in store.sweeps(i64::MAX).await? {
+        let pp = best.get(&(s.id, false));
+        let tg = best.get(&(s.id, true));
         let levels = store.levels(s.id).await?;
         let model = match levels.iter().find_map(|l| l.model_id) {
             Some(id) => Some(store.model(id).await?),
@@ -96,10 +118,10 @@ pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
             arch: model.as_ref().map(|m| m.arch.clone()).unwrap_or_default(),
             status: s.status.clone().unwrap_or_else(|| "-".into()),
             started_at: s.created_at.clone(),
-            pp_mean: None,
-            pp_test: None,
-            tg_mean: None,
-            tg_test: None,
+            pp_mean: pp.map(|x| x.1),
+            pp_test: pp.map(|x| x.0.clone()),
+            tg_mean: tg.map(|x| x.1),
+            tg_test: tg.map(|x| x.0.clone()),
             levels: levels.len(),
             sweep_id: Some(s.id),
         });

@@ -349,7 +349,18 @@ describe("App", () => {
     flushSync();
     q("compare-run")!.click();
     await settle();
-    expect(q("compare-table")!.querySelectorAll("tbody tr").length).toBe(3);
+    // The fixture is the CLI's own answer for a threads-1 run against a
+    // threads-2 run that also measured pp64+tg16.
+    const rows = qa("compare-row");
+    expect(rows.length).toBe(2);
+    expect([...rows].map((r) => (r as HTMLElement).dataset.change)).toEqual(["better", "better"]);
+    expect(q("compare-differs")!.textContent).toBe("differs: threads 1 → 2");
+    expect(q("compare-summary")!.textContent).toMatch(/B is faster in 2.*different conditions/);
+    expect(q("compare-chart")!.querySelectorAll("svg").length).toBeGreaterThan(0);
+    expect(q("compare-unmatched")!.textContent).toMatch(/only in B: pp64\+tg16 \(decode\) — A has no pp64\+tg16/);
+    // Picked by name, not by id alone.
+    const option = (q("compare-a") as HTMLSelectElement).options[1].textContent!;
+    expect(option).toMatch(/\(run \d+\)$/);
   });
 
   it("exports to the typed path and previews the card as an image", async () => {

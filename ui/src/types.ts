@@ -278,16 +278,37 @@ export interface SweepDoc extends RunsDoc {
 }
 
 /** `dyno compare A B --json` */
+/** One matched test of `dyno compare A B --json` (src/report/compare.rs). */
 export interface CompareTest {
   level: string;
   test: string;
   rate: string;
+  /** A's conditions: "threads 2, ngl auto, batch 2048/512, fa auto, kv f16, mmap auto". */
+  conditions: string;
+  /** Where B's conditions differ from A's ("threads 1 → 2"); empty when alike. */
+  differs: string[];
   a_tokens_per_s: number | null;
   b_tokens_per_s: number | null;
+  a_ci95_tokens_per_s: number | null;
+  b_ci95_tokens_per_s: number | null;
+  a_reps: number;
+  b_reps: number;
   ratio: number | null;
   change_pct: number | null;
   p_value: number | null;
+  /** Holm-adjusted over the comparison's tests. */
+  p_adjusted: number | null;
   significant: boolean;
+}
+
+/** A result of one side with no counterpart, and why. */
+export interface CompareUnmatched {
+  side: "A" | "B";
+  level: string;
+  test: string;
+  rate: string;
+  conditions: string;
+  reason: string;
 }
 
 export interface CompareDoc {
@@ -296,7 +317,9 @@ export interface CompareDoc {
   a_machine: string;
   b_machine: string;
   tests: CompareTest[];
-  unmatched: unknown[];
+  unmatched: CompareUnmatched[];
+  /** How "significant" was decided, in words. */
+  method: string;
 }
 
 export type Fit = "vram" | "ram" | "no";

@@ -51,7 +51,8 @@ export function rowsFromList(list: ResultListRow[]): ResultRow[] {
 export function runRow(run: Run): ResultRow {
   const pp = prefillOf(run);
   const tg = decodeOf(run);
-  const title = run.model.name || run.model.file_name;
+  // Models are named by their file first (what the person sees on disk).
+  const title = run.model.file_name;
   return {
     target: String(run.run_id),
     kind: "run",

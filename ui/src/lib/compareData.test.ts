@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import fx from "../fixtures/compare.json";
+import type { CompareDoc } from "../types";
+import { changeClass, compareBars, summary } from "./compareData";
+
+const doc = fx as unknown as CompareDoc;
+
+describe("compare data", () => {
+  it("puts A and B side by side per test, prefill apart from decode", () => {
+    const pp = compareBars(doc, ["prefill"]);
+    expect(pp.map((b) => `${b.group}/${b.side}`)).toEqual(["pp64/A", "pp64/B"]);
+    expect(pp[0]).toMatchObject({ mean: doc.tests[0].a_tokens_per_s, half: doc.tests[0].a_ci95_tokens_per_s, n: 3 });
+    const tg = compareBars(doc, ["decode", "decode_total"]);
+    expect(tg.every((b) => b.group === "tg16")).toBe(true);
+  });
+
+  it("colours a change only when it is significant", () => {
+    const t = { ...doc.tests[0], significant: true, change_pct: 12 };
+    expect(changeClass(t)).toBe("better");
+    expect(changeClass({ ...t, change_pct: -3 })).toBe("worse");
+    expect(changeClass({ ...t, significant: false })).toBe("same");
+  });
+
+  it("sums up in words and says when conditions differ", () => {
+    const s = summary(doc);
+    expect(s).toMatch(/^2 tests compared: B is faster in 2\./);
+    expect(s).toMatch(/different conditions/);
+    expect(summary({ ...doc, tests: [] })).toMatch(/same preset/);
+  });
+});

@@ -1,0 +1,54 @@
+// A comparison (`dyno compare --json`) as chart data and table text: A and B
+// side by side per test, prefill and decode apart (they differ by an order
+// of magnitude and are different numbers), with each side's 95% interval and
+// the change coloured only where the test says it is more than noise. Pure,
+// so what the Compare view shows is pinned by tests.
+
+import type { CompareDoc, CompareTest } from "../types";
+
+/** One bar: one side of one test. */
+export interface CompareBar {
+  /** The test, with its level when the comparison has levels ("tg128 · Q4_K_M"). */
+  group: string;
+  side: "A" | "B";
+  mean: number;
+  half: number | null;
+  n: number;
+}
+
+export function groupName(t: CompareTest): string {
+  return t.level ? `${t.test} · ${t.level}` : t.test;
+}
+
+/** Bars for one rate ("prefill", or the decode rates). */
+export function compareBars(doc: CompareDoc, rates: string[]): CompareBar[] {
+  const out: CompareBar[] = [];
+  for (const t of doc.tests.filter((x) => rates.includes(x.rate))) {
+    if (t.a_tokens_per_s == null || t.b_tokens_per_s == null) continue;
+    const g = groupName(t);
+    out.push({ group: g, side: "A", mean: t.a_tokens_per_s, half: t.a_ci95_tokens_per_s, n: t.a_reps });
+    out.push({ group: g, side: "B", mean: t.b_tokens_per_s, half: t.b_ci95_tokens_per_s, n: t.b_reps });
+  }
+  return out;
+}
+
+/** How a change reads: better and worse only when significant, else noise. */
+export function changeClass(t: CompareTest): "better" | "worse" | "same" {
+  if (!t.significant || t.change_pct == null) return "same";
+  return t.change_pct > 0 ? "better" : "worse";
+}
+
+/** One line that sums the comparison up for a person. */
+export function summary(doc: CompareDoc): string {
+  const n = doc.tests.length;
+  if (n === 0) return "No test is in both. Compare runs of the same preset (Quick, Standard or Thorough).";
+  const better = doc.tests.filter((t) => changeClass(t) === "better").length;
+  const worse = doc.tests.filter((t) => changeClass(t) === "worse").length;
+  const same = n - better - worse;
+  const parts = [];
+  if (better) parts.push(`B is faster in ${better}`);
+  if (worse) parts.push(`slower in ${worse}`);
+  if (same) parts.push(`not significantly different in ${same}`);
+  const differ = doc.tests.some((t) => t.differs.length > 0);
+  return `${n} test${n === 1 ? "" : "s"} compared: ${parts.join(", ")}.${differ ? " Some were measured under different conditions (marked): the change belongs to those as much as to the runs." : ""}`;
+}
