@@ -12,10 +12,12 @@ import type { ApiError, PlaceAdded, Preset } from "./types";
  * Overview alike, then follow the live progress. Null when it started, else
  * why it could not.
  */
-export function benchmark(path: string, preset: Preset = "standard"): ApiError | null {
+export function benchmark(path: string, preset: Preset = "standard", tests?: string[]): ApiError | null {
   if (sweepJob.running) return { code: "busy", message: "A benchmark is already running; wait for it or cancel it under Sweep." };
   nav.go("sweep");
-  void sweepJob.start({ source: { kind: "files", files: [path] }, preset, quality: false });
+  // The preset's tests as the backend planned them (the picker's estimate),
+  // so the overall progress counts exactly those.
+  void sweepJob.start({ source: { kind: "files", files: [path] }, preset, quality: false }, tests);
   return null;
 }
 

@@ -4,6 +4,7 @@
 import * as api from "./api";
 import { finish, initialProgress, reduce, startedProgress, type JobProgress } from "./lib/progress";
 import { rowsFromList, type ResultRow } from "./lib/results";
+import { planOf, type SweepPlan } from "./lib/progressPlan";
 import { emptySeries, pushTelemetry, type TelemetrySeries } from "./lib/telemetry";
 import type { ApiError, JobEvent, PullResult, SweepDoc, SweepInput } from "./types";
 
@@ -38,12 +39,20 @@ export const nav = new Nav();
  * reduced into `pending` (plain fields, nothing re-renders) and published to
  * the reactive `progress`/`tick` by a leading-and-trailing throttle. The end of
  * the job is published at once.
+ *
+ * The elapsed time and ETA tick once every `clockIntervalMs` between tests:
+ * each render arms the next one. While a test is timed (`quiet`) none is
+ * armed, so the page stays still until the test's end arrives.
  */
 class SweepJob {
   jobId = $state<string | null>(null);
   spec = $state.raw<SweepInput | null>(null);
+  /** What the sweep will measure, from its spec (progressPlan.ts). */
+  plan = $state.raw<SweepPlan | null>(null);
   /** What the page shows: the progress as of the last render. */
   progress = $state.raw<JobProgress>(initialProgress());
+  /** The clock (performance.now(), ms) as of the last render: elapsed time and ETA read it. */
+  nowMs = $state(0);
   result = $state.raw<SweepDoc | null>(null);
   error = $state.raw<ApiError | null>(null);
   /** Bumped (at most once a render) when telemetry arrived; the chart redraws on it. */
@@ -52,6 +61,8 @@ class SweepJob {
   series: TelemetrySeries = emptySeries();
   /** Least time between two renders of a running sweep (ms). */
   minRenderIntervalMs = 1000;
+  /** Time between two renders of the clock while nothing else happens (ms). */
+  clockIntervalMs = 1000;
   /** Renders published since the page loaded (for tests and profiling). */
   renders = 0;
 
@@ -72,9 +83,14 @@ class SweepJob {
     this.lastRender = performance.now();
     this.renders++;
     this.progress = this.pending;
+    this.nowMs = this.lastRender;
     if (this.pendingTicks) {
       this.tick += this.pendingTicks;
       this.pendingTicks = 0;
+    }
+    // The clock's next tick; never while a test is timed.
+    if (this.pending.phase === "running" && !this.pending.quiet) {
+      this.timer = setTimeout(() => this.render(), Math.max(this.clockIntervalMs, this.minRenderIntervalMs));
     }
   }
 
@@ -90,28 +106,32 @@ class SweepJob {
     this.render();
   }
 
-  async start(spec: SweepInput): Promise<void> {
+  /**
+   * Run `spec`. `tests` names the tests each level runs when the caller
+   * knows them better than the spec does (a preset's `PresetEstimate.tests`).
+   */
+  async start(spec: SweepInput, tests?: string[]): Promise<void> {
     if (this.running) {
       this.error = { code: "busy", message: "A sweep is already running; cancel it or wait for it to finish." };
       return;
     }
     const jobId = api.newJobId("sweep");
-    const t0 = performance.now();
     this.jobId = jobId;
     this.spec = spec;
+    this.plan = planOf(spec, tests);
     this.result = null;
     this.error = null;
     this.series = emptySeries();
     this.tick = 0;
     this.pendingTicks = 0;
-    this.set(startedProgress());
+    this.set(startedProgress("starting", performance.now()));
     const onEvent = (e: JobEvent) => {
       if (this.jobId !== jobId) return; // a late event from an older job
       if (e.kind === "telemetry") {
-        pushTelemetry(this.series, e, (performance.now() - t0) / 1000);
-        this.pendingTicks++;
+        // Placed by its own t_s: readings held back during a test arrive together.
+        if (pushTelemetry(this.series, e)) this.pendingTicks++;
       } else {
-        this.pending = reduce(this.pending, e);
+        this.pending = reduce(this.pending, e, performance.now());
       }
       this.schedule();
     };
@@ -120,16 +140,16 @@ class SweepJob {
       if (this.jobId !== jobId) return;
       this.result = doc;
       const phase = doc.sweep.status === "cancelled" ? "cancelled" : "done";
-      this.set(finish(this.pending, phase));
+      this.set(finish(this.pending, phase, null, performance.now()));
     } catch (e) {
       if (this.jobId !== jobId) return;
       const err = e as ApiError;
       if (err.code === "cancelled") {
         // The backend saved the finished levels; its message says so.
-        this.set(finish(this.pending, "cancelled", err.message));
+        this.set(finish(this.pending, "cancelled", err.message, performance.now()));
       } else {
         this.error = err;
-        this.set(finish(this.pending, "failed", err.message));
+        this.set(finish(this.pending, "failed", err.message, performance.now()));
       }
     }
   }

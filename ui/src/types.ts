@@ -475,7 +475,7 @@ export type JobEvent =
   | { kind: "quantizing"; level: string }
   | { kind: "quantize_progress"; done: number; total: number }
   | { kind: "level_finished"; level: string; status: "ok" | "failed" | "cancelled"; error?: string | null }
-  | { kind: "quality"; level: string; reference: string }
+  | { kind: "quality"; level: string; reference: boolean }
   | { kind: "quality_progress"; done: number; total: number }
   | { kind: "loading"; model: string }
   /** `quiet`: no per-repetition events or live telemetry until the test ends. */

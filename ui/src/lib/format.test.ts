@@ -3,7 +3,9 @@ import {
   baseName,
   fmtBandwidth,
   fmtBytes,
+  fmtAbout,
   fmtChange,
+  fmtClock,
   fmtMeanSd,
   fmtMs,
   fmtParams,
@@ -53,5 +55,16 @@ describe("format", () => {
     expect(fmtSig(0)).toBe("0");
     expect(baseName("/a/b/model.gguf")).toBe("model.gguf");
     expect(baseName("C:\\m\\x.gguf")).toBe("x.gguf");
+  });
+  it("elapsed time as a clock, and estimates rounded as far as they deserve", () => {
+    expect(fmtClock(5_400)).toBe("0:05");
+    expect(fmtClock(164_490)).toBe("2:44");
+    expect(fmtClock(3_723_000)).toBe("1:02:03");
+    expect(fmtClock(-5)).toBe("0:00");
+    expect(fmtAbout(4_000)).toBe("under 10 s");
+    expect(fmtAbout(48_000)).toBe("about 50 s");
+    expect(fmtAbout(185_000)).toBe("about 3 min");
+    expect(fmtAbout(3_900_000)).toBe("about 1 h 05 min");
+    expect(fmtAbout(null)).toBe("–");
   });
 });

@@ -86,6 +86,33 @@ export function fmtSeconds(s: number | null | undefined): string {
   return `${min} min ${String(sec).padStart(2, "0")} s`;
 }
 
+/**
+ * Elapsed time as a clock, whole seconds: "0:05", "2:44", "1:02:03". A clock
+ * rather than fmtSeconds so the text keeps its width while it ticks.
+ */
+export function fmtClock(ms: number | null | undefined): string {
+  if (!isNum(ms)) return DASH;
+  const total = Math.max(0, Math.floor(ms / 1000));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const sec = String(total % 60).padStart(2, "0");
+  return h ? `${h}:${String(m).padStart(2, "0")}:${sec}` : `${m}:${sec}`;
+}
+
+/**
+ * A time still to go, rounded as far as an estimate deserves: "under 10 s",
+ * "about 40 s", "about 3 min", "about 1 h 05 min".
+ */
+export function fmtAbout(ms: number | null | undefined): string {
+  if (!isNum(ms)) return DASH;
+  const s = Math.max(0, ms / 1000);
+  if (s < 10) return "under 10 s";
+  if (s < 60) return `about ${Math.round(s / 5) * 5} s`;
+  const min = Math.round(s / 60);
+  if (min < 60) return `about ${min} min`;
+  return `about ${Math.floor(min / 60)} h ${String(min % 60).padStart(2, "0")} min`;
+}
+
 /** A percentage: "78.9%". */
 export function fmtPct(v: number | null | undefined, decimals = 1): string {
   if (!isNum(v)) return DASH;

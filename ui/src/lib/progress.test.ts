@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { JobEvent } from "../types";
-import { finish, initialProgress, ratio, reduce, startedProgress, statusLine } from "./progress";
-import { emptySeries, MAX_POINTS, pushTelemetry, timelineSeries, type TimelinePoint } from "./telemetry";
+import { finish, initialProgress, ratio, reduce, startedProgress, statusLine, type ProgressEvent } from "./progress";
 
-const run = (events: JobEvent[]) => events.reduce(reduce, startedProgress());
+/** The state after `events`, each arriving 1 s after the one before. */
+const run = (events: ProgressEvent[]) => events.reduce((s, e, i) => reduce(s, e, (i + 1) * 1000), startedProgress("starting", 0));
 
 describe("progress reducer", () => {
   it("follows a sweep level by level", () => {
@@ -15,21 +15,23 @@ describe("progress reducer", () => {
       { kind: "test_started", run_id: 7, test: "pp128" },
       { kind: "sample", run_id: 7, test: "pp128", rep: 1, reps: 2 },
     ]);
-    expect(run([{ kind: "test_started", run_id: 7, test: "tg32", quiet: true }]).activity).toBe(
-      "timing tg32; the view stays still until it ends",
-    );
+    const quiet = run([{ kind: "test_started", run_id: 7, test: "tg32", quiet: true }]);
+    expect(quiet.activity).toBe("timing tg32; the view stays still until it ends");
+    expect(quiet.quiet).toBe(true);
+    expect(reduce(quiet, { kind: "test_finished", run_id: 7, test: "tg32", status: "ok" }).quiet).toBe(false);
     expect(s.level).toBe("Q8_0");
     expect(s.total).toBe(2);
     expect(ratio(s.quantize)).toBe(0.25);
     expect(s.model).toBe("m-Q8_0.gguf");
     expect(statusLine(s)).toBe("running: level 1/2 Q8_0 — pp128 rep 1/2");
-    expect(s.levels).toEqual([{ level: "Q8_0", status: "running", error: null }]);
+    expect(s.levels).toEqual([{ level: "Q8_0", status: "running", error: null, quality: null }]);
+    expect(s.benchStartMs).toBe(1000);
   });
 
   it("resets per-level bars on a new level and records failures", () => {
     const s = run([
       { kind: "level", level: "Q8_0", index: 0, total: 2 },
-      { kind: "quality", level: "Q8_0", reference: "F16" },
+      { kind: "quality", level: "Q8_0", reference: true },
       { kind: "quality_progress", done: 512, total: 1024 },
       { kind: "level_finished", level: "Q8_0", status: "ok" },
       { kind: "level", level: "Q2_K", index: 1, total: 2 },
@@ -41,11 +43,85 @@ describe("progress reducer", () => {
     expect(statusLine(finish(s, "done"))).toBe("done (1 level failed)");
   });
 
-  it("says done, failed or cancelled once the job ends", () => {
+  it("turns the headline to the quality pass, reading `reference` as the boolean the backend sends", () => {
+    const measured = run([
+      { kind: "level", level: "Q8_0", index: 0, total: 2 },
+      { kind: "test_started", run_id: 1, test: "tg128", quiet: true },
+      { kind: "test_finished", run_id: 1, test: "tg128", status: "ok" },
+      { kind: "level_finished", level: "Q8_0", status: "ok" },
+      { kind: "level", level: "Q4_1", index: 1, total: 2 },
+      { kind: "test_started", run_id: 2, test: "tg128", quiet: true },
+      { kind: "test_finished", run_id: 2, test: "tg128", status: "ok" },
+      { kind: "level_finished", level: "Q4_1", status: "ok" },
+    ]);
+    expect(statusLine(measured)).toBe("running: level 2/2 Q4_1 — tg128");
+
+    const ref = reduce(measured, { kind: "quality", level: "Q8_0", reference: true }, 20_000);
+    expect(statusLine(ref)).toBe("running: quality — computing the reference (Q8_0)");
+    expect(ref.activity).not.toContain("true");
+    expect(ref.levels[0].quality).toBe("running");
+
+    const scoring = reduce(ref, { kind: "quality", level: "Q4_1", reference: false }, 50_000);
+    expect(statusLine(scoring)).toBe("running: quality — scoring Q4_1 against the reference");
+    expect(scoring.activity).toBe("quality: scoring Q4_1 against the reference");
+    // The reference pass ended when the next began: one pass of 30 s.
+    expect(scoring.qualityPasses).toBe(1);
+    expect(scoring.qualityPassesMs).toBe(30_000);
+    expect(scoring.levels.map((l) => l.quality)).toEqual(["done", "running"]);
+
+    // The last token scored ends a pass too (no event says so otherwise).
+    const scored = reduce(scoring, { kind: "quality_progress", done: 8192, total: 8192 }, 70_000);
+    expect(scored.qualityPasses).toBe(2);
+    expect(scored.qualityPassStartMs).toBeNull();
+    expect(finish(scored, "done", null, 71_000).qualityPasses).toBe(2);
+  });
+
+  it("keeps a measured level ok when only its quality is skipped", () => {
+    const s = run([
+      { kind: "level", level: "Q8_0", index: 0, total: 1 },
+      { kind: "level_finished", level: "Q8_0", status: "ok" },
+      { kind: "skipped", level: "Q8_0", why: "quality already measured against the same reference" },
+    ]);
+    expect(s.levels).toEqual([{ level: "Q8_0", status: "ok", error: null, quality: "skipped" }]);
+    expect(s.qualitySkipped).toBe(1);
+    // A level skipped as it begins (resumed) is skipped itself.
+    const resumed = run([
+      { kind: "level", level: "Q8_0", index: 0, total: 1 },
+      { kind: "skipped", level: "Q8_0", why: "already measured" },
+    ]);
+    expect(resumed.levels[0].status).toBe("skipped");
+  });
+
+  it("never says done, failed or cancelled in the headline while the job runs", () => {
+    const s = run([
+      { kind: "level", level: "Q2_K", index: 0, total: 2 },
+      { kind: "level_finished", level: "Q2_K", status: "failed", error: "bad_file: not a GGUF" },
+      { kind: "level", level: "Q4_0", index: 1, total: 2 },
+      { kind: "loading", model: "m-Q4_0.gguf" },
+    ]);
+    expect(statusLine(s)).toBe("running: level 2/2 Q4_0 — loading");
+    const failedBeforeTests = run([
+      { kind: "level", level: "Q2_K", index: 0, total: 2 },
+      { kind: "level_finished", level: "Q2_K", status: "failed", error: "bad_file: not a GGUF" },
+    ]);
+    expect(statusLine(failedBeforeTests)).not.toMatch(/done|failed|cancelled/);
+  });
+
+  it("says done, failed or cancelled once the job ends, and what became of a level cut short", () => {
     expect(statusLine(finish(startedProgress(), "done"))).toBe("done");
     expect(statusLine(finish(startedProgress(), "failed", "busy"))).toBe("failed: busy");
     expect(statusLine(finish(startedProgress(), "cancelled"))).toBe("cancelled");
     expect(statusLine(initialProgress())).toBe("idle");
+    const mid = run([
+      { kind: "level", level: "Q8_0", index: 0, total: 2 },
+      { kind: "test_started", run_id: 1, test: "pp512", quiet: true },
+    ]);
+    const cancelled = finish(mid, "cancelled", null, 9000);
+    expect(cancelled.levels[0].status).toBe("cancelled");
+    expect(cancelled.quiet).toBe(false);
+    expect(cancelled.endedMs).toBe(9000);
+    const failed = finish(mid, "failed", "the worker died");
+    expect(failed.levels[0]).toMatchObject({ status: "failed", error: "stopped: the sweep failed" });
   });
 
   it("tracks downloads and bounds warnings, and ignores unknown events", () => {
@@ -54,6 +130,7 @@ describe("progress reducer", () => {
       { kind: "download_progress", done: 600, total: 1000 },
     ]);
     expect(ratio(s.download)).toBe(0.6);
+    expect(statusLine(startedProgress("downloading Q4_K_M"))).toBe("running — downloading Q4_K_M");
     s = reduce(s, { kind: "download_finished", path: "a.gguf" });
     expect(ratio(s.download)).toBe(1);
     for (let i = 0; i < 50; i++) s = reduce(s, { kind: "warning", message: `w${i}` });
@@ -66,47 +143,5 @@ describe("progress reducer", () => {
   it("ratio is null without a total", () => {
     expect(ratio(null)).toBeNull();
     expect(ratio({ done: 1, total: 0 })).toBeNull();
-  });
-});
-
-describe("telemetry buffer", () => {
-  it("appends in uPlot's column layout and scrolls old readings off", () => {
-    const s = emptySeries();
-    const none = { gpu_pct: null, power_w: null, vram_bytes: null };
-    pushTelemetry(s, { kind: "telemetry", t_s: 0, cpu_pct: 50, ram_used_bytes: 1073741824 * 2, ...none }, 0);
-    expect(s.ramGiB).toEqual([2]);
-    expect(s.hasGpu).toBe(false);
-    pushTelemetry(s, { kind: "telemetry", t_s: 1, cpu_pct: null, ram_used_bytes: null, gpu_pct: 10, power_w: 30, vram_bytes: 1e9 }, 1);
-    expect(s.hasGpu && s.hasPower).toBe(true);
-    expect(s.cpuPct[1]).toBeNull(); // unreadable: a gap, not 0
-    expect(s.ramGiB[1]).toBeNull();
-    for (let i = 0; i < MAX_POINTS + 10; i++) {
-      pushTelemetry(s, { kind: "telemetry", t_s: i, cpu_pct: 1, ram_used_bytes: 0, ...none }, i + 2);
-    }
-    expect(s.t.length).toBe(MAX_POINTS);
-    expect(s.cpuPct.length).toBe(MAX_POINTS);
-    expect(s.t[0]).toBe(12);
-  });
-});
-
-describe("telemetry timeline", () => {
-  const pt = (t_s: number, cpu: number | null): TimelinePoint => ({
-    t_s, phase: "timed", cpu_pct: cpu, ram_used_bytes: 2 * 1073741824, rss_bytes: 1e8, gpu_pct: null, power_w: null, vram_bytes: null,
-  });
-  it("joins runs level after level on one rising axis, with a span per level", () => {
-    const { series, spans } = timelineSeries([
-      { label: "Q8_0", points: [pt(5, 90), pt(7, null)] },
-      { label: "Q6_K", points: [] },
-      { label: "Q4_0", points: [pt(0.5, 80), pt(1.5, 85)] },
-    ]);
-    expect(series.t).toEqual([0, 2, 2.1, 3.1]);
-    expect(series.t.every((t, i) => i === 0 || t > series.t[i - 1])).toBe(true);
-    expect(series.cpuPct).toEqual([90, null, 80, 85]); // a missing reading stays a gap
-    expect(series.ramGiB).toEqual([2, 2, 2, 2]);
-    expect(series.hasGpu).toBe(false);
-    expect(spans).toEqual([
-      { label: "Q8_0", from: 0, to: 2 },
-      { label: "Q4_0", from: 2.1, to: 3.1 },
-    ]);
   });
 });

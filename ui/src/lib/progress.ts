@@ -1,14 +1,21 @@
 // The progress of a job as a pure reducer over the backend's JobEvents, so the
-// views only render state and the sequence can be unit-tested.
+// views only render state and the sequence can be unit-tested. Events carry
+// no time; the caller passes when each arrived (`atMs`, performance.now()),
+// which is all the elapsed time and the ETA (progressPlan.ts) rest on.
 
 import type { JobEvent } from "../types";
 
 export type Phase = "idle" | "running" | "done" | "failed" | "cancelled";
 
+/** What a running job is doing between two events. */
+export type Stage = "starting" | "level" | "quantizing" | "loading" | "testing" | "tested" | "level_done" | "quality" | "download";
+
 export interface LevelProgress {
   level: string;
   status: "pending" | "running" | "ok" | "failed" | "cancelled" | "skipped";
   error: string | null;
+  /** The level's quality pass: scoring now, scored, or already scored before. */
+  quality: "running" | "done" | "skipped" | null;
 }
 
 export interface Fraction {
@@ -16,9 +23,18 @@ export interface Fraction {
   total: number;
 }
 
+/**
+ * The `quality` event as the backend sends it: `reference` is a boolean,
+ * true for the reference level's own pass (it yields the reference logits).
+ * types.ts still declares a string; a string is read as "not the reference".
+ */
+export type QualityEvent = { kind: "quality"; level: string; reference: boolean | string };
+export type ProgressEvent = Exclude<JobEvent, { kind: "quality" }> | QualityEvent;
+
 export interface JobProgress {
   phase: Phase;
-  /** What is happening now, for a person ("quantizing Q4_K_M", "pp512 rep 2/5"). */
+  stage: Stage;
+  /** What happened last, for a person ("quantizing Q4_K_M", "pp512 ok"). */
   activity: string;
   level: string | null;
   /** Index of the level in progress, from 0. */
@@ -30,16 +46,44 @@ export interface JobProgress {
   rep: number;
   reps: number;
   testsDone: number;
+  /** Tests started and finished in the level in progress. */
+  levelTestsStarted: number;
+  levelTestsDone: number;
+  /** The most tests one level has started: corrects a plan that guessed too few. */
+  maxLevelTests: number;
+  /** A test is being timed: the backend sends nothing more until it ends. */
+  quiet: boolean;
   quantize: Fraction | null;
   quality: Fraction | null;
+  /** The quality pass in progress, or the last one. */
+  qualityLevel: string | null;
+  /** That pass is the reference's own (it computes the reference logits). */
+  qualityReference: boolean;
+  /** The quality phase has begun (a quality pass or a quality skip). */
+  qualityStarted: boolean;
+  /** Passes finished, and their time in all (ms). */
+  qualityPasses: number;
+  qualityPassesMs: number;
+  /** Levels whose quality was measured before (no pass this time). */
+  qualitySkipped: number;
+  /** Reference passes of a file that is not one of the levels (the --from base). */
+  qualityExtra: number;
   download: Fraction | null;
   warnings: string[];
   error: string | null;
+  /** When the job started and ended, on the caller's clock (ms); null when not given. */
+  startedMs: number | null;
+  endedMs: number | null;
+  /** When the first level began, the last test ended, the open quality pass began. */
+  benchStartMs: number | null;
+  lastTestEndMs: number | null;
+  qualityPassStartMs: number | null;
 }
 
 export function initialProgress(): JobProgress {
   return {
     phase: "idle",
+    stage: "starting",
     activity: "",
     level: null,
     index: 0,
@@ -50,22 +94,38 @@ export function initialProgress(): JobProgress {
     rep: 0,
     reps: 0,
     testsDone: 0,
+    levelTestsStarted: 0,
+    levelTestsDone: 0,
+    maxLevelTests: 0,
+    quiet: false,
     quantize: null,
     quality: null,
+    qualityLevel: null,
+    qualityReference: false,
+    qualityStarted: false,
+    qualityPasses: 0,
+    qualityPassesMs: 0,
+    qualitySkipped: 0,
+    qualityExtra: 0,
     download: null,
     warnings: [],
     error: null,
+    startedMs: null,
+    endedMs: null,
+    benchStartMs: null,
+    lastTestEndMs: null,
+    qualityPassStartMs: null,
   };
 }
 
-/** A job that has just been started. */
-export function startedProgress(activity = "starting"): JobProgress {
-  return { ...initialProgress(), phase: "running", activity };
+/** A job that has just been started (at `atMs`, when the caller keeps time). */
+export function startedProgress(activity = "starting", atMs: number | null = null): JobProgress {
+  return { ...initialProgress(), phase: "running", activity, startedMs: atMs };
 }
 
 function setLevel(levels: LevelProgress[], level: string, patch: Partial<LevelProgress>): LevelProgress[] {
   const i = levels.findIndex((l) => l.level === level);
-  if (i < 0) return [...levels, { level, status: "pending", error: null, ...patch }];
+  if (i < 0) return [...levels, { level, status: "pending", error: null, quality: null, ...patch }];
   const next = levels.slice();
   next[i] = { ...next[i], ...patch };
   return next;
@@ -74,14 +134,33 @@ function setLevel(levels: LevelProgress[], level: string, patch: Partial<LevelPr
 /** Keep the last few warnings only: a long sweep must not grow without bound. */
 const MAX_WARNINGS = 20;
 
-/** The state after one event. Telemetry is handled apart (see telemetry.ts). */
-export function reduce(s: JobProgress, e: JobEvent): JobProgress {
+const FINISHED = new Set<LevelProgress["status"]>(["ok", "failed", "cancelled", "skipped"]);
+
+/** Close the open quality pass, if any: count it and mark its level scored. */
+function closeQualityPass(s: JobProgress, atMs: number | null): JobProgress {
+  if (s.qualityPassStartMs === null && !s.levels.some((l) => l.quality === "running")) return s;
+  const ms = s.qualityPassStartMs !== null && atMs !== null ? Math.max(0, atMs - s.qualityPassStartMs) : 0;
+  return {
+    ...s,
+    qualityPasses: s.qualityPassStartMs !== null ? s.qualityPasses + 1 : s.qualityPasses,
+    qualityPassesMs: s.qualityPassesMs + ms,
+    qualityPassStartMs: null,
+    levels: s.levels.map((l) => (l.quality === "running" ? { ...l, quality: "done" as const } : l)),
+  };
+}
+
+/**
+ * The state after one event that arrived at `atMs` (the caller's clock, ms;
+ * null when it keeps none). Telemetry is handled apart (see telemetry.ts).
+ */
+export function reduce(s: JobProgress, e: ProgressEvent, atMs: number | null = null): JobProgress {
   switch (e.kind) {
     case "warning":
       return { ...s, warnings: [...s.warnings, e.message].slice(-MAX_WARNINGS) };
     case "level":
       return {
         ...s,
+        stage: "level",
         level: e.level,
         index: e.index,
         total: e.total,
@@ -89,54 +168,105 @@ export function reduce(s: JobProgress, e: JobEvent): JobProgress {
         test: null,
         rep: 0,
         reps: 0,
+        quiet: false,
+        levelTestsStarted: 0,
+        levelTestsDone: 0,
         quantize: null,
         quality: null,
+        benchStartMs: s.benchStartMs ?? atMs,
         activity: `level ${e.index + 1}/${e.total}: ${e.level}`,
       };
-    case "skipped":
+    case "skipped": {
+      const known = s.levels.find((l) => l.level === e.level);
+      // A level measured in this job and then skipped is a quality skip
+      // ("quality already measured against the same reference"): it stays ok.
+      if (known && FINISHED.has(known.status)) {
+        return {
+          ...s,
+          qualityStarted: true,
+          qualitySkipped: s.qualitySkipped + 1,
+          levels: setLevel(s.levels, e.level, { quality: "skipped" }),
+          activity: `quality of ${e.level} skipped: ${e.why}`,
+        };
+      }
       return {
         ...s,
+        stage: "level_done",
         levels: setLevel(s.levels, e.level, { status: "skipped", error: e.why }),
         activity: `${e.level} skipped: ${e.why}`,
       };
+    }
     case "quantizing":
-      return { ...s, quantize: { done: 0, total: 0 }, activity: `quantizing ${e.level}` };
+      return { ...s, stage: "quantizing", quantize: { done: 0, total: 0 }, activity: `quantizing ${e.level}` };
     case "quantize_progress":
       return { ...s, quantize: { done: e.done, total: e.total } };
     case "level_finished":
       return {
         ...s,
+        stage: "level_done",
+        quiet: false,
+        maxLevelTests: Math.max(s.maxLevelTests, s.levelTestsStarted),
         levels: setLevel(s.levels, e.level, { status: e.status, error: e.error ?? null }),
         activity: `${e.level} ${e.status}${e.error ? `: ${e.error}` : ""}`,
       };
-    case "quality":
-      return { ...s, quality: { done: 0, total: 0 }, activity: `quality of ${e.level} against ${e.reference}` };
-    case "quality_progress":
-      return { ...s, quality: { done: e.done, total: e.total } };
+    case "quality": {
+      const closed = closeQualityPass(s, atMs);
+      const reference = e.reference === true;
+      const known = closed.levels.some((l) => l.level === e.level);
+      return {
+        ...closed,
+        stage: "quality",
+        quiet: false,
+        test: null,
+        rep: 0,
+        reps: 0,
+        quantize: null,
+        quality: { done: 0, total: 0 },
+        qualityLevel: e.level,
+        qualityReference: reference,
+        qualityStarted: true,
+        qualityExtra: known ? closed.qualityExtra : closed.qualityExtra + 1,
+        qualityPassStartMs: atMs,
+        levels: known ? setLevel(closed.levels, e.level, { quality: "running" }) : closed.levels,
+        activity: reference ? `quality: computing the reference (${e.level})` : `quality: scoring ${e.level} against the reference`,
+      };
+    }
+    case "quality_progress": {
+      const next = { ...s, quality: { done: e.done, total: e.total } };
+      // The last token scored ends the pass (the backend sends no event for it).
+      return e.total > 0 && e.done >= e.total ? closeQualityPass(next, atMs) : next;
+    }
     case "loading":
-      return { ...s, model: e.model, activity: `loading ${e.model}` };
+      return { ...s, stage: "loading", model: e.model, activity: `loading ${e.model}` };
     case "test_started":
       return {
         ...s,
+        stage: "testing",
         test: e.test,
         rep: 0,
         reps: 0,
+        quiet: e.quiet === true,
+        levelTestsStarted: s.levelTestsStarted + 1,
         // The app holds updates back while a test is timed, so the view
         // says why it is still.
         activity: e.quiet ? `timing ${e.test}; the view stays still until it ends` : `${e.test}`,
       };
     case "sample":
-      return { ...s, test: e.test, rep: e.rep, reps: e.reps, activity: `${e.test} rep ${e.rep}/${e.reps}` };
+      return { ...s, stage: "testing", test: e.test, rep: e.rep, reps: e.reps, activity: `${e.test} rep ${e.rep}/${e.reps}` };
     case "test_finished":
       return {
         ...s,
+        stage: "tested",
+        quiet: false,
         testsDone: s.testsDone + 1,
+        levelTestsDone: s.levelTestsDone + 1,
+        lastTestEndMs: atMs ?? s.lastTestEndMs,
         activity: `${e.test} ${e.status}${e.error ? `: ${e.error}` : ""}`,
       };
     case "run_finished":
-      return e.error ? { ...s, activity: `run ${e.run_id} ${e.status}: ${e.error}` } : s;
+      return { ...s, quiet: false, ...(e.error ? { activity: `run ${e.run_id} ${e.status}: ${e.error}` } : {}) };
     case "download_start":
-      return { ...s, download: { done: e.already, total: e.total }, activity: `downloading ${e.path}` };
+      return { ...s, stage: "download", download: { done: e.already, total: e.total }, activity: `downloading ${e.path}` };
     case "download_progress":
       return { ...s, download: { done: e.done, total: e.total } };
     case "download_finished":
@@ -153,14 +283,24 @@ export function reduce(s: JobProgress, e: JobEvent): JobProgress {
   }
 }
 
-/** The state when the job's promise settles. */
-export function finish(s: JobProgress, phase: Exclude<Phase, "idle" | "running">, error: string | null = null) {
-  // A level still marked running when the job was cancelled was cut short.
-  const levels =
-    phase === "cancelled" && s.levels.some((l) => l.status === "running")
-      ? s.levels.map((l) => (l.status === "running" ? { ...l, status: "cancelled" as const } : l))
-      : s.levels;
-  return { ...s, phase, error, levels, activity: phase === "done" ? "done" : s.activity };
+/** The state when the job's promise settles (at `atMs` on the caller's clock). */
+export function finish(
+  s: JobProgress,
+  phase: Exclude<Phase, "idle" | "running">,
+  error: string | null = null,
+  atMs: number | null = null,
+): JobProgress {
+  // A pass cut short by a cancel or a failure was not scored.
+  const ended = phase === "done" ? closeQualityPass(s, atMs) : { ...s, qualityPassStartMs: null };
+  // A level still marked running when the job ended was cut short.
+  const cut: LevelProgress["status"] | null = phase === "cancelled" ? "cancelled" : phase === "failed" ? "failed" : null;
+  const levels = ended.levels.map((l) => {
+    let next = l;
+    if (cut && l.status === "running") next = { ...next, status: cut, error: cut === "failed" ? "stopped: the sweep failed" : next.error };
+    if (next.quality === "running") next = { ...next, quality: null };
+    return next;
+  });
+  return { ...ended, phase, error, levels, quiet: false, endedMs: atMs, activity: phase === "done" ? "done" : s.activity };
 }
 
 /** A fraction in [0, 1], or null when the total is not known yet. */
@@ -169,15 +309,32 @@ export function ratio(f: Fraction | null): number | null {
   return Math.min(1, Math.max(0, f.done / f.total));
 }
 
-/** The status line: always contains "done", "failed" or "cancelled" once the job ended. */
+/**
+ * The status line (the page's headline): contains "done", "failed" or
+ * "cancelled" once the job ended, and none of those words before.
+ */
 export function statusLine(s: JobProgress): string {
   switch (s.phase) {
     case "idle":
       return "idle";
     case "running": {
+      if (s.stage === "quality" && s.qualityLevel) {
+        const what = s.qualityReference ? `computing the reference (${s.qualityLevel})` : `scoring ${s.qualityLevel} against the reference`;
+        return `running: quality — ${what}`;
+      }
       const lvl = s.total > 0 ? `level ${s.index + 1}/${s.total} ${s.level ?? ""}`.trim() : "";
-      const test = s.test ? `${s.test}${s.reps ? ` rep ${s.rep}/${s.reps}` : ""}` : s.activity;
-      return `running${lvl ? `: ${lvl}` : ""}${test ? ` — ${test}` : ""}`;
+      // Never the activity: it can say "failed" about one level, and a
+      // running headline must not contain a word that reads as the end.
+      const doing = s.test
+        ? `${s.test}${s.reps ? ` rep ${s.rep}/${s.reps}` : ""}`
+        : s.stage === "quantizing"
+          ? `quantizing`
+          : s.stage === "loading"
+            ? `loading`
+            : s.stage === "download" || s.stage === "starting"
+              ? s.activity
+              : "";
+      return `running${lvl ? `: ${lvl}` : ""}${doing ? ` — ${doing}` : ""}`;
     }
     case "done": {
       const failed = s.levels.filter((l) => l.status === "failed").length;

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import ladder from "../fixtures/sweep-ladder.json";
 import type { SweepDoc } from "../types";
 import { sharedConditions } from "./conditions";
-import { barData, levelRows } from "./sweepData";
+import { barData, levelRows, scatterPoints, scatterTitle } from "./sweepData";
 
 const doc = ladder as unknown as SweepDoc;
 
@@ -47,7 +47,18 @@ describe("levelRows", () => {
     for (const b of bars) {
       expect(b.low).toBeGreaterThanOrEqual(0);
       expect(b.high).toBeGreaterThanOrEqual(b.mean);
+      expect(b.high - b.mean).toBeCloseTo(b.half ?? 0, 9);
     }
+  });
+
+  it("places levels for the scatter charts with their repetitions, and titles them with units", () => {
+    const rows = levelRows(doc);
+    const size = scatterPoints(rows, "size");
+    expect(size.map((p) => p.level)).toEqual(["F16", "Q8_0", "Q4_1", "Q4_0"]);
+    expect(size[0]).toMatchObject({ x: 270885952, n: 2 });
+    expect(scatterTitle(size[0], "size")).toBe("F16\ndecode 73.54 t/s, mean of 2 repetitions\nsize 258.3 MiB");
+    const kld = scatterPoints(rows, "kld");
+    expect(scatterTitle(kld[0], "kld")).toMatch(/^F16\ndecode 73\.54 t\/s, mean of 2 repetitions\nKLD 0\.00268 nats/);
   });
 });
 

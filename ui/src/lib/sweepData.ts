@@ -2,6 +2,7 @@
 // Pure: the chart components only map these rows to marks.
 
 import type { Run, Stats, SweepDoc, TestResult } from "../types";
+import { fmtBytes, fmtRate, fmtSig } from "./format";
 import { ci95HalfWidth } from "./stats";
 
 /** One measured figure with what a whisker needs. */
@@ -128,6 +129,9 @@ export interface BarDatum {
   rate: "prefill" | "decode";
   test: string;
   mean: number;
+  /** Half-width of the 95% interval (null below 2 repetitions). */
+  half: number | null;
+  /** The interval's ends, the low one never below 0 (a rate is never negative). */
   low: number;
   high: number;
   n: number;
@@ -142,8 +146,42 @@ export function barData(rows: LevelRow[]): BarDatum[] {
     ] as const) {
       if (!f) continue;
       const half = f.ci ?? 0;
-      out.push({ level: r.level, rate, test: f.test, mean: f.mean, low: Math.max(0, f.mean - half), high: f.mean + half, n: f.n });
+      out.push({ level: r.level, rate, test: f.test, mean: f.mean, half: f.ci, low: Math.max(0, f.mean - half), high: f.mean + half, n: f.n });
     }
   }
   return out;
+}
+
+/** Bars for the TTFT chart: one per level with a pp+tg test. */
+export function ttftBars(rows: LevelRow[]): { level: string; test: string; mean: number; half: number | null; n: number }[] {
+  return rows
+    .filter((r) => r.ttftMs)
+    .map((r) => ({ level: r.level, test: r.ttftMs!.test, mean: r.ttftMs!.mean, half: r.ttftMs!.ci, n: r.ttftMs!.n }));
+}
+
+/** A level on the decode-against-size or -KLD chart. */
+export interface ScatterPoint {
+  level: string;
+  /** Bytes, or KLD in nats. */
+  x: number;
+  /** Decode t/s. */
+  y: number;
+  n: number;
+}
+
+/** The levels with both figures, in the sweep's order. */
+export function scatterPoints(rows: LevelRow[], against: "size" | "kld"): ScatterPoint[] {
+  const out: ScatterPoint[] = [];
+  for (const r of rows) {
+    const x = against === "size" ? r.sizeBytes : r.kld;
+    if (x == null || !Number.isFinite(x) || !r.tg) continue;
+    out.push({ level: r.level, x, y: r.tg.mean, n: r.tg.n });
+  }
+  return out;
+}
+
+/** The tooltip of a level on the scatter chart, with units and repetitions. */
+export function scatterTitle(p: ScatterPoint, against: "size" | "kld"): string {
+  const x = against === "size" ? `size ${fmtBytes(p.x)}` : `KLD ${fmtSig(p.x)} nats against the reference`;
+  return `${p.level}\ndecode ${fmtRate(p.y)}, mean of ${p.n} repetition${p.n === 1 ? "" : "s"}\n${x}`;
 }

@@ -1,11 +1,12 @@
-// A bounded buffer of live telemetry events in uPlot's column layout.
+// A bounded buffer of live telemetry events in uPlot's column layout, and the
+// stored timelines of a sweep's runs joined onto one time axis.
 
 import type { JobEvent } from "../types";
 
 type Telemetry = Extract<JobEvent, { kind: "telemetry" }>;
 
 export interface TelemetrySeries {
-  /** Seconds since the job started (x axis). */
+  /** Seconds since the job's sampler started (x axis), strictly increasing. */
   t: number[];
   cpuPct: (number | null)[];
   /** System RAM in use, whole machine (GiB). */
@@ -25,12 +26,18 @@ export const MAX_POINTS = 1200;
 
 /**
  * Append one reading in place (uPlot reads these arrays directly). The x value
- * is the page's own clock for the job (`elapsedS`), so the chart never folds
- * back on itself whatever `t_s` counts from. A figure the machine cannot read
- * is null and leaves a gap, never a 0.
+ * is the reading's own `t_s` (seconds since the job's sampler started), never
+ * the time it reached the page: the backend holds readings back while a test
+ * is timed and sends them together when it ends, so arrival times would pile
+ * a whole test onto one instant. uPlot needs x strictly increasing, so a
+ * reading not after the last one (a repeat) is dropped; returns whether it
+ * was kept. A figure the machine cannot read is null and leaves a gap, never
+ * a 0.
  */
-export function pushTelemetry(s: TelemetrySeries, e: Telemetry, elapsedS: number): void {
-  s.t.push(elapsedS);
+export function pushTelemetry(s: TelemetrySeries, e: Telemetry): boolean {
+  if (!Number.isFinite(e.t_s)) return false;
+  if (s.t.length && !(e.t_s > s.t[s.t.length - 1])) return false;
+  s.t.push(e.t_s);
   s.cpuPct.push(e.cpu_pct ?? null);
   s.ramGiB.push(e.ram_used_bytes == null ? null : e.ram_used_bytes / 1073741824);
   s.gpuPct.push(e.gpu_pct ?? null);
@@ -41,6 +48,7 @@ export function pushTelemetry(s: TelemetrySeries, e: Telemetry, elapsedS: number
     const drop = s.t.length - MAX_POINTS;
     for (const a of [s.t, s.cpuPct, s.ramGiB, s.gpuPct, s.powerW]) a.splice(0, drop);
   }
+  return true;
 }
 
 /** One stored reading of a run's timeline (`telemetry` command, docs/app-api.md). */

@@ -1,0 +1,231 @@
+// How far a sweep has come across its whole plan, and how long it may still
+// take. The backend sends no plan, so it is rebuilt from the spec the page
+// started (levels × tests, plus one quality pass per level) and corrected by
+// what the events show (a level running more tests than planned, levels that
+// fail and will not be scored). Pure: the clock is an argument, so the
+// figures are pinned by tests and the view only re-renders them.
+
+import type { Preset, SweepInput } from "../types";
+import { fmtAbout, fmtCount } from "./format";
+import type { JobProgress } from "./progress";
+
+/** What one sweep will measure, as far as the page can know it. */
+export interface SweepPlan {
+  /** The tests each level runs once per GPU-layer setting: "pp512", "tg128", "pp512+tg128". */
+  tests: string[];
+  /** GPU-layer settings each test runs at (several in an offload sweep). */
+  layerSettings: number;
+  quality: boolean;
+}
+
+/** The tests of `prompt` and `gen` tokens, as the backend names and orders them. */
+export function testsFor(prompt: number, gen: number): string[] {
+  const t: string[] = [];
+  if (prompt > 0) t.push(`pp${prompt}`);
+  if (gen > 0) t.push(`tg${gen}`);
+  if (prompt > 0 && gen > 0) t.push(`pp${prompt}+tg${gen}`);
+  return t;
+}
+
+/**
+ * The presets' tests, as src/app/presets.rs defines them (Plan::tests). Only
+ * the estimate leans on this copy, and the plan grows if a level runs more.
+ */
+export const PRESET_TESTS: Record<Preset, string[]> = {
+  quick: ["pp128", "tg32", "pp128+tg32"],
+  standard: ["pp512", "tg128", "pp512+tg128"],
+  thorough: ["pp512", "pp2048", "tg128", "pp512+tg128"],
+};
+
+/** Defaults of `start_sweep` (docs/app-api.md) for a spec that leaves them out. */
+const DEFAULT_PROMPT = 512;
+const DEFAULT_GEN = 128;
+
+/**
+ * How many GPU-layer settings an `ngl` string names: "99" 1, "0,8,16,99" 4,
+ * "0-32+8" 5, "1-64*2" 7, as `--ngl` expands them (src/cli/args.rs).
+ */
+export function layerSettings(ngl: string | undefined): number {
+  if (!ngl?.trim()) return 1;
+  let n = 0;
+  for (const item of ngl.replace(/\s+/g, "").split(",")) {
+    const m = /^(\d+)-(\d+)(?:([+*])(\d+))?$/.exec(item);
+    if (!m) {
+      n += 1;
+      continue;
+    }
+    const [first, last, op, k] = [Number(m[1]), Number(m[2]), m[3], Number(m[4] ?? 1)];
+    let count = 0;
+    for (let v = first; v <= last && count < 256; v = op === "*" ? v * k : v + k) {
+      count++;
+      if (op === "*" && (k < 2 || v === 0)) break;
+    }
+    n += Math.max(1, count);
+  }
+  return Math.max(1, n);
+}
+
+/** The plan of a spec; `tests` overrides the spec's (a preset's own list, when the caller has it). */
+export function planOf(spec: SweepInput, tests?: string[]): SweepPlan {
+  const list =
+    tests ?? (spec.preset ? PRESET_TESTS[spec.preset] : testsFor(spec.prompt ?? DEFAULT_PROMPT, spec.gen ?? DEFAULT_GEN));
+  return { tests: list, layerSettings: layerSettings(spec.ngl), quality: spec.quality ?? true };
+}
+
+/** The whole job at a glance. */
+export interface Overall {
+  /** Steps: tests, then quality passes. `total` is null until the number of levels is known. */
+  done: number;
+  total: number | null;
+  testsDone: number;
+  testsTotal: number | null;
+  qualityDone: number;
+  qualityTotal: number;
+  /** Tests one level runs (at every GPU-layer setting). */
+  testsPerLevel: number;
+  elapsedMs: number;
+  /** Time still to go; null while it cannot be estimated yet. */
+  etaMs: number | null;
+  /** The ETA leaves out quality passes, none of which has been timed yet. */
+  etaWithoutQuality: boolean;
+}
+
+const finished = (status: string) => status === "ok" || status === "failed" || status === "cancelled" || status === "skipped";
+
+/** A quality pass needs this share scored before its pace says much. */
+const MIN_QUALITY_FRACTION = 0.05;
+
+/**
+ * Steps done and to go, elapsed time and an ETA at `nowMs` (the clock of
+ * `p`'s times). The ETA extrapolates from the steps finished so far: the
+ * time per test so far (loading and quantising included, as each level
+ * repeats them) and the time per quality pass; null until a test has ended.
+ */
+export function overall(p: JobProgress, plan: SweepPlan | null, nowMs: number): Overall {
+  const planned = plan ? plan.tests.length * plan.layerSettings : 0;
+  const perLevel = Math.max(planned, p.maxLevelTests, p.levelTestsStarted, 1);
+  const levels = p.total;
+  const ended = p.phase !== "running";
+  const currentRunning = p.levels.some((l) => l.level === p.level && l.status === "running");
+  const levelsFinished = p.levels.filter((l) => finished(l.status)).length;
+  let testsDone = levelsFinished * perLevel + (currentRunning ? Math.min(perLevel, p.levelTestsDone) : 0);
+  const testsTotal = levels > 0 ? levels * perLevel : null;
+
+  // One pass per level that can be scored; once scoring has begun, the
+  // levels it can score are known (the failed ones are not).
+  let qualityTotal = 0;
+  if (plan?.quality && levels > 0) {
+    const lost = p.levels.filter((l) => l.status === "failed" || l.status === "cancelled").length;
+    const scorable = p.levels.filter((l) => l.status === "ok" || l.status === "skipped").length;
+    qualityTotal = p.qualityStarted ? scorable + p.qualityExtra : levels - lost;
+  }
+  let qualityDone = Math.min(qualityTotal, p.qualityPasses + p.qualitySkipped);
+  qualityTotal = Math.max(qualityTotal, qualityDone + (p.qualityPassStartMs !== null ? 1 : 0));
+
+  let total = testsTotal === null ? null : testsTotal + qualityTotal;
+  if (testsTotal !== null) testsDone = Math.min(testsDone, testsTotal);
+  if (p.phase === "done" && total !== null) {
+    testsDone = testsTotal ?? testsDone;
+    qualityDone = qualityTotal;
+  }
+  if (p.phase === "done" && total === null) total = 0;
+
+  const start = p.startedMs ?? nowMs;
+  const elapsedMs = Math.max(0, (ended ? (p.endedMs ?? nowMs) : nowMs) - start);
+
+  let etaMs: number | null = null;
+  let etaWithoutQuality = false;
+  if (!ended && testsTotal !== null) {
+    const testsLeft = testsTotal - testsDone;
+    let benchMs: number | null = 0;
+    if (testsLeft > 0) {
+      if (p.testsDone > 0 && p.benchStartMs !== null && p.lastTestEndMs !== null) {
+        const perTest = (p.lastTestEndMs - p.benchStartMs) / p.testsDone;
+        benchMs = Math.max(0, testsLeft * perTest - (nowMs - p.lastTestEndMs));
+      } else benchMs = null;
+    }
+    const passesLeft = qualityTotal - qualityDone;
+    let qualityMs: number | null = 0;
+    if (passesLeft > 0) {
+      const open = p.qualityPassStartMs !== null;
+      const inPass = open ? Math.max(0, nowMs - p.qualityPassStartMs!) : 0;
+      const f = open && p.quality && p.quality.total > 0 ? p.quality.done / p.quality.total : 0;
+      const perPass = p.qualityPasses > 0 ? p.qualityPassesMs / p.qualityPasses : f >= MIN_QUALITY_FRACTION ? inPass / f : null;
+      if (perPass === null) qualityMs = null;
+      else if (open) {
+        const current = f >= MIN_QUALITY_FRACTION ? (inPass * (1 - f)) / f : Math.max(0, perPass - inPass);
+        qualityMs = current + (passesLeft - 1) * perPass;
+      } else qualityMs = passesLeft * perPass;
+    }
+    if (benchMs !== null && qualityMs !== null) etaMs = benchMs + qualityMs;
+    else if (benchMs !== null && testsLeft > 0) {
+      etaMs = benchMs;
+      etaWithoutQuality = true;
+    }
+  }
+
+  return {
+    done: testsDone + qualityDone,
+    total,
+    testsDone,
+    testsTotal,
+    qualityDone,
+    qualityTotal,
+    testsPerLevel: perLevel,
+    elapsedMs,
+    etaMs,
+    etaWithoutQuality,
+  };
+}
+
+/** The ETA in words: "estimating…" until a step has finished. */
+export function etaText(o: Overall): string {
+  if (o.etaMs === null) return "estimating…";
+  const left = `${fmtAbout(o.etaMs)} left`;
+  return o.etaWithoutQuality ? `${left} for the speed tests, then the quality passes (not timed yet)` : left;
+}
+
+/** What the bar counts: "5 of 16 steps (12 tests, 4 quality passes)". */
+export function stepsText(o: Overall): string {
+  if (o.total === null) return "waiting for the plan…";
+  const parts = [`${o.testsTotal} test${o.testsTotal === 1 ? "" : "s"}`];
+  if (o.qualityTotal) parts.push(`${o.qualityTotal} quality pass${o.qualityTotal === 1 ? "" : "es"}`);
+  return `${o.done} of ${o.total} steps (${parts.join(", ")})`;
+}
+
+/**
+ * The phase in words: "loading SmolLM2…", "timing pp512 (test 2 of 3 of
+ * level Q8_0)", "quality: scoring Q4_1 against the reference 2,048/8,192
+ * tokens". Empty once the job has ended.
+ */
+export function phaseLine(p: JobProgress, o: Overall): string {
+  if (p.phase !== "running") return "";
+  const ofLevel = p.level ? ` of level ${p.level}` : "";
+  // Which test of the plan: the one in progress, or the one that just ended.
+  const nth = p.stage === "tested" ? o.testsDone : o.testsDone + 1;
+  const inAll = o.testsTotal ? `; ${Math.min(nth, o.testsTotal)} of ${o.testsTotal} tests in all` : "";
+  const testPos = `test ${Math.max(1, p.levelTestsStarted)} of ${o.testsPerLevel}${ofLevel}${inAll}`;
+  switch (p.stage) {
+    case "starting":
+      return "starting…";
+    case "level":
+      return p.total > 0 ? `level ${p.index + 1} of ${p.total}: ${p.level}` : `level ${p.level}`;
+    case "quantizing":
+      return `quantizing ${p.level} (level ${p.index + 1} of ${p.total})`;
+    case "loading":
+      return `loading ${p.model ?? "the model"}…`;
+    case "testing":
+      if (p.quiet) return `timing ${p.test} (${testPos})`;
+      return `${p.test}${p.reps ? ` rep ${p.rep}/${p.reps}` : ""} (${testPos})`;
+    case "tested":
+      return `${p.activity} (${testPos})`;
+    case "quality": {
+      const tokens = p.quality && p.quality.total > 0 ? ` ${fmtCount(p.quality.done)}/${fmtCount(p.quality.total)} tokens` : "";
+      return p.qualityReference
+        ? `quality: computing the reference (${p.qualityLevel})${tokens}`
+        : `quality: scoring ${p.qualityLevel} against the reference${tokens}`;
+    }
+    default:
+      return p.activity;
+  }
+}
