@@ -480,9 +480,11 @@ pub async fn start_sweep(
     let (guard, cancel) = app.jobs.start(&job_id, Kind::Bench)?;
     let cancelled = cancel.clone();
     let db = app.db.clone();
+    let timing = crate::jobs::Timing(app.jobs.timing.clone());
     let report = on_core(move || async move {
         let _guard = guard;
-        let quiet = crate::jobs::Quiet::default();
+        // The app-wide timing flag: downloads hold still while it is up.
+        let quiet = timing.0.clone();
         let _live = LiveTelemetry::start(on_event.clone(), quiet.clone());
         let worker =
             WorkerOptions::current(std::time::Duration::from_secs(a.opts.timeout_s.max(1)))
@@ -522,6 +524,7 @@ pub async fn hub_pull(
     let (guard, cancel) = app.jobs.start(&job_id, Kind::Download)?;
     let cancelled = cancel.clone();
     let db = app.db.clone();
+    let timing = app.jobs.timing.clone();
     let pulled = on_core(move || async move {
         let _guard = guard;
         let hub = hub()?;
@@ -531,7 +534,9 @@ pub async fn hub_pull(
             DynoError::NotFound(format!("{repo} has no file {file}; list it again"))
         })?;
         let store = open_store(&db).await?;
-        let mut ui = ToUi::new(on_event, cancel.clone());
+        let mut ui = ToUi::download(on_event, cancel.clone(), timing);
+        // Not even the first request while a test is timed.
+        ui.wait_for_quiet();
         let r =
             cli_hub::pull_recorded(&store, &hub, &info.id, &info.sha, f, &cancel, &mut ui).await;
         store.close().await;

@@ -47,6 +47,20 @@ where
 #[derive(Default)]
 pub struct Jobs {
     running: Mutex<HashMap<String, (Kind, Cancel)>>,
+    /// Up while a benchmark times a test. Downloads hold still then: their
+    /// network, hashing and disk writes would run beside llama.cpp and slow
+    /// the figure being taken, so they go on only between tests.
+    pub timing: Quiet,
+}
+
+/// Lowers the timing flag when a benchmark ends however it ends (a test cut
+/// short by cancel or a failed worker never reports its end).
+pub struct Timing(pub Quiet);
+
+impl Drop for Timing {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,6 +143,9 @@ pub struct ToUi {
     /// The file being downloaded: its size and the bytes on disk so far.
     pull: (u64, u64),
     quiet: Quiet,
+    /// For a download: the benchmark's timing flag, waited out between
+    /// chunks (see [`Jobs::timing`]).
+    hold: Option<Quiet>,
 }
 
 /// Set while a test is timed; shared by the job's [`ToUi`] and its
@@ -147,7 +164,31 @@ impl ToUi {
             cancel,
             pull: (0, 0),
             quiet,
+            hold: None,
         }
+    }
+
+    /// A download's reporter that holds the download still while `timing`
+    /// is up, telling the UI it waits.
+    pub fn download(channel: Channel<Value>, cancel: Cancel, timing: Quiet) -> ToUi {
+        ToUi {
+            hold: Some(timing),
+            ..ToUi::new(channel, cancel)
+        }
+    }
+
+    /// Block while a test is timed (or until cancelled). Called between
+    /// chunks, on the download's own thread.
+    pub fn wait_for_quiet(&self) {
+        let Some(hold) = &self.hold else { return };
+        if !hold.load(Ordering::Relaxed) {
+            return;
+        }
+        self.send(json!({"kind": "download_paused"}));
+        while hold.load(Ordering::Relaxed) && !self.cancel.is_cancelled() {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        self.send(json!({"kind": "download_resumed"}));
     }
 
     pub fn send(&self, v: Value) {
@@ -249,6 +290,7 @@ impl PullProgress for ToUi {
     }
 
     fn advance(&mut self, bytes: u64) {
+        self.wait_for_quiet();
         self.pull.1 += bytes;
         let (total, done) = self.pull;
         self.send(json!({"kind": "download_progress", "done": done, "total": total}));
@@ -308,5 +350,58 @@ impl Drop for LiveTelemetry {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn channel() -> (Channel<Value>, Arc<Mutex<Vec<String>>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let ch = Channel::new(move |body| {
+            if let tauri::ipc::InvokeResponseBody::Json(j) = body {
+                sink.lock().unwrap().push(j);
+            }
+            Ok(())
+        });
+        (ch, seen)
+    }
+
+    #[test]
+    fn a_download_holds_still_while_a_test_is_timed() {
+        let timing = Quiet::default();
+        let (ch, seen) = channel();
+        let mut ui = ToUi::download(ch, Cancel::default(), timing.clone());
+        // Nothing timed: the chunk goes through at once.
+        ui.advance(10);
+        timing.store(true, Ordering::Relaxed);
+        let t = std::thread::spawn(move || {
+            let t0 = std::time::Instant::now();
+            ui.advance(10);
+            t0.elapsed()
+        });
+        std::thread::sleep(Duration::from_millis(400));
+        assert!(!t.is_finished(), "the chunk waited while a test was timed");
+        // The benchmark ends (its Timing guard lowers the flag).
+        drop(Timing(timing));
+        let waited = t.join().unwrap();
+        assert!(waited >= Duration::from_millis(400), "{waited:?}");
+        let seen = seen.lock().unwrap().join("\n");
+        assert!(seen.contains("download_paused"), "{seen}");
+        assert!(seen.contains("download_resumed"), "{seen}");
+    }
+
+    #[test]
+    fn a_cancelled_download_stops_waiting() {
+        let timing = Quiet::new(AtomicBool::new(true));
+        let cancel = Cancel::default();
+        let (ch, _) = channel();
+        let mut ui = ToUi::download(ch, cancel.clone(), timing);
+        let t = std::thread::spawn(move || ui.advance(1));
+        std::thread::sleep(Duration::from_millis(200));
+        cancel.cancel();
+        t.join().unwrap();
     }
 }
