@@ -498,7 +498,10 @@ export type JobEvent =
   | { kind: "download_start"; path: string; total: number; already: number }
   /** `done`: bytes on disk so far, resumed bytes included; `total`: the file's size. */
   | { kind: "download_progress"; done: number; total: number }
-  | { kind: "download_finished"; path: string };
+  | { kind: "download_finished"; path: string }
+  /** A benchmark is timing a test: the download holds still until it ends. */
+  | { kind: "download_paused" }
+  | { kind: "download_resumed" };
 
 export type ErrorCode = "bad_input" | "not_found" | "network" | "cancelled" | "busy" | "failed" | "internal";
 

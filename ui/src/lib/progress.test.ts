@@ -130,6 +130,12 @@ describe("progress reducer", () => {
       { kind: "download_progress", done: 600, total: 1000 },
     ]);
     expect(ratio(s.download)).toBe(0.6);
+    // While a benchmark times a test the download says why it stands still.
+    s = reduce(s, { kind: "download_paused" });
+    expect(s.activity).toMatch(/^waiting: a benchmark is timing a test/);
+    expect(ratio(s.download)).toBe(0.6);
+    s = reduce(s, { kind: "download_resumed" });
+    expect(s.activity).toBe("downloading");
     expect(statusLine(startedProgress("downloading Q4_K_M"))).toBe("running — downloading Q4_K_M");
     s = reduce(s, { kind: "download_finished", path: "a.gguf" });
     expect(ratio(s.download)).toBe(1);

@@ -269,6 +269,10 @@ export function reduce(s: JobProgress, e: ProgressEvent, atMs: number | null = n
       return { ...s, stage: "download", download: { done: e.already, total: e.total }, activity: `downloading ${e.path}` };
     case "download_progress":
       return { ...s, download: { done: e.done, total: e.total } };
+    case "download_paused":
+      return { ...s, activity: "waiting: a benchmark is timing a test; the download goes on between tests" };
+    case "download_resumed":
+      return { ...s, activity: "downloading" };
     case "download_finished":
       return {
         ...s,
