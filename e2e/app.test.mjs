@@ -125,7 +125,7 @@ test("the app starts and shows the hardware", async () => {
   await shot("overview");
 });
 
-test("a folder added in the app lists its model, and one click benchmarks it with a chart", async () => {
+test("a folder added in the app lists its model, and two clicks benchmark it with a chart", async () => {
   // A folder with a space in its name, outside HOME, as people keep models.
   const folder = path.join(scratch, "LLM Models");
   fs.mkdirSync(folder, { recursive: true });
@@ -145,7 +145,17 @@ test("a folder added in the app lists its model, and one click benchmarks it wit
   await shot("models-added");
   const t0 = Date.now();
   await (await row.$('[data-testid="model-benchmark"]')).click();
+  // The presets with their tests and estimated times; Quick keeps this test short.
+  await byId("preset-picker");
+  const presets = await attrs('[data-testid="preset"]', "data-preset");
+  assert.deepEqual(presets, ["quick", "standard", "thorough"]);
+  assert.match(await (await byId("preset-time")).getText(), /^about \d+ (s|min)$/);
+  await (await browser.$('[data-testid="preset"][data-preset="quick"]')).click();
+  await shot("presets");
+  await (await byId("preset-start")).click();
   const status = await byId("sweep-status");
+  // The overall bar and the phase in words while it runs.
+  await byId("sweep-overall", 30_000);
   await browser.waitUntil(async () => /done|failed|cancelled/.test(await status.getText()), {
     timeout: 300_000,
     interval: 500,
@@ -155,6 +165,8 @@ test("a folder added in the app lists its model, and one click benchmarks it wit
   const chart = await byId("level-chart", 30_000);
   const levels = await attrs('[data-testid="level-chart"] [data-testid="level-group"]', "data-level");
   assert.deepEqual(levels, ["Q4_1"], `bar groups: ${levels}`);
+  // The Quick preset's plan, 3 repetitions each.
+  assert.match(await chart.getText(), /pp128/);
   await chart.scrollIntoView();
   console.log(`folder journey: benchmark to chart in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   await shot("first-benchmark");
@@ -197,7 +209,19 @@ test("compare shows two runs side by side", async () => {
   const text = await table.getText();
   assert.match(text, /pp32/, text);
   assert.match(text, /tg8/, text);
-  assert.match(text, /%/, "a change per test");
+  // Each row's B÷A is what its A and B columns say, and the change agrees.
+  const rows = await browser.$$('[data-testid="compare-row"]');
+  assert.ok(rows.length >= 2, `compared rows: ${rows.length}`);
+  for (const r of rows) {
+    const cells = await Promise.all([...(await r.$$("td"))].map((c) => c.getText()));
+    const num = (t) => Number(t.replace(/[^0-9.\-+]/g, ""));
+    const [a, b, ratio, change] = [num(cells[2]), num(cells[3]), num(cells[4]), num(cells[5])];
+    assert.ok(a > 0 && b > 0, `figures in ${cells}`);
+    assert.ok(Math.abs(ratio - b / a) < 0.02 * (b / a) + 0.01, `B÷A ${ratio} against ${b}/${a}: ${cells}`);
+    assert.ok(Math.abs(change - (b / a - 1) * 100) < 2, `change ${change}% against ${b}/${a}: ${cells}`);
+  }
+  assert.match(await (await byId("compare-summary")).getText(), /tests? compared/);
+  assert.ok(await (await byId("compare-chart")).$("svg").isExisting(), "the comparison is charted");
   await shot("compare");
 });
 
@@ -225,7 +249,9 @@ test("export writes a result card file", async () => {
 test("a corrupt model file shows a readable error", async () => {
   const bad = path.join(scratch, "corrupt.gguf");
   fs.writeFileSync(bad, Buffer.from("this is not a GGUF file at all, only text"));
-  await runSweep({ kind: "from", base: bad, levels: "" }).catch(() => {});
+  // It must end, and end as failed: a hang or a "done" is a defect too.
+  const status = await runSweep({ kind: "from", base: bad, levels: "" });
+  assert.match(status, /failed/, `status: ${status}`);
   const err = await byId("error", 60_000);
   const text = await err.getText();
   assert.match(text, /corrupt\.gguf/, `the error names the file: ${text}`);
