@@ -78,6 +78,7 @@ async function runSweep({ kind, files, base, levels }) {
   if (files) await setValue("sweep-files", files.join("\n"));
   if (base) await setValue("sweep-base", base);
   if (levels !== undefined) await setValue("sweep-levels", levels);
+  await (await byId("sweep-preset")).selectByAttribute("value", "custom");
   await setValue("sweep-prompt", 32);
   await setValue("sweep-gen", 8);
   await setValue("sweep-reps", 1);
@@ -265,6 +266,7 @@ test("cancel stops a running sweep and leaves no worker behind", async () => {
   await (await byId("sweep-source-kind")).selectByAttribute("value", "files");
   await setValue("sweep-files", SMOL);
   // Long enough to be mid-measurement when Cancel is pressed.
+  await (await byId("sweep-preset")).selectByAttribute("value", "custom");
   await setValue("sweep-prompt", 512);
   await setValue("sweep-gen", 256);
   await setValue("sweep-reps", 10);

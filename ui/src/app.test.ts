@@ -221,9 +221,17 @@ describe("App", () => {
   it("has every sweep form control", async () => {
     q("nav-sweep")!.click();
     flushSync();
-    for (const id of ["sweep-source-kind", "sweep-files", "sweep-prompt", "sweep-gen", "sweep-reps", "sweep-quality", "sweep-run", "sweep-cancel"]) {
+    for (const id of ["sweep-source-kind", "sweep-files", "sweep-browse-files", "sweep-preset", "sweep-quality", "sweep-run", "sweep-cancel"]) {
       expect(q(id), id).not.toBeNull();
     }
+    // A preset by default; its lengths appear only for Custom.
+    const plan = q("sweep-preset") as HTMLSelectElement;
+    expect(plan.value).toBe("standard");
+    expect(q("sweep-prompt")).toBeNull();
+    plan.value = "custom";
+    plan.dispatchEvent(new Event("change"));
+    flushSync();
+    for (const id of ["sweep-prompt", "sweep-gen", "sweep-reps"]) expect(q(id), id).not.toBeNull();
     expect(q("sweep-status")!.textContent).toBe("idle");
     const kind = q("sweep-source-kind") as HTMLSelectElement;
     kind.value = "from";
@@ -231,6 +239,27 @@ describe("App", () => {
     flushSync();
     expect(q("sweep-base")).not.toBeNull();
     expect(q("sweep-levels")).not.toBeNull();
+    expect(q("sweep-browse-base")).not.toBeNull();
+  });
+
+  it("runs the sweep form with a preset, and fills a path from the native dialog", async () => {
+    const api = await import("./api");
+    vi.mocked(api.startSweep).mockImplementationOnce(async () => sweepDoc);
+    vi.mocked(api.pickModelFiles).mockResolvedValueOnce(["/m/a b.gguf", "/m/c.gguf"]);
+    q("nav-sweep")!.click();
+    flushSync();
+    q("sweep-browse-files")!.click();
+    await settle();
+    expect((q("sweep-files") as HTMLTextAreaElement).value).toBe("/m/a b.gguf\n/m/c.gguf");
+    const plan = q("sweep-preset") as HTMLSelectElement;
+    plan.value = "thorough";
+    plan.dispatchEvent(new Event("change"));
+    flushSync();
+    q("sweep-run")!.click();
+    await settle();
+    expect(vi.mocked(api.startSweep).mock.lastCall![0]).toEqual({
+      source: { kind: "files", files: ["/m/a b.gguf", "/m/c.gguf"] }, preset: "thorough", quality: true, fresh: false,
+    });
   });
 
   it("shows a hub error readably", async () => {
