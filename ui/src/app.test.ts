@@ -482,8 +482,22 @@ describe("App", () => {
     expect(q("download-progress")).toBeNull();
     expect(q("download-cancel")).toBeNull();
     expect(q("download")!.hasAttribute("disabled")).toBe(false);
-    expect(q("download-cancelled")).not.toBeNull();
+    expect(q("download")!.textContent).toBe("Resume");
+    expect(q("download-cancelled")!.textContent).toMatch(/^Paused; what arrived is kept/);
     expect(q("error")).toBeNull();
+    // Resume, to the end: then the level can be benchmarked from where it landed.
+    vi.mocked(api.hubPull).mockImplementationOnce(async (_r, _f, _j, onEvent) => {
+      onEvent({ kind: "download_start", path: "m-Q4_0.gguf", total: 1000, already: 600 });
+      onEvent({ kind: "download_finished", path: "m-Q4_0.gguf" });
+      return { path: "/hf/m-Q4_0.gguf", sha256: "ab", size_bytes: 1000 };
+    });
+    q("download")!.click();
+    await settle();
+    expect(q("download-done")!.textContent).toMatch(/Saved and verified \(sha256\): \/hf\/m-Q4_0\.gguf/);
+    q("download-benchmark")!.click();
+    await settle();
+    expect(vi.mocked(api.presetEstimates)).toHaveBeenLastCalledWith("/hf/m-Q4_0.gguf");
+    expect(q("preset-picker")).not.toBeNull();
   });
 
   it("greets a first-time user with the models on disk and a Benchmark button each", async () => {

@@ -5,6 +5,7 @@ import * as api from "./api";
 import { finish, initialProgress, reduce, startedProgress, type JobProgress } from "./lib/progress";
 import { rowsFromList, type ResultRow } from "./lib/results";
 import { planOf, type SweepPlan } from "./lib/progressPlan";
+import type { RatePoint } from "./lib/download";
 import { emptySeries, pushTelemetry, type TelemetrySeries } from "./lib/telemetry";
 import type { ApiError, JobEvent, PullResult, SweepDoc, SweepInput } from "./types";
 
@@ -178,6 +179,9 @@ class DownloadJob {
   cancelledKey = $state<string | null>(null);
   /** Set by cancel(): stops a split level between two parts as well. */
   private cancelRequested = false;
+  /** Where this file's bytes stood when it started, and now: the rate and time left. */
+  rateFrom = $state.raw<RatePoint | null>(null);
+  rateNow = $state.raw<RatePoint | null>(null);
 
   get running() {
     return this.progress.phase === "running";
@@ -198,8 +202,16 @@ class DownloadJob {
         if (this.cancelRequested) throw { code: "cancelled", message: "the download was cancelled" } satisfies ApiError;
         const jobId = api.newJobId("pull");
         this.jobId = jobId;
+        this.rateFrom = null;
+        this.rateNow = null;
         this.result = await api.hubPull(repo, file, jobId, (e) => {
-          if (this.jobId === jobId) this.progress = reduce(this.progress, e);
+          if (this.jobId !== jobId) return;
+          this.progress = reduce(this.progress, e);
+          const d = this.progress.download;
+          if (!d) return;
+          const point = { atMs: performance.now(), done: d.done };
+          if (e.kind === "download_start" || e.kind === "download_resumed" || !this.rateFrom) this.rateFrom = point;
+          this.rateNow = point;
         });
       }
       this.progress = finish(this.progress, "done");
