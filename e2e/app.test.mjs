@@ -173,6 +173,53 @@ test("a folder added in the app lists its model, and two clicks benchmark it wit
   await shot("first-benchmark");
 });
 
+test("a model found on the hub is downloaded, resumed after a cut, and benchmarked", async () => {
+  // scripts/e2e.sh serves the SmolLM2 file as a repo of a fake hub and cuts
+  // its first download short.
+  let clicks = 0;
+  const click = async (el) => {
+    clicks++;
+    await el.click();
+  };
+  const t0 = Date.now();
+  await (await byId("nav-models")).click();
+  await setValue("hub-query", "SmolLM2");
+  await click(await byId("hub-search"));
+  const repo = await byId("hub-repo", 30_000);
+  assert.equal(await repo.getText(), "dyno-test/SmolLM2-135M-Instruct-GGUF");
+  await click(repo);
+  const level = await browser.$('[data-testid="hub-level"][data-level="Q4_1"]');
+  await level.waitForExist({ timeout: 30_000, timeoutMsg: "the repo's Q4_1 level is not listed" });
+  assert.match(await level.getText(), /93\.8 MiB/);
+  await click(await level.$('[data-testid="download"]'));
+  // The connection is cut after 24 MB: a sentence, and Try again.
+  const retry = await byId("hub-retry", 60_000);
+  assert.match(await (await byId("hub-error")).getText(), /The download was interrupted/);
+  assert.equal(await (await byId("download")).getText(), "Resume");
+  await shot("download-cut");
+  await retry.click();
+  const done = await byId("download-done", 120_000);
+  assert.match(await done.getText(), /Saved and verified \(sha256\)/);
+  await click(await byId("download-benchmark"));
+  await byId("preset-picker");
+  await click(await browser.$('[data-testid="preset"][data-preset="quick"]'));
+  await click(await byId("preset-start"));
+  const status = await byId("sweep-status");
+  await browser.waitUntil(async () => /done|failed|cancelled/.test(await status.getText()), {
+    timeout: 300_000,
+    interval: 500,
+    timeoutMsg: "the benchmark of the downloaded model did not end in 5 minutes",
+  });
+  assert.match(await status.getText(), /done/);
+  await byId("level-chart", 30_000);
+  // The download resumed: the cache holds one verified blob of the full size.
+  const blobs = path.join(process.env.HF_HOME ?? "", "hub", "models--dyno-test--SmolLM2-135M-Instruct-GGUF", "blobs");
+  const files = fs.readdirSync(blobs);
+  assert.deepEqual(files.filter((f) => f.endsWith(".incomplete")), [], `blobs: ${files}`);
+  assert.equal(fs.statSync(path.join(blobs, files[0])).size, fs.statSync(SMOL).size);
+  console.log(`hub journey: ${clicks} clicks (and one Try again after the cut) from search to a result, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+});
+
 test("a two-level sweep of SmolLM2 runs from the UI and charts one bar group per level", async () => {
   // Q4_1 is the base itself; Q8_0 is quantised from it by the app's worker.
   const status = await runSweep({ kind: "from", base: SMOL, levels: "Q4_1,Q8_0" });

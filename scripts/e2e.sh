@@ -10,7 +10,10 @@ cd "$(dirname "$0")/.."
 . scripts/env.sh
 bash scripts/fetch-test-models.sh "$DYNO_TEST_MODELS"
 [ -f ui/dist/index.html ] || (cd ui && npm ci --no-audit --no-fund && npm run build)
+# The workspace build (as the tests'), plus the fake hub example it serves
+# the hub journey from.
 cargo build --release --workspace
+cargo build --release --workspace --example fake_hub
 (cd e2e && npm ci --no-audit --no-fund --loglevel=error)
 
 # tauri-driver, installed once per machine next to the build cache.
@@ -39,7 +42,20 @@ if [ -z "${DISPLAY:-}" ]; then
   sleep 1
 fi
 
-# The app under test is started by tauri-driver, so its environment is set here.
+# A fake Hugging Face hub on loopback serving the SmolLM2 test model as a
+# repo; the first download of it is cut short after 24 MB, so the app's
+# resume is exercised (e2e/app.test.mjs, the hub journey).
+"$CARGO_TARGET_DIR/release/examples/fake_hub" --cut-first-get 25000000 \
+  dyno-test/SmolLM2-135M-Instruct-GGUF "$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" \
+  >"$scratch/hub.url" 2>"$scratch/hub.log" &
+pids+=($!)
+for _ in $(seq 1 50); do [ -s "$scratch/hub.url" ] && break; sleep 0.1; done
+[ -s "$scratch/hub.url" ] || { echo "e2e: the fake hub did not start" >&2; cat "$scratch/hub.log" >&2; exit 1; }
+
+# The app under test is started by tauri-driver, so its environment is set
+# here: a fresh database, the fake hub, and a Hugging Face cache of its own.
+export HF_ENDPOINT="$(head -n 1 "$scratch/hub.url")" HF_HOME="$scratch/hf"
+unset HF_HUB_CACHE HF_TOKEN
 export DYNO_DB="$scratch/dyno.db" E2E_SCRATCH="$scratch"
 export DYNO_APP="$CARGO_TARGET_DIR/release/dyno-app" DYNO_CLI="$CARGO_TARGET_DIR/release/dyno"
 export E2E_OUT="${E2E_OUT:-$PWD/e2e/screenshots}"

@@ -21,6 +21,17 @@ describe("plainHubError", () => {
     expect(p.advice).not.toMatch(/HF_TOKEN/);
   });
 
+  it("says a cut download was interrupted and continues, not that the hub is unreachable", () => {
+    const p = plainHubError({
+      code: "network",
+      message:
+        "network error: o/r/m.gguf: the download was interrupted after 25000000 of 98362432 bytes (error decoding response body); run the same command again to resume",
+    });
+    expect(p.title).toBe("The download was interrupted.");
+    expect(p.advice).toMatch(/continue/);
+    expect(p.retry).toBe(true);
+  });
+
   it("does not offer Retry for a repo that is not there", () => {
     const p = plainHubError({ code: "not_found", message: "repo a/b was not found on the hub; check the name" });
     expect(p.retry).toBe(false);

@@ -20,6 +20,14 @@ export interface PlainError {
 export function plainHubError(e: ApiError): PlainError {
   const m = e.message;
   const detail = m;
+  if (/interrupted|resume/i.test(m)) {
+    return {
+      title: "The download was interrupted.",
+      advice: "What arrived is kept and checked; try again to continue from there.",
+      retry: true,
+      detail,
+    };
+  }
   if (e.code === "network" || /could not reach|timed out|connection/i.test(m)) {
     return {
       title: "Dyno could not reach Hugging Face.",
