@@ -235,6 +235,16 @@ test("a two-level sweep of SmolLM2 runs from the UI and charts one bar group per
   const labels = await Promise.all([...spans].map(async (e) => (await e.getText()).split(" ")[0]));
   assert.deepEqual([...labels].sort(), ["Q4_1", "Q8_0"], `timeline spans: ${labels}`);
   await shot("sweep");
+  // At 1024×700 a wide level table says it scrolls rather than hiding columns.
+  await browser.setWindowSize(1024, 700);
+  const wrap = await browser.$("h3=Levels").nextElement();
+  await wrap.scrollIntoView();
+  await browser.pause(300);
+  const hidden = await wrap.getAttribute("data-hidden");
+  const wide = await browser.execute((el) => el.scrollWidth > el.clientWidth + 1, wrap);
+  assert.equal(Boolean(hidden), wide, `overflow hint '${hidden}' for a table wider than its box: ${wide}`);
+  await shot("sweep-1024");
+  await browser.setWindowSize(1280, 820);
 });
 
 test("compare shows two runs side by side", async () => {
@@ -292,9 +302,16 @@ test("export writes a result card file", async () => {
   assert.equal(bytes.readUInt32BE(16), 1200, "1200 wide");
   assert.equal(bytes.readUInt32BE(20), 630, "630 high");
   await shot("export");
+  await browser.setWindowSize(1024, 700);
+  await browser.pause(300);
+  const preview = await byId("card-preview");
+  const w = await browser.execute((el) => el.getBoundingClientRect().width, preview);
+  assert.ok(w >= 600, `the card preview is ${w} px wide at 1024×700`);
+  await shot("export-1024");
+  await browser.setWindowSize(1280, 820);
 });
 
-test("a corrupt model file shows a readable error", async () => {
+test("a corrupt model file shows a readable error, and a good one after it leaves nothing stale", async () => {
   const bad = path.join(scratch, "corrupt.gguf");
   fs.writeFileSync(bad, Buffer.from("this is not a GGUF file at all, only text"));
   // It must end, and end as failed: a hang or a "done" is a defect too.
@@ -306,6 +323,15 @@ test("a corrupt model file shows a readable error", async () => {
   assert.match(text, /GGUF/i, `the error says what is wrong: ${text}`);
   assert.doesNotMatch(text, /panick|undefined|\[object/i, text);
   await shot("error");
+  // Then a good model: the error, the failed level and the old telemetry go.
+  const again = await runSweep({ kind: "files", files: [SMOL] });
+  assert.match(again, /^done/, `status: ${again}`);
+  assert.equal((await browser.$$('[data-testid="error"]')).length, 0, "no error left from the failed run");
+  const levels = await attrs('[data-testid="sweep-level"]', "data-status");
+  assert.deepEqual(levels, ["ok"], `the level list holds only this run: ${levels}`);
+  assert.equal((await browser.$$('[data-testid="telemetry-waiting"]')).length, 0, "no stale 'waiting for telemetry'");
+  await byId("level-chart", 30_000);
+  await shot("after-error");
 });
 
 test("cancel stops a running sweep and leaves no worker behind", async () => {

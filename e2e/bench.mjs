@@ -108,6 +108,49 @@ for (let i = 0; i < ROUNDS; i++) {
         }),
       );
     }
+    // Every view, from the click on its name to the first frame painted with
+    // its content on screen (the Results list timed in detail above).
+    const views = {
+      overview: '[data-testid="hw-cpu"]',
+      models: '[data-testid="model-row"], .empty',
+      sweep: '[data-testid="sweep-preset"]',
+      results: '[data-testid="results-row"]',
+      export: '[data-testid="export-target"]',
+    };
+    const viewMs = {};
+    for (const [view, sel] of Object.entries(views)) {
+      const times = [];
+      for (let v = 0; v < ROUNDS; v++) {
+        const other = view === "overview" ? "sweep" : "overview";
+        await (await b.$(`[data-testid="nav-${other}"]`)).click();
+        await b.pause(300);
+        times.push(
+          await b.executeAsync(
+            (view, sel, done) => {
+              const t = performance.now();
+              const there = () => document.querySelector(sel);
+              const finish = () => requestAnimationFrame(() => done(performance.now() - t));
+              const obs = new MutationObserver(() => {
+                if (there()) {
+                  obs.disconnect();
+                  finish();
+                }
+              });
+              obs.observe(document.body, { childList: true, subtree: true });
+              document.querySelector(`[data-testid="nav-${view}"]`).click();
+              if (there()) {
+                obs.disconnect();
+                finish();
+              }
+            },
+            view,
+            sel,
+          ),
+        );
+      }
+      viewMs[view] = +median(times).toFixed(0);
+    }
+    console.log(`every view with 1,000 stored runs, click to painted content (median of ${ROUNDS}, ms): ${JSON.stringify(viewMs)}`);
     console.log("results view visits (ms, rows on the page):", JSON.stringify(visits));
     console.log("results refreshes from nothing (ms):", JSON.stringify(refreshes));
     const rmed = (k) => median(refreshes.map((v) => v[k])).toFixed(0);
@@ -179,6 +222,7 @@ for (let round = 0; round < SWEEP_ROUNDS; round++) {
   // App
   await (await b.$('[data-testid="nav-sweep"]')).click();
   await (await b.$('[data-testid="sweep-source-kind"]')).selectByAttribute("value", "files");
+  await (await b.$('[data-testid="sweep-preset"]')).selectByAttribute("value", "custom");
   for (const [id, v] of [["sweep-files", SMOL], ["sweep-prompt", PLAN.p], ["sweep-gen", PLAN.n], ["sweep-reps", PLAN.r]]) {
     const el = await b.$(`[data-testid="${id}"]`);
     await el.clearValue();

