@@ -19,6 +19,10 @@ describe("compare data", () => {
     expect(changeClass(t)).toBe("better");
     expect(changeClass({ ...t, change_pct: -3 })).toBe("worse");
     expect(changeClass({ ...t, significant: false })).toBe("same");
+    // One repetition on a side: no test, so neither "same" nor a change.
+    expect(changeClass({ ...t, p_value: null, p_adjusted: null, significant: false })).toBe("untested");
+    const single = { ...doc, tests: doc.tests.map((x) => ({ ...x, p_value: null, p_adjusted: null, significant: false })) };
+    expect(summary(single)).toMatch(/^2 tests compared: untestable in 2 \(fewer than 2 repetitions/);
   });
 
   it("sums up in words and says when conditions differ", () => {

@@ -32,8 +32,13 @@ export function compareBars(doc: CompareDoc, rates: string[]): CompareBar[] {
   return out;
 }
 
-/** How a change reads: better and worse only when significant, else noise. */
-export function changeClass(t: CompareTest): "better" | "worse" | "same" {
+/**
+ * How a change reads: better and worse only when significant; "same" when
+ * the test finds it within the noise; "untested" when a side has fewer than
+ * two repetitions, so no test can say either way.
+ */
+export function changeClass(t: CompareTest): "better" | "worse" | "same" | "untested" {
+  if (t.p_value == null) return "untested";
   if (!t.significant || t.change_pct == null) return "same";
   return t.change_pct > 0 ? "better" : "worse";
 }
@@ -42,13 +47,13 @@ export function changeClass(t: CompareTest): "better" | "worse" | "same" {
 export function summary(doc: CompareDoc): string {
   const n = doc.tests.length;
   if (n === 0) return "No test is in both. Compare runs of the same preset (Quick, Standard or Thorough).";
-  const better = doc.tests.filter((t) => changeClass(t) === "better").length;
-  const worse = doc.tests.filter((t) => changeClass(t) === "worse").length;
-  const same = n - better - worse;
+  const count = (c: ReturnType<typeof changeClass>) => doc.tests.filter((t) => changeClass(t) === c).length;
+  const [better, worse, same, untested] = [count("better"), count("worse"), count("same"), count("untested")];
   const parts = [];
   if (better) parts.push(`B is faster in ${better}`);
   if (worse) parts.push(`slower in ${worse}`);
   if (same) parts.push(`not significantly different in ${same}`);
+  if (untested) parts.push(`untestable in ${untested} (fewer than 2 repetitions on a side: measure with more)`);
   const differ = doc.tests.some((t) => t.differs.length > 0);
   return `${n} test${n === 1 ? "" : "s"} compared: ${parts.join(", ")}.${differ ? " Some were measured under different conditions (marked): the change belongs to those as much as to the runs." : ""}`;
 }
