@@ -78,7 +78,13 @@ fn exports_carry_the_figures_and_nothing_private() {
         md.contains("what this means") && md.contains("500-word reply"),
         "{md}"
     );
-    assert!(md.contains("threads 2") || md.contains("threads"), "{md}");
+    // The conditions line names the threads the run used (one per physical
+    // core by default), not just the word.
+    let threads = json(&dyno().args(["show", &run_id, "--json"]).output().unwrap())["runs"][0]
+        ["config"]["n_threads"]
+        .as_u64()
+        .unwrap();
+    assert!(md.contains(&format!("threads {threads}")), "{md}");
     assert!(md.contains(SMOL) && md.contains("sha256"), "{md}");
 
     // CSV: a header and one row per result (pp16, tg4, pp16+tg4).
@@ -111,10 +117,27 @@ fn exports_carry_the_figures_and_nothing_private() {
         (1.0..3.0).contains(&tpw),
         "English is 1-3 tokens per word: {tpw}"
     );
+    // It speaks of this run's own figures: the pp+tg test's decode and TTFT
+    // (one request as a reader meets it), as the results report them.
+    let result = |test: &str| {
+        d["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["test"] == test)
+            .unwrap()
+            .clone()
+    };
     let decode = f(&w["decode_tokens_per_s"]);
-    assert!((f(&w["words_per_s"]) - decode / tpw).abs() < 1e-9);
-    let reply = f(&w["ttft_ms"]) / 1e3 + 500.0 * tpw / decode;
-    assert!((f(&w["reply_500_words_s"]) - reply).abs() < 1e-9);
+    assert_eq!(
+        decode,
+        f(&result("pp16+tg4")["decode_tokens_per_s"]["mean"])
+    );
+    assert_eq!(f(&w["ttft_ms"]), f(&result("pp16+tg4")["ttft_ms"]));
+    // A word is more than a token, and a reply takes longer than its first token.
+    assert!(f(&w["words_per_s"]) < decode);
+    assert!(f(&w["reply_500_words_s"]) > 500.0 / decode);
+    assert!(f(&w["reply_500_words_s"]) * 1e3 > f(&w["ttft_ms"]));
 
     // llama-bench's names, and its pp+tg rate: all tokens over the total time.
     let v: serde_json::Value = serde_json::from_str(&lb).unwrap();
@@ -215,10 +238,16 @@ fn compare_matches_tests_of_two_real_runs() {
     let tests = c["tests"].as_array().unwrap();
     assert_eq!(tests.len(), 2, "{c}");
     for (i, t) in tests.iter().enumerate() {
+        // Each side is that run's own figure for that test, as `dyno bench`
+        // reported it; and the reported change has the direction of the
+        // figures.
+        assert_eq!(t["test"], a["results"][i]["test"]);
         let ma = f(&a["results"][i]["mean_tokens_per_s"]);
         let mb = f(&b["results"][i]["mean_tokens_per_s"]);
-        assert_eq!(t["test"], a["results"][i]["test"]);
-        assert!((f(&t["ratio"]) - mb / ma).abs() < 1e-9, "{t}");
+        assert!((f(&t["a_tokens_per_s"]) - ma).abs() < 1e-9 * ma, "{t}");
+        assert!((f(&t["b_tokens_per_s"]) - mb).abs() < 1e-9 * mb, "{t}");
+        assert_eq!(f(&t["change_pct"]) > 0.0, mb > ma, "{t}");
+        assert_eq!(t["a_reps"], 3);
         let p = f(&t["p_value"]);
         assert!((0.0..=1.0).contains(&p));
         // Two tests: Holm multiplies the smaller p by 2, the larger by 1.
