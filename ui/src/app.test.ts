@@ -358,6 +358,8 @@ describe("App", () => {
     row.querySelector<HTMLElement>('[data-testid="results-open"]')!.click();
     await settle();
     expect(q("offload-sweep")).not.toBeNull();
+    // A run has charts of its own: prefill and decode per test.
+    expect(q("run-chart")!.querySelectorAll("svg").length).toBeGreaterThanOrEqual(2);
     expect(q("offload-chart-prefill")!.querySelector("svg")).not.toBeNull();
     expect(q("offload-chart-decode")!.querySelector("svg")).not.toBeNull();
     const rows = [...q("offload-table")!.querySelectorAll("tbody tr")].map((r) => r.firstElementChild!.textContent);
