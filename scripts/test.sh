@@ -11,6 +11,19 @@ bash scripts/fetch-test-models.sh "$DYNO_TEST_MODELS"
 # The app embeds the built UI, so the UI is built before any cargo step.
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run check && npm test && npm run build)
 cargo fmt --all -- --check
-cargo clippy --release --workspace --all-targets -- -D warnings
-cargo test --release --workspace
+cargo clippy --release --workspace --all-targets --features dyno/test-faults -- -D warnings
+# Fault injection (DYNO_TEST_FAULT) exists only in this test build; the
+# e2e test's app and the check after it are built without it.
+cargo test --release --workspace --features dyno/test-faults
 bash scripts/e2e.sh
+# A shipped build ignores the fault variables: the release dyno, rebuilt
+# without the feature by e2e.sh, benchmarks with DYNO_TEST_FAULT set.
+check_db=$(mktemp -d)
+DYNO_DB="$check_db/dyno.db" DYNO_TEST_FAULT=abort@load DYNO_TEST_FAULT_ONCE="$check_db/fired" \
+  "$CARGO_TARGET_DIR/release/dyno" bench "$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" -p 8 -n 0 -r 1 >/dev/null
+if [ -e "$check_db/fired" ]; then
+  echo "test: a release build acted on DYNO_TEST_FAULT" >&2
+  exit 1
+fi
+rm -rf "$check_db"
+echo "test: the release build ignores DYNO_TEST_FAULT"

@@ -12,13 +12,20 @@
 //! With `DYNO_TEST_FAULT_ONCE=PATH` a fault fires only while PATH does not
 //! exist, and creates it as it fires: the worker that replaces a crashed one
 //! then runs clean, so a test can watch the benchmark carry on.
+//!
+//! All of this is compiled only with the `test-faults` cargo feature, which
+//! the test script turns on (`scripts/test.sh`). Shipped builds, the app
+//! included, have no way for an environment variable to abort a worker or
+//! create a file: there `point` is empty.
 
+#[cfg(feature = "test-faults")]
 use std::time::Duration;
 
 pub const ENV: &str = "DYNO_TEST_FAULT";
 pub const ONCE_ENV: &str = "DYNO_TEST_FAULT_ONCE";
 
 /// False when the once-marker exists already; creates it otherwise.
+#[cfg(feature = "test-faults")]
 fn first_time() -> bool {
     match std::env::var_os(ONCE_ENV) {
         None => true,
@@ -30,7 +37,13 @@ fn first_time() -> bool {
     }
 }
 
+/// Without the `test-faults` feature: nothing, whatever the environment says.
+#[cfg(not(feature = "test-faults"))]
+#[inline(always)]
+pub fn point(_point: &str) {}
+
 /// Trigger the fault configured for `point`, if any.
+#[cfg(feature = "test-faults")]
 pub fn point(point: &str) {
     let Ok(spec) = std::env::var(ENV) else { return };
     for f in spec.split(',') {
