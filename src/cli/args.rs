@@ -483,7 +483,7 @@ pub struct BenchOptions {
     )]
     pub cache_type: Option<Vec<String>>,
     /// Memory-map the model (1), read it into memory (0), or let llama.cpp
-    /// choose (auto, llama-bench's default).
+    /// choose (auto, Dyno's default; llama-bench's is mmap).
     #[arg(long = "mmap", value_delimiter = ',', value_parser = parse_mmap, value_name = "0,1,auto")]
     pub mmap: Option<Vec<Option<bool>>>,
     /// Longest a worker may stay silent (one repetition) before it is killed.

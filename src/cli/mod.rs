@@ -321,9 +321,10 @@ async fn show(db: &Path, run_id: i64, json: bool, timeline: bool) -> Result<i32>
         println!("error: {e}");
     }
     println!(
-        "model: {} ({}, {}, {} params, {:.2} bits/weight)\n  sha256 {}",
+        "model: {} ({}, {} weights, {} file, {} params, {:.2} bits/weight)\n  sha256 {}",
         r.model.path,
         r.model.quant,
+        human_bytes(r.model.weight_bytes),
         human_bytes(r.model.size_bytes),
         human_params(r.model.n_params),
         r.model.bits_per_weight,
@@ -424,8 +425,7 @@ async fn compare(db: &Path, a: &str, b: &str, json: bool) -> Result<i32> {
 }
 
 async fn import(db: &Path, file: &Path) -> Result<i32> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| DynoError::BadInput(format!("cannot read {}: {e}", file.display())))?;
+    let text = report::import::read(file)?;
     let report = report::import::parse(&text, &file.display().to_string())?;
     let store = open_store(db).await?;
     let (added, skipped) = report::import::import(&store, &report).await?;
@@ -538,10 +538,11 @@ fn inspect(models: &[std::path::PathBuf], json: bool) -> Result<i32> {
     }
     for i in &infos {
         println!(
-            "{}: {} {} · {} · {} params · {:.2} bits/weight · {} layers · context {} · GGUF v{}",
+            "{}: {} {} · {} weights ({} file) · {} params · {:.2} bits/weight · {} layers · context {} · GGUF v{}",
             i.path.display(),
             i.arch,
             i.quant,
+            human_bytes(i.weight_bytes),
             human_bytes(i.size_bytes),
             human_params(i.n_params),
             i.bits_per_weight(),

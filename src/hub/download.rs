@@ -7,6 +7,13 @@
 //! sha256 match what the hub's tree announced. A mismatch deletes it. Then
 //! `snapshots/<commit>/<path>` links to the blob and `refs/main` names the
 //! commit, as the Python client lays them out.
+//!
+//! A blob already in the cache is trusted only after Dyno has hashed it
+//! once: the first time it is met (put there by the Python client, another
+//! tool or an older Dyno) it is hashed, and a mismatch is deleted and
+//! downloaded again. What the blob looked like when its hash matched is
+//! kept beside it in `blobs/<sha256>.verified`, so later pulls cost a
+//! `stat`, and a blob rewritten since is hashed again.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -190,6 +197,87 @@ fn hex(d: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// A blob as it was when its sha256 matched: enough to tell that it is
+/// still that file (a rewrite changes the mtime, a replacement the inode).
+///
+/// The record lives in the cache beside the blob, not in Dyno's database:
+/// the cache is shared by every database, by the app and by other tools,
+/// and a record there goes wherever the blob goes, with no migration.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct Verified {
+    size_bytes: u64,
+    mtime_ns: u64,
+    inode: u64,
+}
+
+impl Verified {
+    fn of(blob: &Path) -> Option<Verified> {
+        let m = std::fs::metadata(blob).ok()?;
+        let mtime_ns = m
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_nanos() as u64;
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(&m);
+        #[cfg(not(unix))]
+        let inode = 0;
+        Some(Verified {
+            size_bytes: m.len(),
+            mtime_ns,
+            inode,
+        })
+    }
+}
+
+fn verified_path(blob: &Path) -> PathBuf {
+    let mut p = blob.as_os_str().to_owned();
+    p.push(".verified");
+    PathBuf::from(p)
+}
+
+/// True when `blob` is the very file whose sha256 was last found to match.
+fn is_verified(blob: &Path) -> bool {
+    let Some(now) = Verified::of(blob) else {
+        return false;
+    };
+    std::fs::read(verified_path(blob))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Verified>(&b).ok())
+        .is_some_and(|was| was == now)
+}
+
+/// Record that `blob` matched its sha256. Best effort: without the record
+/// the blob is only hashed again next time.
+fn mark_verified(blob: &Path) {
+    let Some(v) = Verified::of(blob) else { return };
+    let path = verified_path(blob);
+    let json = serde_json::to_vec(&v).expect("a stamp serialises");
+    if let Err(e) = std::fs::write(&path, json) {
+        tracing::warn!("cannot record that {} was verified: {e}", blob.display());
+    }
+}
+
+/// sha256 of a whole file, off the runtime thread (a blob of many GiB takes
+/// a while) and given up on a cancel, so Ctrl-C is still heard.
+async fn hash_file(path: &Path, cancel: &Cancel) -> Result<String> {
+    let p = path.to_path_buf();
+    let job = tokio::task::spawn_blocking(move || {
+        let mut h = Sha256::new();
+        hash_prefix(&p, &mut h).map(|_| hex(&h.finalize()))
+    });
+    tokio::select! {
+        r = job => r
+            .map_err(|e| DynoError::Worker(format!("hashing thread failed: {e}")))?
+            .map_err(io("cannot read", path)),
+        _ = cancel.cancelled() => Err(DynoError::Network(format!(
+            "cancelled while checking the sha256 of {}; run the same command again",
+            path.display()
+        ))),
+    }
+}
+
 /// Download one file of `repo` at `commit` unless the cache has it.
 pub async fn pull_file(
     hub: &Hub,
@@ -240,11 +328,28 @@ pub async fn pull_file(
         already_present: already,
         elapsed_ms: t0.elapsed().as_secs_f64() * 1e3,
     };
-    // A blob exists only once verified (by Dyno, or by the Python client,
-    // which also names it by its sha256 after a complete download).
+    // A blob of the right size counts once its bytes are known to match:
+    // hashed here the first time Dyno meets it, since a name and a size are
+    // only what some other program claimed.
     if std::fs::metadata(&blob).is_ok_and(|m| m.len() == file.size) {
-        let link = publish(hub, repo, commit, file, &sha)?;
-        return Ok(done(0, 0, true, link));
+        if !is_verified(&blob) {
+            tracing::info!("checking the sha256 of the cached {repo}/{}", file.path);
+            let got = hash_file(&blob, cancel).await?;
+            if got == sha {
+                mark_verified(&blob);
+            } else {
+                tracing::warn!(
+                    "the cached copy of {repo}/{} did not match its sha256 (the hub says {sha}, the file is {got}); it was deleted and is downloaded again",
+                    file.path
+                );
+                let _ = std::fs::remove_file(verified_path(&blob));
+                std::fs::remove_file(&blob).map_err(io("cannot delete the corrupt", &blob))?;
+            }
+        }
+        if blob.exists() {
+            let link = publish(hub, repo, commit, file, &sha)?;
+            return Ok(done(0, 0, true, link));
+        }
     }
 
     let mut partial = blob.clone().into_os_string();
@@ -422,6 +527,7 @@ pub async fn pull_file(
         )));
     }
     std::fs::rename(&partial, &blob).map_err(io("cannot move into place", &blob))?;
+    mark_verified(&blob);
     let link = publish(hub, repo, commit, file, &sha)?;
     progress.finish(&file.path);
     Ok(done(resumed_from, downloaded, false, link))

@@ -338,7 +338,7 @@ pub fn svg(r: &Report, sweep: Option<&SweepJson>) -> String {
                 md.file_name,
                 md.quant,
                 human_params(md.n_params).trim(),
-                human_bytes(md.size_bytes),
+                super::table::weight_size(md),
                 &md.sha256[..md.sha256.len().min(12)]
             )
         };

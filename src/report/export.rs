@@ -183,13 +183,7 @@ impl Private {
     }
 
     fn text(&self, s: &str) -> String {
-        // An absolute path becomes its file name.
-        let looks_absolute = s.starts_with('/')
-            || (s.len() > 2 && s.as_bytes()[1] == b':' && matches!(s.as_bytes()[2], b'\\' | b'/'));
-        if looks_absolute && !s.contains(' ') {
-            return s.rsplit(['/', '\\']).next().unwrap_or("").to_string();
-        }
-        let mut out = s.to_string();
+        let mut out = strip_dirs(s);
         if let Some(h) = &self.home {
             out = out.replace(h.as_str(), "~");
         }
@@ -201,6 +195,105 @@ impl Private {
         }
         out
     }
+}
+
+/// Keys whose string values are file system paths in Dyno's documents:
+/// `model.path`, a level's `path`, and a sweep spec's `source` (`files`,
+/// `dir`, `from`) or a bench's `models`. They keep only their last part,
+/// whatever the path looks like, since a relative path names folders too.
+const PATH_KEYS: [&str; 5] = ["path", "files", "dir", "from", "models"];
+
+/// The last part of a Unix or Windows path: a file's name, or a folder's
+/// own name when the path ends in a separator.
+fn last_part(p: &str) -> &str {
+    p.trim_end_matches(['/', '\\'])
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or("")
+}
+
+/// Characters that end a path in running text. Spaces do not: folder names
+/// hold them ("LLM Models"), so a path goes on while separators follow.
+fn ends_path(c: char) -> bool {
+    matches!(
+        c,
+        '\n' | '\r'
+            | '\t'
+            | '"'
+            | '\''
+            | '`'
+            | '('
+            | ')'
+            | '['
+            | ']'
+            | '{'
+            | '}'
+            | '<'
+            | '>'
+            | '|'
+            | ';'
+            | ','
+    )
+}
+
+/// Where a path may begin: at the start, or after a space or an opening
+/// delimiter ("'/x'", "(/x", "--db=/x"), never inside a word ("t/s", "2048/512",
+/// "owner/repo") or after "https:".
+fn may_start(prev: Option<char>) -> bool {
+    prev.is_none_or(|c| c.is_whitespace() || ends_path(c) || c == '=')
+}
+
+/// Length of the absolute-path prefix at `i`, if one starts there: "/x",
+/// "~/", "C:\\" or "C:/", or a UNC "\\\\server".
+fn path_start(c: &[char], i: usize) -> Option<usize> {
+    let at = |k: usize| c.get(i + k).copied();
+    if !may_start(i.checked_sub(1).map(|p| c[p])) {
+        return None;
+    }
+    match (at(0)?, at(1), at(2)) {
+        ('/', Some(n), _) if !n.is_whitespace() => Some(1),
+        ('~', Some('/'), _) => Some(2),
+        ('\\', Some('\\'), _) => Some(2),
+        (d, Some(':'), Some('\\' | '/')) if d.is_ascii_alphabetic() => Some(3),
+        _ => None,
+    }
+}
+
+/// Cut the folders off every absolute path in free text (an error message,
+/// a spec), Unix and Windows alike, keeping the file name and the words
+/// around it: "cannot read /data/LLM Models/x.gguf: gone" becomes "cannot
+/// read x.gguf: gone". A path runs over spaces to its last separator, and
+/// stops at a character that cannot be part of it, at ": " and at a
+/// separator after a space (where the next path begins).
+fn strip_dirs(s: &str) -> String {
+    let c: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < c.len() {
+        let Some(start) = path_start(&c, i) else {
+            out.push(c[i]);
+            i += 1;
+            continue;
+        };
+        let mut last_sep = i + start - 1;
+        let mut k = i + start;
+        while k < c.len() {
+            let ch = c[k];
+            let next = c.get(k + 1).copied();
+            if ends_path(ch) || (ch == ':' && next.is_none_or(char::is_whitespace)) {
+                break;
+            }
+            if ch == '/' || ch == '\\' {
+                if c[k - 1].is_whitespace() {
+                    break;
+                }
+                last_sep = k;
+            }
+            k += 1;
+        }
+        i = last_sep + 1;
+    }
+    out
 }
 
 /// Replace `word` where it stands as a word of its own, so a user called
@@ -228,12 +321,29 @@ fn replace_word(s: &str, word: &str, with: &str) -> String {
     out
 }
 
-/// Remove private details from every string of a document.
+/// Remove private details from every string of a document: path fields
+/// keep their last part, and free text loses the folders of any path in it.
 pub fn scrub(v: &mut Value, p: &Private) {
     match v {
         Value::String(s) => *s = p.text(s),
         Value::Array(a) => a.iter_mut().for_each(|x| scrub(x, p)),
-        Value::Object(o) => o.values_mut().for_each(|x| scrub(x, p)),
+        Value::Object(o) => {
+            for (k, x) in o.iter_mut() {
+                if PATH_KEYS.contains(&k.as_str()) {
+                    to_last_part(x);
+                }
+                scrub(x, p);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A path field (a string, or a list of them) as its last parts.
+fn to_last_part(v: &mut Value) {
+    match v {
+        Value::String(s) => *s = last_part(s).to_string(),
+        Value::Array(a) => a.iter_mut().for_each(to_last_part),
         _ => {}
     }
 }
@@ -334,7 +444,9 @@ fn csv_row(r: &Report, run: &RunJson, res: &ResultJson) -> Vec<(&'static str, Va
         ("model_sha256", json!(run.model.sha256)),
         ("arch", json!(run.model.arch)),
         ("quant", json!(run.model.quant)),
-        ("model_size_bytes", json!(run.model.size_bytes)),
+        // Weights as llama-bench's model_size; the file apart, named so.
+        ("model_weight_bytes", json!(run.model.weight_bytes)),
+        ("model_file_bytes", json!(run.model.size_bytes)),
         ("model_n_params", json!(run.model.n_params)),
         ("bits_per_weight", json!(run.model.bits_per_weight)),
         ("cpu", json!(m.cpu)),
@@ -473,7 +585,8 @@ pub fn llama_bench_json(r: &Report) -> Value {
                     .clone()
                     .unwrap_or_else(|| format!("{} {}", run.model.arch, run.model.quant))),
             );
-            o.insert("model_size".into(), json!(run.model.size_bytes));
+            // llama-bench's model_size is llama_model_size: tensor bytes.
+            o.insert("model_size".into(), json!(run.model.weight_bytes));
             o.insert("model_n_params".into(), json!(run.model.n_params));
             o.insert("n_batch".into(), json!(c.n_batch));
             o.insert("n_ubatch".into(), json!(c.n_ubatch));
@@ -493,7 +606,20 @@ pub fn llama_bench_json(r: &Report) -> Value {
                     _ => -1,
                 }),
             );
-            o.insert("use_mmap".into(), json!(c.use_mmap.unwrap_or(true)));
+            // llama-bench at the llama.cpp Dyno builds writes `load_mode`
+            // (older builds wrote `use_mmap`). Dyno's default is llama.cpp's
+            // "auto", which maps the file unless a device cannot, and what it
+            // chose is not recorded: the record says "auto" and leaves the
+            // old flag null rather than guess `true`.
+            o.insert(
+                "load_mode".into(),
+                json!(match c.use_mmap {
+                    None => "auto",
+                    Some(true) => "mmap",
+                    Some(false) => "none",
+                }),
+            );
+            o.insert("use_mmap".into(), json!(c.use_mmap));
             o.insert("n_prompt".into(), json!(res.n_prompt));
             o.insert("n_gen".into(), json!(res.n_gen));
             o.insert("n_depth".into(), json!(res.n_depth));
@@ -540,6 +666,105 @@ mod tests {
             replace_word("failed as ai", "ai", "<user>"),
             "failed as <user>"
         );
+    }
+
+    fn fixture() -> Report {
+        super::super::import::parse(
+            include_str!("../../tests/fixtures/sweep-export.json"),
+            "fixture",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn llama_bench_json_says_how_the_model_was_loaded() {
+        // Dyno's default leaves the choice to llama.cpp (LLAMA_LOAD_MODE_AUTO,
+        // mmap unless a device cannot map files), and does not record what it
+        // chose: "true" would be a guess, so the record says "auto".
+        let mut r = fixture();
+        r.runs.truncate(1);
+        let modes = [
+            (None, "auto", json!(null)),
+            (Some(true), "mmap", json!(true)),
+        ];
+        for (use_mmap, load_mode, flag) in
+            modes
+                .into_iter()
+                .chain([(Some(false), "none", json!(false))])
+        {
+            r.runs[0].config.use_mmap = use_mmap;
+            let v = llama_bench_json(&r);
+            let rec = &v[0];
+            assert_eq!(rec["load_mode"], load_mode, "{use_mmap:?}: {rec}");
+            assert_eq!(rec["use_mmap"], flag, "{use_mmap:?}: {rec}");
+        }
+    }
+
+    #[test]
+    fn llama_bench_json_model_size_is_the_weight_bytes() {
+        let r = fixture();
+        let v = llama_bench_json(&r);
+        assert_eq!(v[0]["model_size"], json!(r.runs[0].model.weight_bytes));
+        assert_ne!(r.runs[0].model.weight_bytes, r.runs[0].model.size_bytes);
+    }
+
+    #[test]
+    fn free_text_keeps_only_the_file_names_of_paths_with_spaces() {
+        let p = Private::default();
+        let cases = [
+            (
+                "cannot read /data/LLM Models/smol copy.gguf: permission denied",
+                "cannot read smol copy.gguf: permission denied",
+            ),
+            ("/data/LLM Models/x.gguf", "x.gguf"),
+            (
+                "cannot open C:\\Users\\x\\a b\\m.gguf (access denied)",
+                "cannot open m.gguf (access denied)",
+            ),
+            (
+                "copy \\\\server\\share\\LLM Models\\m.gguf failed",
+                "copy m.gguf failed",
+            ),
+            (
+                "load 'D:/My Models/q 4.gguf' and '/opt/other dir/b.gguf'",
+                "load 'q 4.gguf' and 'b.gguf'",
+            ),
+            ("--db=/srv/my data/dyno.db", "--db=dyno.db"),
+            ("see ~/LLM Models/m.gguf", "see m.gguf"),
+            // What is not a path stays as it was.
+            (
+                "batch 2048/512, 12 t/s, 1 / 2, https://huggingface.co/a/b",
+                "batch 2048/512, 12 t/s, 1 / 2, https://huggingface.co/a/b",
+            ),
+            ("bartowski/Llama-3-GGUF", "bartowski/Llama-3-GGUF"),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(p.text(raw), want, "{raw}");
+        }
+    }
+
+    #[test]
+    fn typed_path_fields_become_file_names() {
+        let mut v = json!({
+            "model": { "path": "models/LLM Models/smol copy.gguf", "file_name": "smol copy.gguf" },
+            "levels": [ { "path": "C:\\Users\\x\\a b\\m.gguf" }, { "path": null } ],
+            "spec": {
+                "source": { "files": ["/data/LLM Models/a.gguf", "rel dir/b.gguf"] },
+                "models": ["/data/LLM Models/c.gguf"]
+            },
+            "dir_spec": { "source": { "dir": "/data/LLM Models/" } },
+            "from_spec": { "source": { "from": "\\\\server\\share\\m.gguf" } },
+            "repo_spec": { "source": { "repo": "bartowski/Llama-3-GGUF" } }
+        });
+        scrub(&mut v, &Private::default());
+        assert_eq!(v["model"]["path"], "smol copy.gguf");
+        assert_eq!(v["levels"][0]["path"], "m.gguf");
+        assert_eq!(v["levels"][1]["path"], json!(null));
+        assert_eq!(v["spec"]["source"]["files"], json!(["a.gguf", "b.gguf"]));
+        assert_eq!(v["spec"]["models"], json!(["c.gguf"]));
+        assert_eq!(v["dir_spec"]["source"]["dir"], "LLM Models");
+        assert_eq!(v["from_spec"]["source"]["from"], "m.gguf");
+        assert_eq!(v["repo_spec"]["source"]["repo"], "bartowski/Llama-3-GGUF");
     }
 
     #[test]

@@ -2,11 +2,18 @@
 //! json`, or `--json` output) stored as runs of the machine that measured
 //! them, so `dyno compare` can set them beside local runs. Importing the
 //! same file twice adds nothing.
+//!
+//! A file comes from someone else, so nothing in it is trusted: its size and
+//! counts are bounded, unknown test kinds are refused, headline figures are
+//! recomputed from the samples, and it never changes a stored machine or
+//! model.
+
+use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
 use super::{Report, ResultJson, RunJson, SCHEMA_VERSION};
-use crate::bench::figures::Figures;
+use crate::bench::figures::{figures, Figures};
 use crate::bench::plan::RunConfig;
 use crate::error::{DynoError, Result};
 use crate::machine::Machine;
@@ -14,14 +21,79 @@ use crate::model::ModelInfo;
 use crate::store::{ImportedResult, ImportedRun, Store};
 use crate::worker::protocol::{ContextParams, FlashAttn, ModelParams, Sample, TestKind, TestSpec};
 
-/// Read and check a result file.
+/// Largest result file `dyno import` reads. A sweep of a dozen levels with
+/// telemetry is well under 1 MiB; the bound keeps a wrong or hostile file
+/// from filling memory before a single check has run.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// Most runs one file may hold (a `dyno bench` over every combination of a
+/// few options makes hundreds).
+pub const MAX_RUNS: usize = 10_000;
+/// Most results one run may hold.
+pub const MAX_RESULTS: usize = 1_000;
+/// Most repetitions (samples) one result may hold.
+pub const MAX_SAMPLES: usize = 10_000;
+
+/// The test kinds this Dyno measures, as the file names them.
+const KINDS: &str = "prompt, gen, prompt_gen, parallel";
+
+/// Read a result file, refusing one larger than [`MAX_FILE_BYTES`] before
+/// reading it (and, should it grow meanwhile, while reading it).
+pub fn read(path: &Path) -> Result<String> {
+    use std::io::Read;
+    let io = |e| DynoError::BadInput(format!("cannot read {}: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(io)?;
+    let too_big = |n: u64| {
+        DynoError::BadInput(format!(
+            "{} is {:.1} MiB; Dyno imports result files up to {} MiB. Export fewer runs per file (`dyno export ID --format json` for one run or sweep) and import them one by one",
+            path.display(),
+            n as f64 / (1024.0 * 1024.0),
+            MAX_FILE_BYTES / (1024 * 1024)
+        ))
+    };
+    let len = file.metadata().map_err(io)?.len();
+    if len > MAX_FILE_BYTES {
+        return Err(too_big(len));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_big(bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        DynoError::BadInput(format!(
+            "{} is not text, so it is not a result file; import a file from `dyno export --format json`",
+            path.display()
+        ))
+    })
+}
+
+/// Just the version, read before the whole document so a file from a newer
+/// Dyno is named as such rather than as one with wrong fields.
+#[derive(serde::Deserialize)]
+struct Head {
+    #[serde(default)]
+    schema_version: Option<serde_json::Value>,
+}
+
+/// Read and check a result file: its schema version, then the document
+/// (deserialised straight into the report, with no copy as a JSON tree),
+/// then its counts and test kinds.
 pub fn parse(text: &str, name: &str) -> Result<Report> {
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+    use serde_json::error::Category;
+    let not_json = |e: serde_json::Error| {
         DynoError::BadInput(format!(
             "{name} is not JSON ({e}); import a file from `dyno export --format json`"
         ))
+    };
+    let head: Head = serde_json::from_str(text).map_err(|e| match e.classify() {
+        Category::Data => DynoError::BadInput(format!(
+            "{name} has no schema_version, so it is not a Dyno result file; import a file from `dyno export --format json`"
+        )),
+        _ => not_json(e),
     })?;
-    match v.get("schema_version").and_then(|s| s.as_u64()) {
+    match head.schema_version.as_ref().and_then(|s| s.as_u64()) {
         None => {
             return Err(DynoError::BadInput(format!(
                 "{name} has no schema_version, so it is not a Dyno result file; import a file from `dyno export --format json`"
@@ -34,11 +106,72 @@ pub fn parse(text: &str, name: &str) -> Result<Report> {
         }
         Some(_) => {}
     }
-    serde_json::from_value(v).map_err(|e| {
-        DynoError::BadInput(format!(
+    let report: Report = serde_json::from_str(text).map_err(|e| match e.classify() {
+        Category::Data => DynoError::BadInput(format!(
             "{name} is a Dyno result file with missing or wrong fields ({e})"
-        ))
-    })
+        )),
+        _ => not_json(e),
+    })?;
+    check(&report, name)?;
+    Ok(report)
+}
+
+/// Refuse a file whose counts are beyond any real benchmark's, or that
+/// holds a test kind this Dyno does not know (which it would otherwise
+/// store under a wrong meaning).
+pub fn check(r: &Report, name: &str) -> Result<()> {
+    let bad = |what: String| {
+        Err(DynoError::BadInput(format!(
+            "{name}: {what}. A file from `dyno export --format json` stays well within this; split a larger file into one export per run or sweep"
+        )))
+    };
+    if r.runs.len() > MAX_RUNS {
+        return bad(format!(
+            "{} runs, where Dyno imports at most {MAX_RUNS} from one file",
+            r.runs.len()
+        ));
+    }
+    for run in &r.runs {
+        if run.results.len() > MAX_RESULTS {
+            return bad(format!(
+                "run {} holds {} results, where Dyno imports at most {MAX_RESULTS} per run",
+                run.run_id,
+                run.results.len()
+            ));
+        }
+        for res in &run.results {
+            spec(res).map_err(|e| match e {
+                DynoError::BadInput(m) => {
+                    DynoError::BadInput(format!("{name}: run {}: {m}", run.run_id))
+                }
+                other => other,
+            })?;
+            let figures = [
+                &res.prefill_tokens_per_s,
+                &res.decode_tokens_per_s,
+                &res.decode_per_sequence_tokens_per_s,
+                &res.ttft_stats_ms,
+            ];
+            let n = figures
+                .iter()
+                .filter_map(|f| f.as_ref().map(|f| f.samples.len().max(f.outliers.len())))
+                .chain([
+                    res.samples_ns.len(),
+                    res.samples_tokens_per_s.len(),
+                    res.outliers.len(),
+                    res.reps as usize,
+                ])
+                .max()
+                .unwrap_or(0);
+            if n > MAX_SAMPLES {
+                return bad(format!(
+                    "run {}'s {} holds {n} samples, where Dyno imports at most {MAX_SAMPLES} repetitions per test",
+                    run.run_id, res.test
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn key(r: &Report, run: &RunJson) -> String {
@@ -55,15 +188,23 @@ fn key(r: &Report, run: &RunJson) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn spec(r: &ResultJson) -> TestSpec {
-    TestSpec {
-        kind: serde_json::from_value(serde_json::Value::String(r.kind.clone()))
-            .unwrap_or(TestKind::Prompt),
+/// The test a result measured. An unknown kind is refused: read as a
+/// prompt test, its figures would be stored under the wrong meaning.
+fn spec(r: &ResultJson) -> Result<TestSpec> {
+    let kind: TestKind = serde_json::from_value(serde_json::Value::String(r.kind.clone()))
+        .map_err(|_| {
+            DynoError::BadInput(format!(
+                "test {} has kind '{}', which this Dyno does not know ({KINDS}); update Dyno to import it",
+                r.test, r.kind
+            ))
+        })?;
+    Ok(TestSpec {
+        kind,
         n_prompt: r.n_prompt,
         n_gen: r.n_gen,
         n_depth: r.n_depth,
         n_parallel: r.n_parallel,
-    }
+    })
 }
 
 /// The raw samples back from the figures a file carries: each phase's time
@@ -91,23 +232,43 @@ fn samples(r: &ResultJson, t: &TestSpec) -> Vec<Sample> {
 }
 
 /// Store every run of `report`; returns (imported, already there).
+///
+/// A file's machine and models are added when the database does not know
+/// them and never change a record it has: a file can claim any fingerprint,
+/// and one claiming this machine's must not rewrite what was detected here.
+/// This machine's record, if the file names it first, is made from
+/// detecting it, not from the file.
 pub async fn import(store: &Store, report: &Report) -> Result<(usize, usize)> {
+    check(report, "the file")?;
     let m = &report.machine;
-    let machine = Machine {
-        fingerprint: m.fingerprint.clone(),
-        hostname: None,
-        os: m.os.clone(),
-        kernel: m.kernel.clone(),
-        cpu: m.cpu.clone(),
-        cores_physical: m.cores_physical.map(|c| c as usize),
-        cores_logical: m.cores as usize,
-        memory_bytes: m.memory_bytes,
+    let here = Machine::detect();
+    let machine = if m.fingerprint == here.fingerprint {
+        here
+    } else {
+        Machine {
+            fingerprint: m.fingerprint.clone(),
+            hostname: None,
+            os: m.os.clone(),
+            kernel: m.kernel.clone(),
+            cpu: m.cpu.clone(),
+            cores_physical: m.cores_physical.map(|c| c as usize),
+            cores_logical: m.cores as usize,
+            memory_bytes: m.memory_bytes,
+        }
     };
-    let machine_id = store.upsert_machine(&machine).await?;
+    let machine_id = store.add_machine_if_absent(&machine).await?;
     let (mut added, mut skipped) = (0, 0);
     for run in &report.runs {
+        // The file's path means nothing on this disk; keeping only the file
+        // name also keeps it from matching a local model's path.
+        let file_path = run
+            .model
+            .path
+            .rsplit(['/', '\\'])
+            .next()
+            .unwrap_or_default();
         let info = ModelInfo {
-            path: run.model.path.clone().into(),
+            path: file_path.into(),
             file_name: run.model.file_name.clone(),
             sha256: run.model.sha256.clone(),
             arch: run.model.arch.clone(),
@@ -120,8 +281,8 @@ pub async fn import(store: &Store, report: &Report) -> Result<(usize, usize)> {
             context_length: run.model.context_length,
             gguf_version: 3,
         };
-        let model_id = store.upsert_model(&info, 0).await?;
-        let specs: Vec<TestSpec> = run.results.iter().map(spec).collect();
+        let model_id = store.add_model_if_absent(&info).await?;
+        let specs = run.results.iter().map(spec).collect::<Result<Vec<_>>>()?;
         let c = &run.config;
         let config = RunConfig {
             model: ModelParams {
@@ -150,14 +311,20 @@ pub async fn import(store: &Store, report: &Report) -> Result<(usize, usize)> {
             .results
             .iter()
             .zip(&specs)
-            .map(|(r, t)| ImportedResult {
-                test: t,
-                kind: &r.kind,
-                status: &r.status,
-                error: r.error.as_deref(),
-                reps: r.reps,
-                samples: samples(r, t),
-                headline: r.mean_tokens_per_s.zip(r.stddev_tokens_per_s),
+            .map(|(r, t)| {
+                let samples = samples(r, t);
+                // The headline the file states is not trusted: it is what the
+                // samples say, computed as for a local run.
+                let headline = figures(t, &samples).headline.map(|f| (f.mean, f.stddev));
+                ImportedResult {
+                    test: t,
+                    kind: &r.kind,
+                    status: &r.status,
+                    error: r.error.as_deref(),
+                    reps: r.reps,
+                    samples,
+                    headline,
+                }
             })
             .collect();
         let k = key(report, run);

@@ -248,7 +248,10 @@ pub struct ResultJson {
     pub prefill_tokens_per_s: Option<Figures>,
     pub decode_tokens_per_s: Option<Figures>,
     pub decode_per_sequence_tokens_per_s: Option<Figures>,
-    /// Mean time to first token (prefill plus picking the first token).
+    /// Mean time to first token (prefill plus picking the first token):
+    /// from an empty cache when `n_depth` is 0, else with `n_depth` tokens
+    /// already in the cache (restored before the clock starts), as a reply
+    /// deep into a conversation waits.
     pub ttft_ms: Option<f64>,
     pub ttft_stats_ms: Option<Figures>,
     /// Memory traffic decode needs: weight bytes × decode steps per second.

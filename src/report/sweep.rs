@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{human_bytes, Report, ResultJson, RunJson};
+use super::{Report, ResultJson, RunJson};
 use crate::error::{DynoError, Result};
 use crate::machine::Machine;
 use crate::store::{QualityKey, Store, SweepRow};
@@ -244,7 +244,7 @@ fn recommend(report: &Report, levels: &[LevelJson]) -> Option<String> {
                     top_level.level,
                     q.kld_mean,
                     q.top1_agreement * 100.0,
-                    human_bytes(r.model.size_bytes)
+                    super::table::weight_size(&r.model)
                 ))
             }
         }
@@ -323,7 +323,7 @@ pub fn markdown(s: &SweepReport) -> String {
             };
             out.push_str(&format!(
                 "| {label} | {} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                human_bytes(r.model.size_bytes),
+                super::table::weight_size(&r.model),
                 r.model.bits_per_weight,
                 mean_sd(first_of(r, "prompt"), |x| x
                     .mean_tokens_per_s

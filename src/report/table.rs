@@ -2,10 +2,14 @@
 //! model, size, params, backend, threads, ngl, test, t/s; then Dyno's own
 //! columns for time to first token and model load time.
 //!
+//! "size" means what it means in llama-bench: the bytes of the model's
+//! tensors (`llama_model_size`), not the file, whose header and metadata add
+//! a few MiB. The same model then reads the same in both tables.
+//!
 //! A `pp+tg` test prints two rows (prefill and decode) and a parallel test
 //! prints total and per-sequence decode, so no cell blends two rates.
 
-use super::{human_bytes, human_params, Report, ResultJson, RunJson};
+use super::{human_bytes, human_params, ModelJson, Report, ResultJson, RunJson};
 use crate::bench::figures::Figures;
 
 fn rate(f: Option<&Figures>) -> String {
@@ -84,6 +88,17 @@ fn result_rows(r: &ResultJson) -> Vec<(String, String, String)> {
         failed(Vec::new())
     } else {
         failed(rows)
+    }
+}
+
+/// The "size" cell: tensor bytes as llama-bench prints them, or "-" when a
+/// record (an old import) does not know them, rather than the file size
+/// under llama-bench's name.
+pub(crate) fn weight_size(m: &ModelJson) -> String {
+    if m.weight_bytes == 0 {
+        "-".into()
+    } else {
+        human_bytes(m.weight_bytes)
     }
 }
 
@@ -184,7 +199,7 @@ pub fn markdown(report: &Report) -> String {
             run.model_desc
                 .clone()
                 .unwrap_or_else(|| format!("{} {}", run.model.arch, run.model.quant)),
-            human_bytes(run.model.size_bytes),
+            weight_size(&run.model),
             human_params(run.model.n_params),
             run.backend.clone().unwrap_or_else(|| "-".into()),
             run.config.n_threads.to_string(),
@@ -280,6 +295,18 @@ pub fn markdown(report: &Report) -> String {
     for r in &rows {
         out.push_str(&line(r));
     }
+    // A TTFT at a depth is timed after the depth's tokens are restored into
+    // the cache, so it is not the empty-cache figure the column otherwise is.
+    let ttft_at_depth = report
+        .runs
+        .iter()
+        .flat_map(|r| &r.results)
+        .any(|r| r.n_depth > 0 && r.ttft_ms.is_some());
+    if ttft_at_depth {
+        out.push_str(
+            "\nTTFT of a test at @dN: the prompt follows N tokens already in the cache (restored, not timed), not an empty cache.\n",
+        );
+    }
     out.push_str(&super::offload::markdown(&report.offload_sweep));
     if let Some(b) = &report.machine.llama_cpp_build {
         out.push_str(&format!(
@@ -296,7 +323,7 @@ pub fn markdown(report: &Report) -> String {
 mod tests {
     use super::*;
     use crate::bench::figures::Rate;
-    use crate::report::{ConfigJson, MachineJson, ModelJson, ResultJson};
+    use crate::report::{ConfigJson, MachineJson, ResultJson};
 
     fn figs(samples: &[f64]) -> Figures {
         let s = crate::bench::stats::summarize(samples).unwrap();
@@ -352,9 +379,9 @@ mod tests {
                 arch: "llama".into(),
                 name: None,
                 quant: "Q4_1".into(),
-                size_bytes: 98_365_312,
+                size_bytes: 100_150_976,
                 n_params: 134_515_008,
-                weight_bytes: 0,
+                weight_bytes: 98_365_312,
                 bits_per_weight: 0.0,
                 n_layers: Some(30),
                 context_length: None,
@@ -422,6 +449,40 @@ mod tests {
 build: b1; machine: Test CPU (2 cores, 1.00 GiB)
 ";
         assert_eq!(markdown(&report()), expected);
+    }
+
+    #[test]
+    fn size_is_the_weight_size_as_llama_bench_prints_it() {
+        // gemma-3-270m Q4_K_M: a 253,113,024-byte file holding 246,587,904
+        // bytes of tensors; llama-bench's "size" is the latter.
+        let mut r = report();
+        r.runs[0].model.size_bytes = 253_113_024;
+        r.runs[0].model.weight_bytes = 246_587_904;
+        let t = markdown(&r);
+        let row = t.lines().find(|l| l.contains("pp512")).unwrap();
+        assert!(row.contains("| 235.16 MiB |"), "{t}");
+        assert!(
+            !t.contains("241.39 MiB"),
+            "the file size is not the size: {t}"
+        );
+    }
+
+    #[test]
+    fn ttft_at_a_depth_says_it_is_not_from_an_empty_cache() {
+        let mut r = report();
+        let t = markdown(&r);
+        assert!(
+            !t.contains("already in the cache"),
+            "no depth, no note: {t}"
+        );
+        let pg = &mut r.runs[0].results[1];
+        pg.test = "pp16+tg4@d32".into();
+        pg.n_depth = 32;
+        let t = markdown(&r);
+        assert!(
+            t.contains("TTFT of a test at @dN: the prompt follows N tokens already in the cache"),
+            "{t}"
+        );
     }
 
     #[test]

@@ -2,6 +2,8 @@
 
 use super::{now, Store};
 use crate::error::Result;
+use crate::machine::Machine;
+use crate::model::ModelInfo;
 use crate::worker::protocol::{Sample, TestSpec};
 
 /// One imported result: its test, status, samples and headline.
@@ -25,6 +27,70 @@ pub struct ImportedRun<'a> {
 }
 
 impl Store {
+    /// The id of the machine with `m`'s fingerprint, adding `m` when the
+    /// database has none. Unlike [`Store::upsert_machine`], an existing row
+    /// is never changed: imports use this, so a file claiming a stored
+    /// machine (this one included) cannot rewrite its record.
+    pub async fn add_machine_if_absent(&self, m: &Machine) -> Result<i64> {
+        sqlx::query(
+            "INSERT INTO machines (fingerprint, hostname, os, kernel, cpu, cores_physical, cores_logical, memory_bytes, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (fingerprint) DO NOTHING",
+        )
+        .bind(&m.fingerprint)
+        .bind(&m.hostname)
+        .bind(&m.os)
+        .bind(&m.kernel)
+        .bind(&m.cpu)
+        .bind(m.cores_physical.map(|c| c as i64))
+        .bind(m.cores_logical as i64)
+        .bind(m.memory_bytes as i64)
+        .bind(now())
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.err(e))?;
+        sqlx::query_scalar("SELECT id FROM machines WHERE fingerprint = ?")
+            .bind(&m.fingerprint)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|e| self.err(e))
+    }
+
+    /// The id of the model with `m`'s path and sha256, adding it when
+    /// absent; an existing row (a local file's, with its mtime) is kept as
+    /// it is.
+    pub async fn add_model_if_absent(&self, m: &ModelInfo) -> Result<i64> {
+        let path = m.path.to_string_lossy();
+        sqlx::query(
+            "INSERT INTO models (sha256, path, file_name, arch, name, quant, size_bytes, weight_bytes, n_params,
+                                 n_layers, context_length, gguf_version, file_mtime_ns, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
+             ON CONFLICT (path, sha256) DO NOTHING",
+        )
+        .bind(&m.sha256)
+        .bind(&path)
+        .bind(&m.file_name)
+        .bind(&m.arch)
+        .bind(&m.name)
+        .bind(&m.quant)
+        .bind(m.size_bytes as i64)
+        .bind(m.weight_bytes as i64)
+        .bind(m.n_params as i64)
+        .bind(m.n_layers.map(|v| v as i64))
+        .bind(m.context_length.map(|v| v as i64))
+        .bind(m.gguf_version as i64)
+        .bind(now())
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.err(e))?;
+        sqlx::query_scalar("SELECT id FROM models WHERE path = ? AND sha256 = ?")
+            .bind(&path)
+            .bind(&m.sha256)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|e| self.err(e))
+    }
+
     /// Store an imported run with its results, in one transaction. `None`
     /// when a run with the same key was imported before.
     pub async fn import_run(
