@@ -195,6 +195,31 @@ fn level_run<'a>(report: &'a Report, l: &LevelJson) -> Option<&'a RunJson> {
         .filter(|r| r.status == "ok")
 }
 
+/// Whether `a`'s decode differs from `b`'s beyond the noise, for the
+/// recommendation: the same Welch t-test `dyno compare` uses, so the line
+/// never calls a level faster where compare finds no significant
+/// difference. Empty when `a` is `b` or the difference is significant.
+fn significance(a: &RunJson, b: &RunJson) -> String {
+    if a.run_id == b.run_id {
+        return String::new();
+    }
+    let samples = |r: &RunJson| first_of(r, "gen").map(|x| x.samples_tokens_per_s.clone());
+    let (Some(sa), Some(sb)) = (samples(a), samples(b)) else {
+        return String::new();
+    };
+    match crate::bench::stats::welch(&sb, &sa) {
+        None => format!(
+            ", untested: fewer than 2 repetitions ({} and {})",
+            sa.len(),
+            sb.len()
+        ),
+        Some((_, _, p)) if p >= 0.05 => {
+            format!(", but not significantly different (Welch p = {p:.2})")
+        }
+        Some(_) => String::new(),
+    }
+}
+
 /// One plain line: the fastest level on the frontier whose KLD stays within
 /// [`RECOMMEND_MAX_KLD`], with its decode speed relative to the most
 /// precise level measured.
@@ -210,13 +235,14 @@ fn recommend(report: &Report, levels: &[LevelJson]) -> Option<String> {
         .filter(|(_, r, _)| r.quality.is_some())
         .collect();
     if with_quality.is_empty() {
-        let (l, _, tg) = measured.iter().max_by(|a, b| a.2.total_cmp(&b.2))?;
+        let (l, r, tg) = measured.iter().max_by(|a, b| a.2.total_cmp(&b.2))?;
         return Some(format!(
-            "{}: the fastest decode, {:.2} t/s ({:.1}× {}); quality was not measured, so this says nothing about what the quantisation costs",
+            "{}: the fastest decode, {:.2} t/s ({:.1}× {}{}); quality was not measured, so this says nothing about what the quantisation costs",
             l.level,
             tg,
             tg / top_tg,
-            top_level.level
+            top_level.level,
+            significance(r, measured[0].1)
         ));
     }
     let best = with_quality
@@ -237,11 +263,13 @@ fn recommend(report: &Report, levels: &[LevelJson]) -> Option<String> {
                     l.level, l.level
                 ))
             } else {
+                let top_run = measured.first().map(|m| m.1)?;
                 Some(format!(
-                    "{}: {:.1}× the decode speed of {} at KLD {:.3} (top-1 agreement {:.1}%, {})",
+                    "{}: {:.1}× the decode speed of {}{} at KLD {:.3} (top-1 agreement {:.1}%, {})",
                     l.level,
                     tg / top_tg,
                     top_level.level,
+                    significance(r, top_run),
                     q.kld_mean,
                     q.top1_agreement * 100.0,
                     super::table::weight_size(&r.model)
@@ -386,6 +414,41 @@ pub fn markdown(s: &SweepReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn fixture_runs() -> Vec<RunJson> {
+        let v: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/sweep-export.json")).unwrap();
+        serde_json::from_value(v["runs"].clone()).unwrap()
+    }
+
+    fn with_decode(mut r: RunJson, id: i64, samples: &[f64]) -> RunJson {
+        r.run_id = id;
+        let g = r.results.iter_mut().find(|x| x.kind == "gen").unwrap();
+        g.samples_tokens_per_s = samples.to_vec();
+        r
+    }
+
+    #[test]
+    fn the_recommendation_does_not_call_noise_faster() {
+        let base = fixture_runs().remove(0);
+        let top = with_decode(base.clone(), 1, &[100.0, 140.0, 60.0]);
+        // 20% faster on average, but well inside the spread: p is large.
+        let noisy = with_decode(base.clone(), 2, &[120.0, 170.0, 70.0]);
+        assert!(
+            significance(&noisy, &top)
+                .starts_with(", but not significantly different (Welch p = 0."),
+            "{}",
+            significance(&noisy, &top)
+        );
+        // Clearly faster: nothing added.
+        let fast = with_decode(base.clone(), 3, &[200.0, 201.0, 199.0]);
+        let steady = with_decode(base.clone(), 4, &[100.0, 101.0, 99.0]);
+        assert_eq!(significance(&fast, &steady), "");
+        // One repetition: no test can say.
+        let once = with_decode(base.clone(), 5, &[150.0]);
+        assert!(significance(&once, &steady).contains("untested"));
+        assert_eq!(significance(&top, &top), "");
+    }
 
     #[test]
     fn the_frontier_keeps_levels_no_other_beats_on_both() {
