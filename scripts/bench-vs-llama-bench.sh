@@ -38,8 +38,8 @@ llama_bench=$(llama_tool llama-bench)
 
 if [ -z "${DYNO_BIN:-}" ]; then cargo build --release >/dev/null; fi
 dyno="${DYNO_BIN:-$CARGO_TARGET_DIR/release/dyno}"
-db="$(mktemp -d)/compare.db"
 out="$(mktemp -d)"
+db="$out/compare.db"
 
 echo "llama-cpp-sys-2 $sys_version · threads $THREADS · reps $REPS · rounds $ROUNDS · pp$N_PROMPT tg$N_GEN" >&2
 run_dyno() {
@@ -67,8 +67,8 @@ python3 - "$out" "$ROUNDS" "$@" <<'PY'
 import json, math, os, statistics, sys
 out, rounds, models = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131]
-print("| model | test | dyno t/s | llama-bench t/s | dyno / llama-bench (mean of rounds ± 95% CI) | rounds |")
-print("| ----- | ---- | -------: | --------------: | -------------------------------------------: | -----: |")
+print("| model | test | dyno t/s | llama-bench t/s | dyno / llama-bench (mean of rounds ± 95% CI) | per-round range | rounds |")
+print("| ----- | ---- | -------: | --------------: | -------------------------------------------: | --------------: | -----: |")
 for m in models:
     name = os.path.basename(m)
     ratios, dy_all, lb_all = {}, {}, {}
@@ -85,5 +85,6 @@ for m in models:
         q = ratios[test]
         ci = T975[min(len(q) - 2, len(T975) - 1)] * statistics.stdev(q) / math.sqrt(len(q)) if len(q) > 1 else float("nan")
         print(f"| {name} | {test} | {statistics.mean(dy_all[test]):.2f} | {statistics.mean(lb_all[test]):.2f} | "
-              f"{statistics.mean(q):.4f} ± {ci:.4f} | {len(q)} |")
+              f"{statistics.mean(q):.4f} ± {ci:.4f} | {min(q):.3f} – {max(q):.3f} | {len(q)} |")
 PY
+echo "raw results (JSON per program, model and round): $out" >&2
