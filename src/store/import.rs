@@ -32,28 +32,7 @@ impl Store {
     /// is never changed: imports use this, so a file claiming a stored
     /// machine (this one included) cannot rewrite its record.
     pub async fn add_machine_if_absent(&self, m: &Machine) -> Result<i64> {
-        sqlx::query(
-            "INSERT INTO machines (fingerprint, hostname, os, kernel, cpu, cores_physical, cores_logical, memory_bytes, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-             ON CONFLICT (fingerprint) DO NOTHING",
-        )
-        .bind(&m.fingerprint)
-        .bind(&m.hostname)
-        .bind(&m.os)
-        .bind(&m.kernel)
-        .bind(&m.cpu)
-        .bind(m.cores_physical.map(|c| c as i64))
-        .bind(m.cores_logical as i64)
-        .bind(m.memory_bytes as i64)
-        .bind(now())
-        .execute(&self.pool)
-        .await
-        .map_err(|e| self.err(e))?;
-        sqlx::query_scalar("SELECT id FROM machines WHERE fingerprint = ?")
-            .bind(&m.fingerprint)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(|e| self.err(e))
+        self.insert_machine(m, false).await
     }
 
     /// The id of the model with `m`'s path and sha256, adding it when

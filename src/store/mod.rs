@@ -313,12 +313,23 @@ impl Store {
     }
 
     pub async fn upsert_machine(&self, m: &Machine) -> Result<i64> {
-        let id: i64 = sqlx::query_scalar(
+        self.insert_machine(m, true).await
+    }
+
+    /// Insert `m` unless its fingerprint is stored; with `refresh`, a stored
+    /// row takes `m`'s OS and kernel (this machine after an upgrade). The id
+    /// either way.
+    pub(crate) async fn insert_machine(&self, m: &Machine, refresh: bool) -> Result<i64> {
+        let on_conflict = if refresh {
+            "DO UPDATE SET os = excluded.os, kernel = excluded.kernel"
+        } else {
+            "DO NOTHING"
+        };
+        sqlx::query(&format!(
             "INSERT INTO machines (fingerprint, hostname, os, kernel, cpu, cores_physical, cores_logical, memory_bytes, created_at)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-             ON CONFLICT (fingerprint) DO UPDATE SET os = excluded.os, kernel = excluded.kernel
-             RETURNING id",
-        )
+             ON CONFLICT (fingerprint) {on_conflict}"
+        ))
         .bind(&m.fingerprint)
         .bind(&m.hostname)
         .bind(&m.os)
@@ -328,10 +339,14 @@ impl Store {
         .bind(m.cores_logical as i64)
         .bind(m.memory_bytes as i64)
         .bind(now())
-        .fetch_one(&self.pool)
+        .execute(&self.pool)
         .await
         .map_err(|e| self.err(e))?;
-        Ok(id)
+        sqlx::query_scalar("SELECT id FROM machines WHERE fingerprint = ?")
+            .bind(&m.fingerprint)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|e| self.err(e))
     }
 
     /// The sha256 stored for a file with this path, size and mtime, if any.
