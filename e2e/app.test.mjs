@@ -280,6 +280,10 @@ test("compare shows two runs side by side", async () => {
   }
   assert.match(await (await byId("compare-summary")).getText(), /tests? compared/);
   assert.ok(await (await byId("compare-chart")).$("svg").isExisting(), "the comparison is charted");
+  await browser.setWindowSize(1920, 1080);
+  await browser.pause(300);
+  await shot("compare-1920");
+  await browser.setWindowSize(1280, 820);
   await shot("compare");
 });
 
