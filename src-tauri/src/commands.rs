@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use dyno::app::models as app_models;
+use dyno::app::settings as app_settings;
 use dyno::cli::{args, hub as cli_hub, hw, open_store, sweep as cli_sweep};
 use dyno::error::DynoError;
-use dyno::hub::{Hub, HubConfig};
+use dyno::hub::Hub;
 use dyno::machine::Machine;
 use dyno::report::{self, export, Target};
 use dyno::worker::client::WorkerOptions;
@@ -162,7 +163,7 @@ pub async fn sweeps(app: State<'_, App>) -> AppResult<Value> {
 }
 
 /// Opens the store, runs `f` on it and closes it, whatever `f` returned.
-async fn with_store<T, F>(db: PathBuf, f: F) -> AppResult<T>
+pub(crate) async fn with_store<T, F>(db: PathBuf, f: F) -> AppResult<T>
 where
     T: Send + 'static,
     F: for<'s> FnOnce(&'s dyno::store::Store) -> LocalBoxFuture<'s, dyno::error::Result<T>>
@@ -178,7 +179,7 @@ where
     .await
 }
 
-type LocalBoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>>;
+pub(crate) type LocalBoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>>;
 
 #[tauri::command]
 pub async fn models(app: State<'_, App>) -> AppResult<Vec<app_models::LocalModel>> {
@@ -211,19 +212,27 @@ pub async fn remove_model_place(app: State<'_, App>, path: String) -> AppResult<
     .await
 }
 
-fn hub() -> dyno::error::Result<Hub> {
-    Hub::new(HubConfig::from_env(None))
+/// The hub client with the settings in force (HF_ENDPOINT, else the
+/// endpoint saved in Settings).
+async fn hub(db: &Path) -> dyno::error::Result<Hub> {
+    let store = open_store(db).await?;
+    let h = app_settings::hub(&store, None).await;
+    store.close().await;
+    h
 }
 
 #[tauri::command]
-pub async fn hub_search(query: String) -> AppResult<Value> {
-    let found = on_core(move || async move { hub()?.search(&query, 50).await }).await?;
+pub async fn hub_search(app: State<'_, App>, query: String) -> AppResult<Value> {
+    let db = app.db.clone();
+    let found = on_core(move || async move { hub(&db).await?.search(&query, 50).await }).await?;
     to_json(&found)
 }
 
 #[tauri::command]
-pub async fn hub_levels(repo: String) -> AppResult<Value> {
-    let l = on_core(move || async move { cli_hub::repo_listing(&hub()?, &repo).await }).await?;
+pub async fn hub_levels(app: State<'_, App>, repo: String) -> AppResult<Value> {
+    let db = app.db.clone();
+    let l = on_core(move || async move { cli_hub::repo_listing(&hub(&db).await?, &repo).await })
+        .await?;
     to_json(&l)
 }
 
@@ -527,7 +536,7 @@ pub async fn hub_pull(
     let timing = app.jobs.timing.clone();
     let pulled = on_core(move || async move {
         let _guard = guard;
-        let hub = hub()?;
+        let hub = hub(&db).await?;
         let info = hub.info(&repo, "main").await?;
         let tree = hub.tree(&repo, &info.sha).await?;
         let f = tree.iter().find(|f| f.path == file).ok_or_else(|| {

@@ -5,6 +5,7 @@
 mod commands;
 mod error;
 mod jobs;
+mod settings;
 
 pub use error::AppError;
 
@@ -46,6 +47,12 @@ pub fn run() {
             commands::cancel,
             commands::start_sweep,
             commands::hub_pull,
+            settings::hub_settings,
+            settings::set_hub_endpoint,
+            settings::save_hub_token,
+            settings::remove_hub_token,
+            settings::check_hub,
+            settings::discard_download,
         ])
         .run(tauri::generate_context!())
         .expect("error while running the Dyno app");

@@ -7,5 +7,7 @@
 //! This layer is being grown one use case at a time; what is not here yet
 //! still lives in `cli/` and is called from there by the app.
 
+pub mod downloads;
 pub mod models;
 pub mod presets;
+pub mod settings;

@@ -115,6 +115,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Dyno's settings: the Hugging Face endpoint and whether a token is
+    /// saved (the app's Settings page shows the same).
+    Settings {
+        #[command(subcommand)]
+        command: Option<SettingsCommand>,
+        #[arg(long, global = true)]
+        json: bool,
+    },
     /// Describe GGUF files from their headers without loading them.
     Inspect {
         #[arg(required = true)]
@@ -171,6 +179,34 @@ pub enum HubCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Save a Hugging Face token for gated and private repos. It is read
+    /// from standard input (so it stays out of the shell's history) and
+    /// saved where huggingface_hub keeps it ($HF_TOKEN_PATH, else
+    /// $HF_HOME/token), never in Dyno's database.
+    Login,
+    /// Delete the saved token file.
+    Logout,
+    /// Delete what a cancelled or interrupted download of FILE left in the
+    /// cache (a pull resumes it otherwise).
+    Discard {
+        #[arg(value_name = "OWNER/NAME")]
+        repo: String,
+        /// The file's path in the repo.
+        #[arg(long)]
+        file: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SettingsCommand {
+    /// Save a setting. Keys: hub.endpoint (a Hugging Face hub or mirror URL).
+    Set { key: String, value: String },
+    /// Go back to a setting's default.
+    Unset { key: String },
+    /// Reach the hub with the settings in force, and check the token.
+    Check,
 }
 
 pub use crate::report::export::Format as ExportFormat;

@@ -11,7 +11,7 @@ use crate::app;
 use crate::error::{DynoError, Result};
 use crate::hub::download::{pull_file, PullProgress, Pulled};
 use crate::hub::files::{listing, Fit, RepoLevel, RepoListing};
-use crate::hub::{Hub, HubConfig, TreeFile};
+use crate::hub::{Hub, TreeFile};
 use crate::report::{human_bytes, human_params};
 use crate::store::Store;
 use crate::worker::client::Cancel;
@@ -169,7 +169,12 @@ fn pick_level<'a>(l: &'a RepoListing, quant: &str) -> Result<&'a RepoLevel> {
 }
 
 pub async fn hub(db: &Path, endpoint: Option<&str>, cmd: HubCommand) -> Result<i32> {
-    let hub = Hub::new(HubConfig::from_env(endpoint))?;
+    let hub = {
+        let store = open_store(db).await?;
+        let h = app::settings::hub(&store, endpoint).await;
+        store.close().await;
+        h?
+    };
     match cmd {
         HubCommand::Search { query, limit, json } => {
             let found = hub.search(&query, limit.clamp(1, 1000)).await?;
@@ -316,6 +321,28 @@ pub async fn hub(db: &Path, endpoint: Option<&str>, cmd: HubCommand) -> Result<i
                 }
             }
             Ok(0)
+        }
+        HubCommand::Discard { repo, file, json } => {
+            let store = open_store(db).await?;
+            let d = app::downloads::discard(&store, &repo, &file).await;
+            store.close().await;
+            let d = d?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&d).expect("serialises"));
+            } else if d.freed_bytes > 0 {
+                println!(
+                    "deleted the partial download of {}/{} ({})",
+                    d.repo,
+                    d.path,
+                    human_bytes(d.freed_bytes)
+                );
+            } else {
+                println!("no partial download of {}/{} was left", d.repo, d.path);
+            }
+            Ok(0)
+        }
+        HubCommand::Login | HubCommand::Logout => {
+            unreachable!("`dyno hub login|logout` are dispatched to cli::settings")
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod args;
 pub mod hub;
 pub mod hw;
 mod progress;
+pub mod settings;
 pub mod sweep;
 
 use std::io::IsTerminal;
@@ -121,7 +122,16 @@ pub fn main(cli: Cli) -> Result<i32> {
             Command::Sweep(a) => sweep::sweep(&db, *a).await,
             Command::Sweeps { json, limit } => sweep::sweeps(&db, json, limit).await,
             Command::ShowSweep { sweep_id, json } => sweep::show_sweep(&db, sweep_id, json).await,
+            Command::Hub {
+                command: args::HubCommand::Login,
+                ..
+            } => settings::login(&db).await,
+            Command::Hub {
+                command: args::HubCommand::Logout,
+                ..
+            } => settings::logout(&db).await,
             Command::Hub { endpoint, command } => hub::hub(&db, endpoint.as_deref(), command).await,
+            Command::Settings { command, json } => settings::settings(&db, command, json).await,
             Command::Models { command, json } => hub::models(&db, command, json).await,
             Command::Export {
                 id,

@@ -11,7 +11,6 @@ use crate::bench::sweep::{
     SweepReporter, SweepSpec,
 };
 use crate::error::{DynoError, Result};
-use crate::hub::{Hub, HubConfig};
 use crate::machine::Machine;
 use crate::quantize::{parse_levels, DEFAULT_LADDER};
 use crate::report::sweep as sweep_report;
@@ -326,7 +325,7 @@ async fn pull_repo_levels(
     endpoint: Option<&str>,
     cancel: &Cancel,
 ) -> Result<Option<Vec<PathBuf>>> {
-    let hub = Hub::new(HubConfig::from_env(endpoint))?;
+    let hub = crate::app::settings::hub(store, endpoint).await?;
     let listing = super::hub::repo_listing(&hub, repo).await?;
     let wanted: Vec<String> = match levels {
         Some(l) => l.to_vec(),

@@ -278,6 +278,35 @@ async fn hash_file(path: &Path, cancel: &Cancel) -> Result<String> {
     }
 }
 
+/// Delete what a cancelled or interrupted download of the blob `sha` left
+/// in `repo`'s cache (`blobs/<sha>.incomplete`), so its space comes back
+/// and the next pull starts afresh. Refused while a pull of that blob runs
+/// (it holds the blob's lock). Returns the bytes freed, 0 when there was no
+/// partial file. A complete, verified blob is never touched.
+pub fn discard_partial(cache_dir: &Path, repo: &str, sha: &str) -> Result<u64> {
+    super::check_repo_id(repo)?;
+    if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(DynoError::BadInput(format!(
+            "'{}' is not a sha256; nothing was deleted",
+            sha.escape_default()
+        )));
+    }
+    let _lock = lock_blob(cache_dir, repo, sha)?;
+    let blob = hf_hub::Cache::new(cache_dir.to_path_buf())
+        .repo(hf_hub::Repo::model(repo.to_string()))
+        .blob_path(sha);
+    let mut partial = blob.into_os_string();
+    partial.push(".incomplete");
+    let partial = PathBuf::from(partial);
+    let freed = match std::fs::metadata(&partial) {
+        Ok(m) => m.len(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(io("cannot read", &partial)(e)),
+    };
+    std::fs::remove_file(&partial).map_err(io("cannot delete", &partial))?;
+    Ok(freed)
+}
+
 /// Download one file of `repo` at `commit` unless the cache has it.
 pub async fn pull_file(
     hub: &Hub,

@@ -14,6 +14,7 @@
 pub mod discover;
 pub mod download;
 pub mod files;
+pub mod token;
 
 use std::path::{Path, PathBuf};
 
@@ -75,28 +76,84 @@ impl HubConfig {
     /// `HF_ENDPOINT`; token from `HF_TOKEN`, else the file at
     /// `HF_TOKEN_PATH`, else `$HF_HOME/token`.
     pub fn from_env(endpoint: Option<&str>) -> HubConfig {
-        let endpoint = endpoint
-            .map(str::to_string)
-            .or_else(|| env("HF_ENDPOINT"))
-            .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string())
-            .trim_end_matches('/')
-            .to_string();
-        let token = env("HF_TOKEN")
-            .or_else(|| env("HUGGING_FACE_HUB_TOKEN"))
-            .or_else(|| {
-                let path = env("HF_TOKEN_PATH")
-                    .map(PathBuf::from)
-                    .unwrap_or_else(|| hf_home().join("token"));
-                std::fs::read_to_string(path).ok()
-            })
-            .map(|t| t.trim().to_string())
-            .filter(|t| !t.is_empty());
+        HubConfig::resolve(endpoint, None)
+    }
+
+    /// [`HubConfig::from_env`] with the endpoint saved in Dyno's settings
+    /// (`saved`) between the environment and the default: a flag or
+    /// `HF_ENDPOINT` set for one session still wins over what was saved.
+    pub fn resolve(flag: Option<&str>, saved: Option<&str>) -> HubConfig {
         HubConfig {
-            endpoint,
-            token,
+            endpoint: endpoint_in_force(flag, saved).0,
+            token: token::token_in_force().map(|(t, _)| t),
             cache_dir: hub_cache(),
         }
     }
+}
+
+/// Where a hub setting in force came from, so a person can tell why a
+/// value they saved is not the one used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SettingSource {
+    /// `--endpoint` on the command line.
+    Flag,
+    /// An environment variable (`HF_ENDPOINT`, `HF_TOKEN`).
+    Env,
+    /// Dyno's settings (the Settings page, `dyno settings set`).
+    Saved,
+    /// The token file huggingface_hub keeps (`$HF_HOME/token`).
+    File,
+    Default,
+}
+
+/// The endpoint used and where it came from: the flag, `HF_ENDPOINT`, the
+/// saved setting, else huggingface.co.
+pub fn endpoint_in_force(flag: Option<&str>, saved: Option<&str>) -> (String, SettingSource) {
+    let nonempty = |v: Option<&str>| {
+        v.map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+    };
+    let (url, source) = if let Some(f) = nonempty(flag) {
+        (f, SettingSource::Flag)
+    } else if let Some(e) = env("HF_ENDPOINT") {
+        (e, SettingSource::Env)
+    } else if let Some(s) = nonempty(saved) {
+        (s, SettingSource::Saved)
+    } else {
+        (DEFAULT_ENDPOINT.to_string(), SettingSource::Default)
+    };
+    (url.trim_end_matches('/').to_string(), source)
+}
+
+/// Check an endpoint a person typed: an http(s) address with a host and
+/// nothing after the path, returned without its trailing slash.
+pub fn normalize_endpoint(typed: &str) -> Result<String> {
+    let t = typed.trim();
+    let bad = |why: &str| {
+        DynoError::BadInput(format!(
+            "'{}' is not a hub address ({why}); type one such as {DEFAULT_ENDPOINT} or \
+             http://127.0.0.1:8080 for a mirror",
+            t.escape_default()
+        ))
+    };
+    let url = reqwest::Url::parse(t).map_err(|e| bad(&e.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(bad("it must start with http:// or https://"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(bad("it has no host"));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(bad("it must not have a ? or # part"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(bad(
+            "a user or password in the address would be sent in the clear; save a token instead",
+        ));
+    }
+    Ok(url.as_str().trim_end_matches('/').to_string())
 }
 
 /// A repo as the search lists it.
@@ -222,6 +279,27 @@ impl Hub {
         resp.json()
             .await
             .map_err(|e| DynoError::Network(format!("the hub's search answer is unreadable: {e}")))
+    }
+
+    /// The account the token belongs to (`/api/whoami-v2`), or `None`
+    /// without a token, so Settings can say whether a saved token works
+    /// before a gated download finds out.
+    pub async fn whoami(&self) -> Result<Option<String>> {
+        if self.config.token.is_none() {
+            return Ok(None);
+        }
+        #[derive(Deserialize)]
+        struct Who {
+            name: String,
+        }
+        let url = format!("{}/api/whoami-v2", self.config.endpoint);
+        let resp = self.send(self.client().get(url), "the token check").await?;
+        let who: Who = resp.json().await.map_err(|e| {
+            DynoError::Network(format!(
+                "the hub's answer about the token is unreadable: {e}"
+            ))
+        })?;
+        Ok(Some(who.name))
     }
 
     /// A repo's commit at `revision` (e.g. "main").

@@ -36,11 +36,43 @@ pub struct ListRow {
     pub tg_test: Option<String>,
     pub levels: usize,
     pub sweep_id: Option<i64>,
+    /// The machine that measured it ("CPU · 16 threads · 32 GiB"), so runs
+    /// imported from other machines can be told apart and picked by machine.
+    pub machine: String,
+    /// Whether that machine is this one.
+    pub this_machine: bool,
+}
+
+/// Labels of the stored machines by id, and the id of this one (if stored).
+async fn machines(store: &Store) -> Result<(HashMap<i64, String>, Option<i64>)> {
+    let here = crate::machine::Machine::detect().fingerprint;
+    let mut labels = HashMap::new();
+    let mut this = None;
+    for m in store.machine_labels().await? {
+        if m.fingerprint == here {
+            this = Some(m.id);
+        }
+        labels.insert(
+            m.id,
+            format!(
+                "{} · {} threads · {}",
+                m.cpu.trim(),
+                m.cores_logical,
+                crate::report::human_bytes(m.memory_bytes.max(0) as u64)
+            ),
+        );
+    }
+    Ok((labels, this))
 }
 
 /// The newest `limit` runs and every sweep, newest first.
 pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
     let runs = store.run_list(limit.max(0)).await?;
+    let (labels, here) = machines(store).await?;
+    let label = |id: Option<i64>| {
+        id.and_then(|i| labels.get(&i).cloned())
+            .unwrap_or_else(|| "unknown machine".to_string())
+    };
     let oldest = runs.iter().map(|r| r.id).min().unwrap_or(i64::MAX);
     let mut first: HashMap<(i64, &str), (String, Option<f64>)> = HashMap::new();
     let heads = store.headlines(oldest).await?;
@@ -70,6 +102,8 @@ pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
                 tg_test: tg.map(|x| x.0.clone()),
                 levels: 1,
                 sweep_id: r.sweep_id,
+                machine: label(r.machine_id),
+                this_machine: r.machine_id.is_some() && r.machine_id == here,
             }
         })
         .collect();
@@ -124,6 +158,8 @@ pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
             tg_test: tg.map(|x| x.0.clone()),
             levels: levels.len(),
             sweep_id: Some(s.id),
+            machine: label(s.machine_id),
+            this_machine: s.machine_id.is_some() && s.machine_id == here,
         });
     }
     // RFC 3339 UTC timestamps sort as strings.

@@ -72,6 +72,20 @@ impl Store {
         .map_err(|e| self.err(e))
     }
 
+    /// The sha256 the newest download of `repo`'s `path` expected: what a
+    /// discard deletes is found from this record, never from a name the
+    /// caller supplies.
+    pub async fn download_sha(&self, repo: &str, path: &str) -> Result<Option<String>> {
+        sqlx::query_scalar(
+            "SELECT sha256 FROM downloads WHERE repo = ? AND path = ? AND sha256 != '' ORDER BY id DESC LIMIT 1",
+        )
+        .bind(repo)
+        .bind(path)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(|e| self.err(e))
+    }
+
     pub async fn add_model_dir(&self, path: &str) -> Result<bool> {
         let r = sqlx::query("INSERT OR IGNORE INTO model_dirs (path, added_at) VALUES (?, ?)")
             .bind(path)

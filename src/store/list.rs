@@ -16,6 +16,18 @@ pub struct RunListRow {
     pub name: Option<String>,
     pub quant: String,
     pub arch: String,
+    pub machine_id: Option<i64>,
+}
+
+/// A machine as a list names it: enough to tell this laptop from the
+/// desktop whose runs were imported.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct MachineLabelRow {
+    pub id: i64,
+    pub cpu: String,
+    pub cores_logical: i64,
+    pub memory_bytes: i64,
+    pub fingerprint: String,
 }
 
 /// A stored mean of one finished prefill or decode test.
@@ -31,7 +43,7 @@ impl Store {
     /// The newest `limit` runs with their models.
     pub async fn run_list(&self, limit: i64) -> Result<Vec<RunListRow>> {
         sqlx::query_as(
-            "SELECT r.id, r.sweep_id, r.status, r.started_at, m.file_name, m.name, m.quant, m.arch
+            "SELECT r.id, r.sweep_id, r.status, r.started_at, m.file_name, m.name, m.quant, m.arch, r.machine_id
              FROM runs r JOIN models m ON m.id = r.model_id
              ORDER BY r.id DESC LIMIT ?",
         )
@@ -39,6 +51,14 @@ impl Store {
         .fetch_all(&self.pool)
         .await
         .map_err(|e| self.err(e))
+    }
+
+    /// Every machine that measured something here (this one and imported).
+    pub async fn machine_labels(&self) -> Result<Vec<MachineLabelRow>> {
+        sqlx::query_as("SELECT id, cpu, cores_logical, memory_bytes, fingerprint FROM machines ORDER BY id")
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| self.err(e))
     }
 
     /// The finished prefill and decode means of runs `from_id` and newer, in

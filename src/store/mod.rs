@@ -20,7 +20,8 @@ use crate::worker::protocol::{Sample, TestSpec};
 mod hub;
 mod import;
 mod list;
-pub use list::{HeadlineRow, RunListRow};
+mod settings;
+pub use list::{HeadlineRow, MachineLabelRow, RunListRow};
 mod sweeps;
 pub use import::{ImportedResult, ImportedRun};
 pub use sweeps::{LevelRow, QualityKey, QualityRow, SweepRow};
@@ -684,7 +685,7 @@ impl Store {
     }
 
     /// Close runs and results left 'running' by a Dyno process on this host
-    /// that no longer exists (killed, crashed, power cut). Their samples stay;
+    /// that no longer exists (killed, crashed, power cut). Finished tests stay;
     /// only the status changes, so the run reads as interrupted rather than
     /// forever in progress. Returns how many runs were closed.
     pub async fn close_orphaned_runs(&self) -> Result<u64> {
@@ -702,10 +703,15 @@ impl Store {
                 continue;
             }
             let msg = "interrupted: the Dyno process measuring this run ended before it finished; \
-                       samples measured before that are kept";
+                       the tests it had finished are kept";
+            // A test's repetitions are committed when it ends (bench::run),
+            // so the test in progress has none to keep.
+            let test_msg =
+                "interrupted: the Dyno process measuring this test ended before the test \
+                            did; a test's repetitions are saved when it ends, so run it again";
             let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
             sqlx::query("UPDATE results SET status = 'failed', error = ? WHERE run_id = ? AND status = 'running'")
-                .bind(msg)
+                .bind(test_msg)
                 .bind(id)
                 .execute(&mut *tx)
                 .await

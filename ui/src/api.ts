@@ -10,10 +10,13 @@ import type {
   ApiError,
   AppInfo,
   CompareDoc,
+  Discarded,
   ExportFormat,
   Hardware,
+  HubCheck,
   HubListing,
   HubRepo,
+  HubSettings,
   JobEvent,
   LocalModel,
   ModelPlace,
@@ -205,3 +208,16 @@ export const exportText = (target: string, format: TextFormat) => call<string>("
 
 /** Stop a job; resolves true if one was running. */
 export const cancel = (jobId: string) => call<boolean>("cancel", { jobId });
+
+// Settings (the hub endpoint and token) and discarding a cancelled download.
+
+export const hubSettings = () => call<HubSettings>("hub_settings");
+/** Save the hub endpoint; null or "" goes back to huggingface.co. */
+export const setHubEndpoint = (url: string | null) => call<HubSettings>("set_hub_endpoint", { url });
+/** Save a token to huggingface_hub's token file; the answer shows it masked only. */
+export const saveHubToken = (token: string) => call<HubSettings>("save_hub_token", { token });
+export const removeHubToken = () => call<HubSettings>("remove_hub_token");
+/** Reach the hub with the settings in force; a failure is an answer, not a rejection. */
+export const checkHub = () => call<HubCheck>("check_hub");
+/** Delete what a cancelled download of `file` left in the cache. */
+export const discardDownload = (repo: string, file: string) => call<Discarded>("discard_download", { repo, file });

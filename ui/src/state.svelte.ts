@@ -9,7 +9,7 @@ import type { RatePoint } from "./lib/download";
 import { emptySeries, pushTelemetry, type TelemetrySeries } from "./lib/telemetry";
 import type { ApiError, JobEvent, PullResult, SweepDoc, SweepInput } from "./types";
 
-export type View = "overview" | "models" | "sweep" | "results" | "export";
+export type View = "overview" | "models" | "sweep" | "results" | "export" | "settings";
 
 class Nav {
   view = $state<View>("overview");
@@ -179,6 +179,12 @@ class DownloadJob {
   cancelledKey = $state<string | null>(null);
   /** Set by cancel(): stops a split level between two parts as well. */
   private cancelRequested = false;
+  /** Set by discard() while running: delete the partial files once the job stops. */
+  private discardRequested = false;
+  /** The repo and files of the level pulled last, for Discard. */
+  private last: { repo: string; files: string[] } | null = null;
+  /** The level whose partial download was deleted, and how many bytes that freed. */
+  discarded = $state.raw<{ key: string; freedBytes: number } | null>(null);
   /** Where this file's bytes stood when it started, and now: the rate and time left. */
   rateFrom = $state.raw<RatePoint | null>(null);
   rateNow = $state.raw<RatePoint | null>(null);
@@ -196,6 +202,9 @@ class DownloadJob {
     this.error = null;
     this.cancelledKey = null;
     this.cancelRequested = false;
+    this.discardRequested = false;
+    this.discarded = null;
+    this.last = { repo, files };
     this.progress = startedProgress(`downloading ${level}`);
     try {
       for (const file of files) {
@@ -224,6 +233,7 @@ class DownloadJob {
         this.progress = initialProgress();
         this.result = null;
         this.cancelledKey = key;
+        if (this.discardRequested) await this.discardPartial(key);
       } else {
         this.error = err;
         this.progress = finish(this.progress, "failed", err.message);
@@ -231,6 +241,34 @@ class DownloadJob {
       return false;
     } finally {
       this.jobId = null;
+    }
+  }
+
+  /**
+   * Cancel for good: stop the download if it runs, then delete what arrived
+   * (Pause keeps it, so Resume can continue). A finished file is never touched.
+   */
+  async discard(): Promise<void> {
+    if (this.running) {
+      this.discardRequested = true;
+      await this.cancel();
+      return;
+    }
+    if (this.key) await this.discardPartial(this.key);
+  }
+
+  private async discardPartial(key: string): Promise<void> {
+    const last = this.last;
+    if (!last) return;
+    let freedBytes = 0;
+    try {
+      for (const f of last.files) freedBytes += (await api.discardDownload(last.repo, f)).freed_bytes;
+      this.discarded = { key, freedBytes };
+      this.cancelledKey = null;
+      this.progress = initialProgress();
+      this.error = null;
+    } catch (e) {
+      this.error = e as ApiError;
     }
   }
 

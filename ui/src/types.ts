@@ -461,6 +461,10 @@ export interface ResultListRow {
   levels: number;
   /** The sweep a run belongs to. */
   sweep_id: number | null;
+  /** The machine that measured it: "CPU · 16 threads · 32 GiB". */
+  machine: string;
+  /** Whether that machine is this one (imported runs come from others). */
+  this_machine: boolean;
 }
 
 export type ExportFormat = "png" | "svg" | "md" | "csv" | "json" | "llama-bench-json";
@@ -509,4 +513,39 @@ export type ErrorCode = "bad_input" | "not_found" | "network" | "cancelled" | "b
 export interface ApiError {
   code: ErrorCode | string;
   message: string;
+}
+
+/** Where a hub setting in force came from (`dyno settings --json`). */
+export type SettingSource = "flag" | "env" | "saved" | "file" | "default";
+
+/** `dyno settings --json`: the hub endpoint and token as they stand (never the token itself). */
+export interface HubSettings {
+  endpoint: string;
+  endpoint_source: SettingSource;
+  saved_endpoint: string | null;
+  default_endpoint: string;
+  token: {
+    present: boolean;
+    source: SettingSource | null;
+    /** "hf_…x7Qz" */
+    masked: string | null;
+    file: string;
+    file_exists: boolean;
+  };
+  cache_dir: string;
+}
+
+/** `dyno settings check --json` */
+export interface HubCheck {
+  endpoint: string;
+  reachable: boolean;
+  user: string | null;
+  message: string;
+}
+
+/** `dyno hub discard REPO --file F --json` */
+export interface Discarded {
+  repo: string;
+  path: string;
+  freed_bytes: number;
 }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import fx from "../fixtures/compare.json";
 import type { CompareDoc } from "../types";
-import { changeClass, compareBars, summary } from "./compareData";
+import { changeClass, compareBars, machineChoices, pickable, summary } from "./compareData";
+import type { ResultRow } from "./results";
 
 const doc = fx as unknown as CompareDoc;
 
@@ -30,5 +31,37 @@ describe("compare data", () => {
     expect(s).toMatch(/^2 tests compared: B is faster in 2\./);
     expect(s).toMatch(/different conditions/);
     expect(summary({ ...doc, tests: [] })).toMatch(/same preset/);
+  });
+});
+
+describe("picking by machine", () => {
+  const row = (id: number, machine: string | null, here: boolean): ResultRow => ({
+    target: String(id),
+    kind: "run",
+    id,
+    title: "m.gguf",
+    quant: "Q4_1",
+    status: "ok",
+    startedAt: `2026-11-2${id}T00:00:00Z`,
+    ppMean: 1,
+    ppTest: "pp128",
+    tgMean: 1,
+    tgTest: "tg32",
+    levels: 1,
+    machine,
+    thisMachine: here,
+    haystack: "",
+  });
+  const rows = [row(1, "Zen 4 · 32 threads · 64 GiB", false), row(2, "Xeon · 2 threads · 24 GiB", true), row(3, null, false)];
+
+  it("lists this machine first and says so, each machine once", () => {
+    const m = machineChoices([...rows, row(4, "Xeon · 2 threads · 24 GiB", true)]);
+    expect(m.map((x) => x.label)).toEqual(["Xeon · 2 threads · 24 GiB (this machine)", "Zen 4 · 32 threads · 64 GiB"]);
+  });
+
+  it("offers one machine's runs when one is chosen, and all otherwise", () => {
+    expect(pickable(rows, "Zen 4 · 32 threads · 64 GiB").map((r) => r.id)).toEqual([1]);
+    expect(pickable(rows, "").map((r) => r.id)).toEqual([1, 2, 3]);
+    expect(pickable(rows, "", 2)).toHaveLength(2);
   });
 });

@@ -5,6 +5,7 @@
 // so what the Compare view shows is pinned by tests.
 
 import type { CompareDoc, CompareTest } from "../types";
+import type { ResultRow } from "./results";
 
 /** One bar: one side of one test. */
 export interface CompareBar {
@@ -56,4 +57,25 @@ export function summary(doc: CompareDoc): string {
   if (untested) parts.push(`untestable in ${untested} (fewer than 2 repetitions on a side: measure with more)`);
   const differ = doc.tests.some((t) => t.differs.length > 0);
   return `${n} test${n === 1 ? "" : "s"} compared: ${parts.join(", ")}.${differ ? " Some were measured under different conditions (marked): the change belongs to those as much as to the runs." : ""}`;
+}
+
+/** A machine to pick runs by: its label, this machine first and named so. */
+export interface MachineChoice {
+  machine: string;
+  label: string;
+}
+
+/** The machines of `rows`, this machine first, then by name. */
+export function machineChoices(rows: ResultRow[]): MachineChoice[] {
+  const seen = new Map<string, boolean>();
+  for (const r of rows) if (r.machine) seen.set(r.machine, (seen.get(r.machine) ?? false) || r.thisMachine);
+  return [...seen.entries()]
+    .sort(([a, ta], [b, tb]) => Number(tb) - Number(ta) || a.localeCompare(b))
+    .map(([machine, here]) => ({ machine, label: here ? `${machine} (this machine)` : machine }));
+}
+
+/** What a picker offers: the newest `limit` rows, of one machine when `machine` is set. */
+export function pickable(rows: ResultRow[], machine: string, limit = 300): ResultRow[] {
+  const of = machine ? rows.filter((r) => r.machine === machine) : rows;
+  return of.slice(0, limit);
 }

@@ -18,7 +18,18 @@ describe("plainHubError", () => {
       message: "repo meta/x is gated; accept its terms on huggingface.co, then give a token with HF_TOKEN=hf_…",
     });
     expect(p.title).toMatch(/gated/);
-    expect(p.advice).not.toMatch(/HF_TOKEN/);
+    expect(p.advice).not.toMatch(/HF_TOKEN|hf auth|`/);
+    expect(p.advice).toMatch(/Settings/);
+    expect(p.settings).toBe(true);
+  });
+
+  it("sends a refused login to Settings, where the token is saved", () => {
+    const p = plainHubError({
+      code: "bad_input",
+      message: "repo a/b needs a login (private, gated or not there); give a token with HF_TOKEN=hf_… or $HF_HOME/token",
+    });
+    expect(p.settings).toBe(true);
+    expect(p.advice).toMatch(/token in Settings/);
   });
 
   it("says a cut download was interrupted and continues, not that the hub is unreachable", () => {

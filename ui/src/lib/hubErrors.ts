@@ -13,6 +13,8 @@ export interface PlainError {
   advice: string;
   /** Whether trying again can help (network trouble, a busy server). */
   retry: boolean;
+  /** Whether the fix is in Settings (a token, or a mirror's address). */
+  settings?: boolean;
   /** The backend's own message, for the curious and for bug reports. */
   detail: string;
 }
@@ -31,25 +33,28 @@ export function plainHubError(e: ApiError): PlainError {
   if (e.code === "network" || /could not reach|timed out|connection/i.test(m)) {
     return {
       title: "Dyno could not reach Hugging Face.",
-      advice: "Check that this computer is online, then try again.",
+      advice: "Check that this computer is online, then try again. If your network uses a mirror, set its address in Settings.",
       retry: true,
+      settings: true,
       detail,
     };
   }
-  if (/gated/i.test(m)) {
+  if (/\bis gated\b/i.test(m)) {
     return {
       title: "This repo is gated: its authors ask you to accept their terms first.",
       advice:
-        "Accept them on the repo's page on huggingface.co, then save a Hugging Face access token with `hf auth login` (Dyno reads the same token file) and try again.",
+        "Accept them on the repo's page on huggingface.co, then save an access token of that account in Settings and try again.",
       retry: true,
+      settings: true,
       detail,
     };
   }
   if (/needs a login|refused the token/i.test(m)) {
     return {
       title: "Hugging Face asked for a login for this repo.",
-      advice: "It may be private or misspelled. Check the name, or save an access token with `hf auth login` and try again.",
+      advice: "It may be private or misspelled. Check the name, or save an access token in Settings and try again.",
       retry: true,
+      settings: true,
       detail,
     };
   }

@@ -41,9 +41,9 @@ describe("results rows", () => {
   it("maps result_list rows as they come, filterable by file, level and arch", () => {
     const rows = rowsFromList([
       { target: "sweep:3", kind: "sweep", id: 3, title: "SmolLM2", file_name: "smol-Q8_0.gguf", quant: "Q8_0, Q4_0", arch: "llama",
-        status: "ok", started_at: "2027-01-02T00:00:00Z", pp_mean: null, pp_test: null, tg_mean: null, tg_test: null, levels: 2, sweep_id: null },
+        status: "ok", started_at: "2027-01-02T00:00:00Z", pp_mean: null, pp_test: null, tg_mean: null, tg_test: null, levels: 2, sweep_id: null, machine: "Xeon · 2 threads · 24 GiB", this_machine: true },
       { target: "12", kind: "run", id: 12, title: "SmolLM2", file_name: "smol-Q4_0.gguf", quant: "Q4_0", arch: "llama",
-        status: "failed", started_at: "2027-01-01T00:00:00Z", pp_mean: 812.5, pp_test: "pp512", tg_mean: 41.2, tg_test: "tg128", levels: 1, sweep_id: 3 },
+        status: "failed", started_at: "2027-01-01T00:00:00Z", pp_mean: 812.5, pp_test: "pp512", tg_mean: 41.2, tg_test: "tg128", levels: 1, sweep_id: 3, machine: "Xeon · 2 threads · 24 GiB", this_machine: true },
     ]);
     expect(rows.map((r) => r.target)).toEqual(["sweep:3", "12"]);
     expect(rows[1]).toMatchObject({ kind: "run", id: 12, quant: "Q4_0", status: "failed", startedAt: "2027-01-01T00:00:00Z",
@@ -51,7 +51,7 @@ describe("results rows", () => {
     expect(rows[0]).toMatchObject({ kind: "sweep", quant: "Q8_0, Q4_0", levels: 2, ppMean: null });
     expect(filterRows(rows, { text: "smol-q8_0", status: "", kind: "" }).map((r) => r.target)).toEqual(["sweep:3"]);
     expect(filterRows(rows, { text: "llama q4_0", status: "failed", kind: "run" }).map((r) => r.target)).toEqual(["12"]);
-    expect(listRow(rows.length ? { ...rows[0], file_name: "", arch: "", started_at: "", pp_mean: null, pp_test: null, tg_mean: null, tg_test: null, sweep_id: null } : (null as never)).haystack).toBe("smollm2  q8_0, q4_0 ");
+    expect(listRow(rows.length ? { ...rows[0], file_name: "", arch: "", started_at: "", pp_mean: null, pp_test: null, tg_mean: null, tg_test: null, sweep_id: null, machine: "", this_machine: false } : (null as never)).haystack).toBe("smollm2  q8_0, q4_0  ");
   });
   it("clamps the page index", () => {
     expect(page([1, 2, 3], 9, 2)).toEqual({ items: [3], pages: 2, index: 1 });

@@ -19,6 +19,9 @@ export interface ResultRow {
   tgMean: number | null;
   tgTest: string | null;
   levels: number;
+  /** The machine that measured it, when the list says (null from full documents). */
+  machine: string | null;
+  thisMachine: boolean;
   /** Lower-case text the filter matches against. */
   haystack: string;
 }
@@ -38,7 +41,9 @@ export function listRow(r: ResultListRow): ResultRow {
     tgMean: r.tg_mean,
     tgTest: r.tg_test,
     levels: r.levels,
-    haystack: `${r.title} ${r.file_name} ${r.quant} ${r.arch}`.toLowerCase(),
+    machine: r.machine,
+    thisMachine: r.this_machine,
+    haystack: `${r.title} ${r.file_name} ${r.quant} ${r.arch} ${r.machine}`.toLowerCase(),
   };
 }
 
@@ -66,6 +71,8 @@ export function runRow(run: Run): ResultRow {
     tgMean: tg?.mean ?? null,
     tgTest: tg?.test ?? null,
     levels: 1,
+    machine: null,
+    thisMachine: false,
     haystack: `${title} ${run.model.file_name} ${run.model.quant ?? ""} ${run.model.arch ?? ""}`.toLowerCase(),
   };
 }
@@ -87,6 +94,8 @@ export function sweepRow(doc: SweepDoc): ResultRow {
     tgMean: null,
     tgTest: null,
     levels: levels.length,
+    machine: null,
+    thisMachine: false,
     haystack: `${title} ${doc.runs.map((r) => r.model.file_name).join(" ")} ${levels.join(" ")}`.toLowerCase(),
   };
 }
