@@ -17,6 +17,9 @@
 # Settings: THREADS (2), REPS (5), ROUNDS (8), N_PROMPT (512), N_GEN (128),
 # DYNO_FLAGS (extra options for dyno bench, e.g. --no-telemetry), DYNO_BIN (a
 # dyno binary to use instead of building one with cargo), LLAMA_BENCH_SRC.
+# EACH_SAMPLE=1 adds a third program to the rotation: dyno committing every
+# repetition to SQLite as it arrives (DYNO_COMMIT_EACH_SAMPLE=1) instead of
+# once per test, and prints what those commits cost against the default.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -47,6 +50,11 @@ run_dyno() {
   "$dyno" --db "$db" bench "$1" -p "$N_PROMPT" -n "$N_GEN" -r "$REPS" -t "$THREADS" $DYNO_FLAGS --json \
     >"$out/dyno-$(basename "$1")-$2.json" 2>/dev/null
 }
+run_each() {
+  # shellcheck disable=SC2086 # DYNO_FLAGS is a list of options
+  DYNO_COMMIT_EACH_SAMPLE=1 "$dyno" --db "$db" bench "$1" -p "$N_PROMPT" -n "$N_GEN" -r "$REPS" -t "$THREADS" $DYNO_FLAGS --json \
+    >"$out/each-$(basename "$1")-$2.json" 2>/dev/null
+}
 run_lb() {
   "$llama_bench" -m "$1" -p "$N_PROMPT" -n "$N_GEN" -r "$REPS" -t "$THREADS" -o json \
     >"$out/lb-$(basename "$1")-$2.json" 2>/dev/null
@@ -54,37 +62,60 @@ run_lb() {
 for model in "$@"; do
   for round in $(seq 1 "$ROUNDS"); do
     echo "  $(basename "$model") round $round/$ROUNDS" >&2
-    # ABBA order: neither program always gets the first (or warmer) slot.
-    if [ $((round % 2)) = 1 ]; then run_dyno "$model" "$round"; run_lb "$model" "$round"
-    else run_lb "$model" "$round"; run_dyno "$model" "$round"; fi
+    # The order rotates each round (ABBA for two programs), so no program
+    # always gets the first (or warmer) slot.
+    progs=(run_dyno run_lb)
+    [ "${EACH_SAMPLE:-0}" = 1 ] && progs+=(run_each)
+    n=${#progs[@]}
+    for k in $(seq 0 $((n - 1))); do
+      if [ "$n" = 2 ]; then i=$(( (round + k + 1) % 2 )); else i=$(( (round + k) % n )); fi
+      "${progs[$i]}" "$model" "$round"
+    done
   done
 done
 
-python3 - "$out" "$ROUNDS" "$@" <<'PY'
+python3 - "$out" "$ROUNDS" "${EACH_SAMPLE:-0}" "$@" <<'PY'
 # The machine's speed drifts between rounds (frequency, neighbours on a
 # shared host), so compare each round's pair of means and summarise the
 # per-round ratios, rather than pooling samples from different rounds.
 import json, math, os, statistics, sys
-out, rounds, models = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+out, rounds, each, models = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4:]
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131]
 print("| model | test | dyno t/s | llama-bench t/s | dyno / llama-bench (mean of rounds ± 95% CI) | per-round range | rounds |")
 print("| ----- | ---- | -------: | --------------: | -------------------------------------------: | --------------: | -----: |")
+def dyno_rates(path):
+    return {x["test"]: x["samples_tokens_per_s"] for x in json.load(open(path))["runs"][0]["results"]}
+
+def summary(q):
+    ci = T975[min(len(q) - 2, len(T975) - 1)] * statistics.stdev(q) / math.sqrt(len(q)) if len(q) > 1 else float("nan")
+    return f"{statistics.mean(q):.4f} ± {ci:.4f} | {min(q):.3f} – {max(q):.3f} | {len(q)}"
+
+costs = []
 for m in models:
     name = os.path.basename(m)
-    ratios, dy_all, lb_all = {}, {}, {}
+    ratios, dy_all, lb_all, each_ratios = {}, {}, {}, {}
     for r in range(1, rounds + 1):
-        dy = {x["test"]: x["samples_tokens_per_s"]
-              for x in json.load(open(f"{out}/dyno-{name}-{r}.json"))["runs"][0]["results"]}
+        dy = dyno_rates(f"{out}/dyno-{name}-{r}.json")
         lb = {(f"pp{x['n_prompt']}" if x["n_gen"] == 0 else f"tg{x['n_gen']}"): x["samples_ts"]
               for x in json.load(open(f"{out}/lb-{name}-{r}.json"))}
         for test in dy.keys() & lb.keys():
             ratios.setdefault(test, []).append(statistics.mean(dy[test]) / statistics.mean(lb[test]))
             dy_all.setdefault(test, []).extend(dy[test])
             lb_all.setdefault(test, []).extend(lb[test])
+        if each:
+            ea = dyno_rates(f"{out}/each-{name}-{r}.json")
+            for test in dy.keys() & ea.keys():
+                each_ratios.setdefault(test, []).append(statistics.mean(ea[test]) / statistics.mean(dy[test]))
     for test in sorted(ratios, key=lambda t: (t[:2] != "pp", t)):
-        q = ratios[test]
-        ci = T975[min(len(q) - 2, len(T975) - 1)] * statistics.stdev(q) / math.sqrt(len(q)) if len(q) > 1 else float("nan")
-        print(f"| {name} | {test} | {statistics.mean(dy_all[test]):.2f} | {statistics.mean(lb_all[test]):.2f} | "
-              f"{statistics.mean(q):.4f} ± {ci:.4f} | {min(q):.3f} – {max(q):.3f} | {len(q)} |")
+        print(f"| {name} | {test} | {statistics.mean(dy_all[test]):.2f} | {statistics.mean(lb_all[test]):.2f} | {summary(ratios[test])} |")
+    for test in sorted(each_ratios, key=lambda t: (t[:2] != "pp", t)):
+        costs.append(f"| {name} | {test} | {summary(each_ratios[test])} |")
+if costs:
+    print()
+    print("Committing every repetition as it arrives, against once per test (the default): t/s ratio")
+    print()
+    print("| model | test | each-sample / per-test (mean of rounds ± 95% CI) | per-round range | rounds |")
+    print("| ----- | ---- | ---------------------------------------------: | --------------: | -----: |")
+    print("\n".join(costs))
 PY
 echo "raw results (JSON per program, model and round): $out" >&2

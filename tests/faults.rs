@@ -213,7 +213,7 @@ fn killing_the_parent_kills_the_worker_and_keeps_the_samples() {
     child.kill().unwrap(); // SIGKILL: no handler runs in the parent
     child.wait().unwrap();
     wait_gone(&s);
-    // The next Dyno marks the orphaned run as interrupted; samples stay.
+    // The next Dyno marks the orphaned run as interrupted; finished tests stay.
     let o = s.run(&["runs", "--json"]);
     assert_code(&o, 0);
     let j = json(&o);
@@ -225,6 +225,69 @@ fn killing_the_parent_kills_the_worker_and_keeps_the_samples() {
     let (rt, store) = store(&s.db());
     assert_eq!(rt.block_on(store.integrity_check()).unwrap(), "ok");
     rt.block_on(store.close());
+}
+
+#[test]
+fn a_kill_mid_test_loses_only_that_test_and_marks_it_interrupted() {
+    // Three repetitions per test; the worker stops for good after sending
+    // the second test's first repetition, so the parent holds a repetition
+    // of a test that has not ended when it is killed.
+    let s = Scratch::new();
+    let mut child = s
+        .dyno()
+        .env("DYNO_TEST_FAULT", "hang@sample:1:0")
+        .arg("bench")
+        .arg(model(SMOL))
+        .args(["-p", "16", "-n", "4", "-r", "3", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    loop {
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "the second test never started"
+        );
+        if s.db().exists() {
+            let (rt, store) = store(&s.db());
+            let started = rt.block_on(async {
+                match store.runs(10).await.unwrap().first() {
+                    Some(r) => store.results(r.id).await.unwrap().len() >= 2,
+                    None => false,
+                }
+            });
+            rt.block_on(store.close());
+            if started {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // pp16 on SmolLM2 takes milliseconds: by now the repetition was sent,
+    // and the parent holds it (it used to commit each one as it came).
+    std::thread::sleep(Duration::from_secs(3));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    wait_gone(&s);
+    let o = s.run(&["runs", "--json"]);
+    assert_code(&o, 0);
+    let r = &json(&o)["runs"][0];
+    assert_eq!(r["error_code"], "interrupted");
+    let first = &r["results"][0];
+    assert_eq!(first["status"], "ok");
+    assert_eq!(first["samples_ns"].as_array().unwrap().len(), 3);
+    let cut = &r["results"][1];
+    assert_eq!(cut["status"], "failed");
+    assert!(
+        cut["error"].as_str().unwrap().contains("interrupted"),
+        "{cut}"
+    );
+    assert_eq!(
+        cut["samples_ns"].as_array().map(Vec::len).unwrap_or(0),
+        0,
+        "a test that did not end keeps no repetitions: {cut}"
+    );
 }
 
 #[test]

@@ -128,6 +128,20 @@ async fn run_worker<'c>(
     Ok(left)
 }
 
+/// Whether every repetition is written to SQLite as it arrives
+/// (`DYNO_COMMIT_EACH_SAMPLE=1`) instead of once its test ends.
+///
+/// By default a test's repetitions (and the telemetry read meanwhile) are
+/// held in this process and committed when the test ends, so nothing but the
+/// worker runs while a test is timed: a write, its fsync and the WAL
+/// checkpoint would otherwise share the machine with llama.cpp. A kill -9 then
+/// loses at most the test in progress, which the next Dyno marks as
+/// interrupted. The variable brings back the per-repetition writes, so
+/// `scripts/bench-sample-commits.sh` can measure what they cost.
+fn commit_each_sample() -> bool {
+    std::env::var_os("DYNO_COMMIT_EACH_SAMPLE").is_some_and(|v| v == "1")
+}
+
 async fn supervise<'c>(
     ctx: &BenchContext<'_>,
     model: &PreparedModel,
@@ -209,6 +223,7 @@ async fn supervise<'c>(
     ));
     let mut current: Option<Current> = None;
     let mut fatal: Option<(String, String)> = None;
+    let each_sample = commit_each_sample();
 
     while let Some(ev) = rx.recv().await {
         let mut flow = Flow::Continue;
@@ -297,9 +312,11 @@ async fn supervise<'c>(
                     continue;
                 };
                 cur.samples.push(sample);
-                store
-                    .set_result_samples(cur.result_id, &cur.samples)
-                    .await?;
+                if each_sample {
+                    store
+                        .set_result_samples(cur.result_id, &cur.samples)
+                        .await?;
+                }
                 let st = &states[cur.run];
                 flow = reporter.event(&BenchEvent::Sample {
                     run_id: st.run_id.unwrap_or_default(),
@@ -368,7 +385,11 @@ async fn supervise<'c>(
         if flow == Flow::Stop {
             ctx.cancel.cancel();
         }
-        rec.flush(store).await?;
+        // Telemetry readings wait for the test's end too: no SQLite write
+        // in this process while the worker is timing.
+        if current.is_none() || each_sample {
+            rec.flush(store).await?;
+        }
     }
 
     let ended = worker

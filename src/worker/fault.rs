@@ -6,7 +6,8 @@
 //! (SIGKILL, as the out-of-memory killer sends), `hang` (sleep forever) or
 //! `exit` (exit code 7), and POINT is `load` (before the model loads),
 //! `load:TEXT` (before loading a model whose file name contains TEXT) or
-//! `job:N` (before job N). Several faults can be separated by commas. Only
+//! `job:N` (before job N) or `sample:N:R` (after repetition R of job N,
+//! counted from 0, has been sent). Several faults can be separated by commas. Only
 //! the worker reads it; an unset variable costs one lookup.
 //!
 //! With `DYNO_TEST_FAULT_ONCE=PATH` a fault fires only while PATH does not

@@ -295,7 +295,10 @@ fn bench(plan: WorkerPlan) -> i32 {
                     job: i,
                     rep,
                     sample,
-                })
+                });
+                // After the sample is sent: a test can kill the parent while
+                // it holds some repetitions of a test that has not ended.
+                fault::point(&format!("sample:{i}:{rep}"));
             },
         );
         match r {
