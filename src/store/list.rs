@@ -55,10 +55,12 @@ impl Store {
 
     /// Every machine that measured something here (this one and imported).
     pub async fn machine_labels(&self) -> Result<Vec<MachineLabelRow>> {
-        sqlx::query_as("SELECT id, cpu, cores_logical, memory_bytes, fingerprint FROM machines ORDER BY id")
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| self.err(e))
+        sqlx::query_as(
+            "SELECT id, cpu, cores_logical, memory_bytes, fingerprint FROM machines ORDER BY id",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.err(e))
     }
 
     /// The finished prefill and decode means of runs `from_id` and newer, in
