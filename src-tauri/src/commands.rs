@@ -179,7 +179,8 @@ where
     .await
 }
 
-pub(crate) type LocalBoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>>;
+pub(crate) type LocalBoxFuture<'a, T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>>;
 
 #[tauri::command]
 pub async fn models(app: State<'_, App>) -> AppResult<Vec<app_models::LocalModel>> {
