@@ -146,12 +146,13 @@ test("a folder added in the app lists its model, and two clicks benchmark it wit
   await shot("models-added");
   const t0 = Date.now();
   await (await row.$('[data-testid="model-benchmark"]')).click();
-  // The presets with their tests and estimated times; Quick keeps this test short.
+  // The presets with their tests and estimated times; Standard is
+  // llama-bench's defaults (pp512, tg128, 5 repetitions).
   await byId("preset-picker");
   const presets = await attrs('[data-testid="preset"]', "data-preset");
   assert.deepEqual(presets, ["quick", "standard", "thorough"]);
   assert.match(await (await byId("preset-time")).getText(), /^about \d+ (s|min)$/);
-  await (await browser.$('[data-testid="preset"][data-preset="quick"]')).click();
+  await (await browser.$('[data-testid="preset"][data-preset="standard"]')).click();
   await shot("presets");
   await (await byId("preset-start")).click();
   const status = await byId("sweep-status");
@@ -166,11 +167,53 @@ test("a folder added in the app lists its model, and two clicks benchmark it wit
   const chart = await byId("level-chart", 30_000);
   const levels = await attrs('[data-testid="level-chart"] [data-testid="level-group"]', "data-level");
   assert.deepEqual(levels, ["Q4_1"], `bar groups: ${levels}`);
-  // The Quick preset's plan, 3 repetitions each.
-  assert.match(await chart.getText(), /pp128/);
+  // The Standard preset's plan: llama-bench's pp512 and tg128.
+  assert.match(await chart.getText(), /pp512/);
+  assert.match(await chart.getText(), /tg128/);
   await chart.scrollIntoView();
   console.log(`folder journey: benchmark to chart in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   await shot("first-benchmark");
+});
+
+test("Settings point the app at a mirror and save a token outside the database", async () => {
+  // scripts/e2e.sh gives the app no HF_ENDPOINT: the fake hub's address is
+  // typed here, as a person behind a mirror would.
+  const hubUrl = process.env.E2E_HUB_URL;
+  assert.ok(hubUrl, "E2E_HUB_URL must name the fake hub");
+  await (await byId("nav-settings")).click();
+  assert.match(await (await byId("endpoint-in-force")).getText(), /huggingface\.co .*the default/);
+  await setValue("endpoint-input", `${hubUrl}/`);
+  await (await byId("endpoint-save")).click();
+  await browser.waitUntil(async () => (await (await byId("endpoint-in-force")).getText()).includes(`${hubUrl} (saved here)`), {
+    timeout: 10_000,
+    timeoutMsg: "the saved endpoint is not the one in use",
+  });
+  const token = "hf_e2e_secret_token_AbCd";
+  await setValue("token-input", token);
+  await (await byId("token-save")).click();
+  await browser.waitUntil(async () => /hf_…AbCd/.test(await (await byId("token-status")).getText()), {
+    timeout: 10_000,
+    timeoutMsg: "the saved token is not shown masked",
+  });
+  assert.equal(await (await byId("token-input")).getValue(), "", "the field is cleared once saved");
+  const tokenFile = path.join(process.env.HF_HOME ?? "", "token");
+  assert.equal(fs.readFileSync(tokenFile, "utf8"), token, "saved where huggingface_hub keeps it");
+  assert.equal(fs.statSync(tokenFile).mode & 0o777, 0o600);
+  for (const f of fs.readdirSync(path.dirname(db))) {
+    const p = path.join(path.dirname(db), f);
+    if (fs.statSync(p).isFile()) assert.ok(!fs.readFileSync(p).includes(token), `the token is in ${p}`);
+  }
+  assert.doesNotMatch(await browser.$("body").getText(), new RegExp(token), "the page never shows the whole token");
+  await (await byId("hub-check")).click();
+  const check = await byId("hub-check-result", 30_000);
+  assert.match(await check.getText(), /Reached .*127\.0\.0\.1.*belongs to user-AbCd/);
+  await shot("settings");
+  await (await byId("token-remove")).click();
+  await browser.waitUntil(async () => /No token saved/.test(await (await byId("token-status")).getText()), {
+    timeout: 10_000,
+    timeoutMsg: "the removed token is still shown",
+  });
+  assert.ok(!fs.existsSync(tokenFile), "Remove token deletes the file");
 });
 
 test("a model found on the hub is downloaded, resumed after a cut, and benchmarked", async () => {
@@ -195,7 +238,7 @@ test("a model found on the hub is downloaded, resumed after a cut, and benchmark
   // The connection is cut after 24 MB: a sentence, and Try again.
   const retry = await byId("hub-retry", 60_000);
   assert.match(await (await byId("hub-error")).getText(), /The download was interrupted/);
-  assert.equal(await (await byId("download")).getText(), "Resume");
+  assert.equal(await (await level.$('[data-testid="download"]')).getText(), "Resume");
   await shot("download-cut");
   await retry.click();
   const done = await byId("download-done", 120_000);
@@ -218,6 +261,27 @@ test("a model found on the hub is downloaded, resumed after a cut, and benchmark
   assert.deepEqual(files.filter((f) => f.endsWith(".incomplete")), [], `blobs: ${files}`);
   assert.equal(fs.statSync(path.join(blobs, files[0])).size, fs.statSync(SMOL).size);
   console.log(`hub journey: ${clicks} clicks (and one Try again after the cut) from search to a result, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+});
+
+test("Discard deletes what a cut download left, so nothing partial stays on disk", async () => {
+  // The fake hub's second level (random bytes) is cut after 24 MB too.
+  await (await byId("nav-models")).click();
+  await setValue("hub-query", "SmolLM2");
+  await (await byId("hub-search")).click();
+  await (await byId("hub-repo", 30_000)).click();
+  const level = await browser.$('[data-testid="hub-level"][data-level="Q8_0"]');
+  await level.waitForExist({ timeout: 30_000, timeoutMsg: "the repo's Q8_0 level is not listed" });
+  await (await level.$('[data-testid="download"]')).click();
+  await byId("hub-retry", 60_000);
+  const blobs = path.join(process.env.HF_HOME ?? "", "hub", "models--dyno-test--SmolLM2-135M-Instruct-GGUF", "blobs");
+  const partial = () => fs.readdirSync(blobs).filter((f) => f.endsWith(".incomplete"));
+  assert.equal(partial().length, 1, `a partial download is kept for Resume: ${fs.readdirSync(blobs)}`);
+  await (await level.$('[data-testid="download-discard"]')).click();
+  const gone = await byId("download-discarded", 30_000);
+  assert.match(await gone.getText(), /partial download \(2\d(\.\d)? MiB\) was deleted/);
+  assert.deepEqual(partial(), [], "nothing partial left");
+  assert.equal(await (await level.$('[data-testid="download"]')).getText(), "Download", "it starts afresh next time");
+  await shot("download-discarded");
 });
 
 test("a two-level sweep of SmolLM2 runs from the UI and charts one bar group per level", async () => {

@@ -43,19 +43,24 @@ if [ -z "${DISPLAY:-}" ]; then
 fi
 
 # A fake Hugging Face hub on loopback serving the SmolLM2 test model as a
-# repo; the first download of it is cut short after 24 MB, so the app's
-# resume is exercised (e2e/app.test.mjs, the hub journey).
+# repo, with a second level of random bytes that is only ever discarded;
+# the first download of each file is cut short after 24 MB, so the app's
+# resume and discard are exercised (e2e/app.test.mjs, the hub journeys).
+head -c 40000000 /dev/urandom >"$scratch/SmolLM2-135M-Instruct.Q8_0.gguf"
 "$CARGO_TARGET_DIR/release/examples/fake_hub" --cut-first-get 25000000 \
   dyno-test/SmolLM2-135M-Instruct-GGUF "$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" \
+  "$scratch/SmolLM2-135M-Instruct.Q8_0.gguf" \
   >"$scratch/hub.url" 2>"$scratch/hub.log" &
 pids+=($!)
 for _ in $(seq 1 50); do [ -s "$scratch/hub.url" ] && break; sleep 0.1; done
 [ -s "$scratch/hub.url" ] || { echo "e2e: the fake hub did not start" >&2; cat "$scratch/hub.log" >&2; exit 1; }
 
 # The app under test is started by tauri-driver, so its environment is set
-# here: a fresh database, the fake hub, and a Hugging Face cache of its own.
-export HF_ENDPOINT="$(head -n 1 "$scratch/hub.url")" HF_HOME="$scratch/hf"
-unset HF_HUB_CACHE HF_TOKEN
+# here: a fresh database and a Hugging Face home of its own. The fake hub's
+# address is not given to the app: the test types it into Settings, as a
+# person with a mirror would.
+export E2E_HUB_URL="$(head -n 1 "$scratch/hub.url")" HF_HOME="$scratch/hf"
+unset HF_ENDPOINT HF_HUB_CACHE HF_TOKEN HF_TOKEN_PATH HUGGING_FACE_HUB_TOKEN
 export DYNO_DB="$scratch/dyno.db" E2E_SCRATCH="$scratch"
 export DYNO_APP="$CARGO_TARGET_DIR/release/dyno-app" DYNO_CLI="$CARGO_TARGET_DIR/release/dyno"
 export E2E_OUT="${E2E_OUT:-$PWD/e2e/screenshots}"
