@@ -116,6 +116,7 @@ for (let i = 0; i < ROUNDS; i++) {
       sweep: '[data-testid="sweep-preset"]',
       results: '[data-testid="results-row"]',
       export: '[data-testid="export-target"]',
+      settings: '[data-testid="endpoint-in-force"]',
     };
     const viewMs = {};
     for (const [view, sel] of Object.entries(views)) {

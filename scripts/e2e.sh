@@ -23,6 +23,13 @@ if [ ! -x "$tools/bin/tauri-driver" ]; then
 fi
 
 scratch=$(mktemp -d)
+# Run copies of what was just built, so another build in the same target
+# directory (a second checkout sharing ~/.cache/dyno/target) cannot swap a
+# binary under the test while it runs.
+bin="$scratch/bin"
+mkdir -p "$bin"
+cp "$CARGO_TARGET_DIR/release/dyno" "$CARGO_TARGET_DIR/release/dyno-app" \
+  "$CARGO_TARGET_DIR/release/examples/fake_hub" "$bin/"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -47,7 +54,7 @@ fi
 # the first download of each file is cut short after 24 MB, so the app's
 # resume and discard are exercised (e2e/app.test.mjs, the hub journeys).
 head -c 40000000 /dev/urandom >"$scratch/SmolLM2-135M-Instruct.Q8_0.gguf"
-"$CARGO_TARGET_DIR/release/examples/fake_hub" --cut-first-get 25000000 \
+"$bin/fake_hub" --cut-first-get 25000000 \
   dyno-test/SmolLM2-135M-Instruct-GGUF "$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" \
   "$scratch/SmolLM2-135M-Instruct.Q8_0.gguf" \
   >"$scratch/hub.url" 2>"$scratch/hub.log" &
@@ -62,7 +69,7 @@ for _ in $(seq 1 50); do [ -s "$scratch/hub.url" ] && break; sleep 0.1; done
 export E2E_HUB_URL="$(head -n 1 "$scratch/hub.url")" HF_HOME="$scratch/hf"
 unset HF_ENDPOINT HF_HUB_CACHE HF_TOKEN HF_TOKEN_PATH HUGGING_FACE_HUB_TOKEN
 export DYNO_DB="$scratch/dyno.db" E2E_SCRATCH="$scratch"
-export DYNO_APP="$CARGO_TARGET_DIR/release/dyno-app" DYNO_CLI="$CARGO_TARGET_DIR/release/dyno"
+export DYNO_APP="$bin/dyno-app" DYNO_CLI="$bin/dyno"
 export E2E_OUT="${E2E_OUT:-$PWD/e2e/screenshots}"
 port=4444
 while (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
@@ -75,7 +82,7 @@ for _ in $(seq 1 50); do
 done
 
 if [ "${1:-}" = bench ]; then
-  python3 scripts/seed-runs.py "$CARGO_TARGET_DIR/release/dyno" "$DYNO_DB" 1000
+  python3 scripts/seed-runs.py "$bin/dyno" "$DYNO_DB" 1000
   run=(node bench.mjs)
 else
   run=(npm test)

@@ -149,31 +149,44 @@ fn start_hanging_bench(s: &Scratch) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let done = wait_for_results(s, &mut child, "the first test never finished", |r| {
+        r.iter().any(|x| x.status == "ok") && !workers_of(s).is_empty()
+    });
+    assert!(done);
+    child
+}
+
+/// Poll the newest run's stored results until `ready` holds (true), or the
+/// child exits first (false); after two minutes, kill it and panic with
+/// `what`.
+fn wait_for_results(
+    s: &Scratch,
+    child: &mut Child,
+    what: &str,
+    ready: impl Fn(&[dyno::store::ResultRow]) -> bool,
+) -> bool {
     let t0 = Instant::now();
     loop {
         if t0.elapsed() > Duration::from_secs(120) {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("the first test never finished");
+            panic!("{what}");
         }
         if s.db().exists() {
             let (rt, store) = store(&s.db());
-            let done = rt.block_on(async {
-                let runs = store.runs(10).await.unwrap();
-                match runs.first() {
-                    Some(r) => store
-                        .results(r.id)
-                        .await
-                        .unwrap()
-                        .iter()
-                        .any(|x| x.status == "ok"),
-                    None => false,
+            let results = rt.block_on(async {
+                match store.runs(10).await.unwrap().first() {
+                    Some(r) => store.results(r.id).await.unwrap(),
+                    None => Vec::new(),
                 }
             });
             rt.block_on(store.close());
-            if done && !workers_of(s).is_empty() {
-                return child;
+            if ready(&results) {
+                return true;
             }
+        }
+        if child.try_wait().ok().flatten().is_some() {
+            return false;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -243,27 +256,10 @@ fn a_kill_mid_test_loses_only_that_test_and_marks_it_interrupted() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let t0 = Instant::now();
-    loop {
-        assert!(
-            t0.elapsed() < Duration::from_secs(120),
-            "the second test never started"
-        );
-        if s.db().exists() {
-            let (rt, store) = store(&s.db());
-            let started = rt.block_on(async {
-                match store.runs(10).await.unwrap().first() {
-                    Some(r) => store.results(r.id).await.unwrap().len() >= 2,
-                    None => false,
-                }
-            });
-            rt.block_on(store.close());
-            if started {
-                break;
-            }
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let started = wait_for_results(&s, &mut child, "the second test never started", |r| {
+        r.len() >= 2
+    });
+    assert!(started, "dyno ended before its second test started");
     // pp16 on SmolLM2 takes milliseconds: by now the repetition was sent,
     // and the parent holds it (it used to commit each one as it came).
     std::thread::sleep(Duration::from_secs(3));
