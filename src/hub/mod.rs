@@ -100,7 +100,8 @@ impl HubConfig {
 }
 
 /// A repo as the search lists it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "HubRepo")]
 pub struct RepoSummary {
     pub id: String,
     #[serde(default)]
@@ -132,7 +133,8 @@ impl RepoInfo {
 }
 
 /// One file of a repo's tree, with its LFS sha256 (the integrity check).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "HubFile")]
 pub struct TreeFile {
     pub path: String,
     pub size: u64,

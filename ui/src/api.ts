@@ -11,6 +11,7 @@ import type {
   AppInfo,
   CompareDoc,
   ExportFormat,
+  ExportWritten,
   Hardware,
   HubListing,
   HubRepo,
@@ -148,7 +149,7 @@ export function hubPull(repo: string, file: string, jobId: string, onEvent: (e: 
  * `overwrite` is not set: the caller asks the person first.
  */
 export const exportCard = (target: string, format: ExportFormat, path: string, overwrite = false) =>
-  call<{ path: string }>("export_card", { target, format, path, overwrite });
+  call<ExportWritten>("export_card", { target, format, path, overwrite });
 
 // Native dialogs (tauri-plugin-dialog). Each resolves to the picked path, or
 // null when the person closed the dialog. Outside the app there is no dialog:

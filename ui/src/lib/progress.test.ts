@@ -12,13 +12,13 @@ describe("progress reducer", () => {
       { kind: "quantizing", level: "Q8_0" },
       { kind: "quantize_progress", done: 50, total: 200 },
       { kind: "loading", model: "m-Q8_0.gguf" },
-      { kind: "test_started", run_id: 7, test: "pp128" },
+      { kind: "test_started", run_id: 7, test: "pp128", quiet: false, reps: 5, warmup: true },
       { kind: "sample", run_id: 7, test: "pp128", rep: 1, reps: 2 },
     ]);
-    const quiet = run([{ kind: "test_started", run_id: 7, test: "tg32", quiet: true }]);
+    const quiet = run([{ kind: "test_started", run_id: 7, test: "tg32", quiet: true, reps: 5, warmup: true }]);
     expect(quiet.activity).toBe("timing tg32; the view stays still until it ends");
     expect(quiet.quiet).toBe(true);
-    expect(reduce(quiet, { kind: "test_finished", run_id: 7, test: "tg32", status: "ok" }).quiet).toBe(false);
+    expect(reduce(quiet, { kind: "test_finished", run_id: 7, test: "tg32", status: "ok", error: null }).quiet).toBe(false);
     expect(s.level).toBe("Q8_0");
     expect(s.total).toBe(2);
     expect(ratio(s.quantize)).toBe(0.25);
@@ -33,7 +33,7 @@ describe("progress reducer", () => {
       { kind: "level", level: "Q8_0", index: 0, total: 2 },
       { kind: "quality", level: "Q8_0", reference: true },
       { kind: "quality_progress", done: 512, total: 1024 },
-      { kind: "level_finished", level: "Q8_0", status: "ok" },
+      { kind: "level_finished", level: "Q8_0", status: "ok", error: null },
       { kind: "level", level: "Q2_K", index: 1, total: 2 },
       { kind: "level_finished", level: "Q2_K", status: "failed", error: "quantize_failed: out of disk" },
     ]);
@@ -46,13 +46,13 @@ describe("progress reducer", () => {
   it("turns the headline to the quality pass, reading `reference` as the boolean the backend sends", () => {
     const measured = run([
       { kind: "level", level: "Q8_0", index: 0, total: 2 },
-      { kind: "test_started", run_id: 1, test: "tg128", quiet: true },
-      { kind: "test_finished", run_id: 1, test: "tg128", status: "ok" },
-      { kind: "level_finished", level: "Q8_0", status: "ok" },
+      { kind: "test_started", run_id: 1, test: "tg128", quiet: true, reps: 5, warmup: true },
+      { kind: "test_finished", run_id: 1, test: "tg128", status: "ok", error: null },
+      { kind: "level_finished", level: "Q8_0", status: "ok", error: null },
       { kind: "level", level: "Q4_1", index: 1, total: 2 },
-      { kind: "test_started", run_id: 2, test: "tg128", quiet: true },
-      { kind: "test_finished", run_id: 2, test: "tg128", status: "ok" },
-      { kind: "level_finished", level: "Q4_1", status: "ok" },
+      { kind: "test_started", run_id: 2, test: "tg128", quiet: true, reps: 5, warmup: true },
+      { kind: "test_finished", run_id: 2, test: "tg128", status: "ok", error: null },
+      { kind: "level_finished", level: "Q4_1", status: "ok", error: null },
     ]);
     expect(statusLine(measured)).toBe("running: level 2/2 Q4_1 — tg128");
 
@@ -79,7 +79,7 @@ describe("progress reducer", () => {
   it("keeps a measured level ok when only its quality is skipped", () => {
     const s = run([
       { kind: "level", level: "Q8_0", index: 0, total: 1 },
-      { kind: "level_finished", level: "Q8_0", status: "ok" },
+      { kind: "level_finished", level: "Q8_0", status: "ok", error: null },
       { kind: "skipped", level: "Q8_0", why: "quality already measured against the same reference" },
     ]);
     expect(s.levels).toEqual([{ level: "Q8_0", status: "ok", error: null, quality: "skipped" }]);
@@ -114,7 +114,7 @@ describe("progress reducer", () => {
     expect(statusLine(initialProgress())).toBe("idle");
     const mid = run([
       { kind: "level", level: "Q8_0", index: 0, total: 2 },
-      { kind: "test_started", run_id: 1, test: "pp512", quiet: true },
+      { kind: "test_started", run_id: 1, test: "pp512", quiet: true, reps: 5, warmup: true },
     ]);
     const cancelled = finish(mid, "cancelled", null, 9000);
     expect(cancelled.levels[0].status).toBe("cancelled");

@@ -6,8 +6,8 @@ import { etaText, layerSettings, overall, phaseLine, planOf, stepsText, testsFor
 function feed(s: JobProgress, events: [number, ProgressEvent][]): JobProgress {
   return events.reduce((acc, [at, e]) => reduce(acc, e, at), s);
 }
-const started = (test: string, run_id = 1): ProgressEvent => ({ kind: "test_started", run_id, test, quiet: true });
-const ended = (test: string, run_id = 1): ProgressEvent => ({ kind: "test_finished", run_id, test, status: "ok" });
+const started = (test: string, run_id = 1): ProgressEvent => ({ kind: "test_started", run_id, test, quiet: true, reps: 5, warmup: true });
+const ended = (test: string, run_id = 1): ProgressEvent => ({ kind: "test_finished", run_id, test, status: "ok", error: null });
 
 describe("the plan of a spec", () => {
   it("names the tests of each level, leaving out a length of 0", () => {
@@ -81,7 +81,7 @@ describe("overall progress, elapsed time and ETA", () => {
         t += 10_000;
         s = reduce(s, ended(test), t);
       }
-      s = reduce(s, { kind: "level_finished", level, status: "ok" }, t);
+      s = reduce(s, { kind: "level_finished", level, status: "ok", error: null }, t);
     }
     expect(overall(s, plan, t).done).toBe(6);
     s = reduce(s, { kind: "quality", level: "Q8_0", reference: true }, 60_000);
@@ -119,7 +119,7 @@ describe("overall progress, elapsed time and ETA", () => {
     expect(o.qualityTotal).toBe(1);
     expect(o.done).toBe(3); // the failed level's tests are accounted for
     const ref = feed(s, [
-      [3000, { kind: "level_finished", level: "Q4_1", status: "ok" }],
+      [3000, { kind: "level_finished", level: "Q4_1", status: "ok", error: null }],
       [3000, { kind: "quality", level: "F16 (reference)", reference: true }],
     ]);
     o = overall(ref, plan, 4000);
