@@ -5,7 +5,6 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { open as openDialog, save as saveDialog } from "@tauri-apps/plugin-dialog";
-import type { TimelinePoint } from "./lib/telemetry";
 import type {
   ApiError,
   AppInfo,
@@ -22,6 +21,7 @@ import type {
   PresetEstimate,
   PullResult,
   ResultListRow,
+  RunTimeline,
   RunsDoc,
   SweepDoc,
   SweepInput,
@@ -117,8 +117,7 @@ export const resultList = (limit?: number) =>
 export const sweeps = () => call<SweepDoc[]>("sweeps");
 export const sweep = (id: number) => call<SweepDoc>("sweep", { id });
 /** Each run's stored telemetry over time, thinned for a chart. */
-export const telemetry = (runIds: number[]) =>
-  call<{ run_id: number; points: TimelinePoint[] }[]>("telemetry", { runIds });
+export const telemetry = (runIds: number[]) => call<RunTimeline[]>("telemetry", { runIds });
 export const models = () => call<LocalModel[]>("models");
 /** The folders and single files the person added to the places searched. */
 export const modelPlaces = () => call<ModelPlace[]>("model_places");

@@ -37,6 +37,7 @@ export type {
   Run,
   RunConfig,
   RunsDoc,
+  RunTimeline,
   RunTelemetry,
   Stats,
   SweepDoc,
