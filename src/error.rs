@@ -73,3 +73,18 @@ impl DynoError {
 }
 
 pub type Result<T, E = DynoError> = std::result::Result<T, E>;
+
+/// An error and its sources in one line, without repeating what thiserror
+/// messages already embed.
+pub fn error_line(e: &DynoError) -> String {
+    let mut msg = format!("error: {e}");
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !msg.contains(&text) {
+            msg.push_str(&format!(": {text}"));
+        }
+        source = s.source();
+    }
+    msg
+}

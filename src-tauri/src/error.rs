@@ -40,7 +40,7 @@ impl From<DynoError> for AppError {
             // running: not the user's input, and not a bug either.
             _ => "failed",
         };
-        let line = dyno::cli::error_line(&e);
+        let line = dyno::error::error_line(&e);
         let message = line.strip_prefix("error: ").unwrap_or(&line).to_string();
         AppError { code, message }
     }

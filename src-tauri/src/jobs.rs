@@ -1,6 +1,6 @@
 //! Long work started from the UI: a sweep or a download. Each job has an id
 //! the UI chose and a cancel switch; its progress streams to the UI through
-//! a Tauri channel as `JobEvent` objects (docs/app-api.md).
+//! a Tauri channel as [`JobEvent`]s (docs/app-api.md).
 //!
 //! The core runs on its own thread with a current-thread runtime, as in the
 //! CLI, so the app's runtime never waits on a benchmark and the core's
@@ -19,10 +19,10 @@ use dyno::hub::download::PullProgress;
 use dyno::quantize::QuantizeProgress;
 use dyno::telemetry::Sampler;
 use dyno::worker::client::Cancel;
-use serde_json::{json, Value};
 use tauri::ipc::Channel;
 
 use crate::error::{AppError, AppResult};
+use crate::events::JobEvent;
 
 /// Run `f`'s future on a thread of its own with a current-thread runtime.
 pub async fn on_core<T, F, Fut>(f: F) -> AppResult<T>
@@ -138,8 +138,11 @@ impl Jobs {
 /// the webview does not repaint and take CPU from llama.cpp mid-measurement.
 /// The UI hears `test_started`, then `test_finished` with the outcome.
 pub struct ToUi {
-    channel: Channel<Value>,
+    channel: Channel<JobEvent>,
     cancel: Cancel,
+    /// The current run's repetitions and warm-up, from `RunStarted`: told
+    /// with each `test_started` so the view knows what the silence holds.
+    plan: (u32, bool),
     /// The file being downloaded: its size and the bytes on disk so far.
     pull: (u64, u64),
     quiet: Quiet,
@@ -153,15 +156,16 @@ pub struct ToUi {
 pub type Quiet = Arc<AtomicBool>;
 
 impl ToUi {
-    pub fn new(channel: Channel<Value>, cancel: Cancel) -> ToUi {
+    pub fn new(channel: Channel<JobEvent>, cancel: Cancel) -> ToUi {
         ToUi::quieted(channel, cancel, Quiet::default())
     }
 
     /// A reporter that raises `quiet` while each test is timed.
-    pub fn quieted(channel: Channel<Value>, cancel: Cancel, quiet: Quiet) -> ToUi {
+    pub fn quieted(channel: Channel<JobEvent>, cancel: Cancel, quiet: Quiet) -> ToUi {
         ToUi {
             channel,
             cancel,
+            plan: (0, false),
             pull: (0, 0),
             quiet,
             hold: None,
@@ -170,7 +174,7 @@ impl ToUi {
 
     /// A download's reporter that holds the download still while `timing`
     /// is up, telling the UI it waits.
-    pub fn download(channel: Channel<Value>, cancel: Cancel, timing: Quiet) -> ToUi {
+    pub fn download(channel: Channel<JobEvent>, cancel: Cancel, timing: Quiet) -> ToUi {
         ToUi {
             hold: Some(timing),
             ..ToUi::new(channel, cancel)
@@ -184,31 +188,40 @@ impl ToUi {
         if !hold.load(Ordering::Relaxed) {
             return;
         }
-        self.send(json!({"kind": "download_paused"}));
+        self.send(JobEvent::DownloadPaused);
         while hold.load(Ordering::Relaxed) && !self.cancel.is_cancelled() {
             std::thread::sleep(Duration::from_millis(100));
         }
-        self.send(json!({"kind": "download_resumed"}));
+        self.send(JobEvent::DownloadResumed);
     }
 
-    pub fn send(&self, v: Value) {
-        let _ = self.channel.send(v);
+    pub fn send(&self, e: JobEvent) {
+        let _ = self.channel.send(e);
     }
 }
 
 impl Reporter for ToUi {
     fn event(&mut self, e: &BenchEvent<'_>) -> Flow {
-        let v = match e {
-            BenchEvent::Loading { model, .. } => {
-                json!({"kind": "loading", "model": model.file_name})
-            }
-            BenchEvent::Loaded { .. } | BenchEvent::RunStarted { .. } => Value::Null,
-            BenchEvent::TestStarted { run_id, test } => {
-                self.quiet.store(true, Ordering::Relaxed);
-                json!({"kind": "test_started", "run_id": run_id, "test": test.name(), "quiet": true})
+        let sent = match e {
+            BenchEvent::Loading { model, .. } => Some(JobEvent::Loading {
+                model: model.file_name.clone(),
+            }),
+            BenchEvent::RunStarted { config, .. } => {
+                self.plan = (config.reps, config.warmup);
+                None
             }
             // Held back: a repaint per repetition is what quiet avoids.
-            BenchEvent::Sample { .. } => Value::Null,
+            BenchEvent::Loaded { .. } | BenchEvent::Sample { .. } => None,
+            BenchEvent::TestStarted { run_id, test } => {
+                self.quiet.store(true, Ordering::Relaxed);
+                Some(JobEvent::TestStarted {
+                    run_id: *run_id,
+                    test: test.name(),
+                    quiet: true,
+                    reps: self.plan.0,
+                    warmup: self.plan.1,
+                })
+            }
             BenchEvent::TestFinished {
                 run_id,
                 test,
@@ -216,21 +229,25 @@ impl Reporter for ToUi {
                 error,
             } => {
                 self.quiet.store(false, Ordering::Relaxed);
-                json!({
-                    "kind": "test_finished", "run_id": run_id, "test": test.name(),
-                    "status": status, "error": error
+                Some(JobEvent::TestFinished {
+                    run_id: *run_id,
+                    test: test.name(),
+                    status: status.to_string(),
+                    error: error.map(str::to_string),
                 })
             }
             BenchEvent::RunFinished {
                 run_id,
                 status,
                 error,
-            } => {
-                json!({"kind": "run_finished", "run_id": run_id, "status": status, "error": error})
-            }
+            } => Some(JobEvent::RunFinished {
+                run_id: *run_id,
+                status: status.to_string(),
+                error: error.map(str::to_string),
+            }),
         };
-        if !v.is_null() {
-            self.send(v);
+        if let Some(e) = sent {
+            self.send(e);
         }
         if self.cancel.is_cancelled() {
             Flow::Stop
@@ -242,62 +259,80 @@ impl Reporter for ToUi {
 
 impl QuantizeProgress for ToUi {
     fn progress(&mut self, done: u64, total: u64) {
-        self.send(json!({"kind": "quantize_progress", "done": done, "total": total}));
+        self.send(JobEvent::QuantizeProgress { done, total });
     }
 }
 
 impl SweepReporter for ToUi {
     fn sweep(&mut self, e: &SweepEvent<'_>) {
-        let v = match e {
-            SweepEvent::Warning(m) | SweepEvent::Info(m) => {
-                json!({"kind": "warning", "message": m})
-            }
+        let e = match e {
+            SweepEvent::Warning(m) | SweepEvent::Info(m) => JobEvent::Warning {
+                message: m.to_string(),
+            },
             SweepEvent::Level {
                 level,
                 index,
                 total,
-            } => json!({"kind": "level", "level": level, "index": index, "total": total}),
-            SweepEvent::Skipped { level, why } => {
-                json!({"kind": "skipped", "level": level, "why": why})
-            }
-            SweepEvent::Quantizing { level } => json!({"kind": "quantizing", "level": level}),
+            } => JobEvent::Level {
+                level: level.to_string(),
+                index: *index as u32,
+                total: *total as u32,
+            },
+            SweepEvent::Skipped { level, why } => JobEvent::Skipped {
+                level: level.to_string(),
+                why: why.to_string(),
+            },
+            SweepEvent::Quantizing { level } => JobEvent::Quantizing {
+                level: level.to_string(),
+            },
             SweepEvent::Quantized { .. } => return,
             SweepEvent::LevelFinished {
                 level,
                 status,
                 error,
-            } => {
-                json!({"kind": "level_finished", "level": level, "status": status, "error": error})
-            }
-            SweepEvent::Quality { level, reference } => {
-                json!({"kind": "quality", "level": level, "reference": reference})
-            }
-            SweepEvent::QualityProgress { done, total } => {
-                json!({"kind": "quality_progress", "done": done, "total": total})
-            }
-            SweepEvent::QualityDone { .. } => return,
+            } => JobEvent::LevelFinished {
+                level: level.to_string(),
+                status: status.to_string(),
+                error: error.map(str::to_string),
+            },
+            SweepEvent::Quality { level, reference } => JobEvent::Quality {
+                level: level.to_string(),
+                reference: *reference,
+            },
+            SweepEvent::QualityProgress { done, total } => JobEvent::QualityProgress {
+                done: *done,
+                total: *total,
+            },
+            // Its figures, or why it failed, are in the sweep's report.
+            SweepEvent::QualityDone { level, .. } => JobEvent::QualityDone {
+                level: level.to_string(),
+            },
         };
-        self.send(v);
+        self.send(e);
     }
 }
 
 impl PullProgress for ToUi {
     fn start(&mut self, path: &str, total: u64, already: u64) {
         self.pull = (total, already);
-        self.send(
-            json!({"kind": "download_start", "path": path, "total": total, "already": already}),
-        );
+        self.send(JobEvent::DownloadStart {
+            path: path.to_string(),
+            total,
+            already,
+        });
     }
 
     fn advance(&mut self, bytes: u64) {
         self.wait_for_quiet();
         self.pull.1 += bytes;
         let (total, done) = self.pull;
-        self.send(json!({"kind": "download_progress", "done": done, "total": total}));
+        self.send(JobEvent::DownloadProgress { done, total });
     }
 
     fn finish(&mut self, path: &str) {
-        self.send(json!({"kind": "download_finished", "path": path}));
+        self.send(JobEvent::DownloadFinished {
+            path: path.to_string(),
+        });
     }
 }
 
@@ -311,7 +346,7 @@ pub struct LiveTelemetry {
 }
 
 impl LiveTelemetry {
-    pub fn start(channel: Channel<Value>, quiet: Quiet) -> LiveTelemetry {
+    pub fn start(channel: Channel<JobEvent>, quiet: Quiet) -> LiveTelemetry {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::spawn(move || {
@@ -324,15 +359,14 @@ impl LiveTelemetry {
                     continue;
                 }
                 for r in held.drain(..) {
-                    let _ = channel.send(json!({
-                        "kind": "telemetry",
-                        "t_s": r.t_ms / 1e3,
-                        "cpu_pct": r.cpu_util_pct,
-                        "ram_used_bytes": r.ram_used_bytes,
-                        "gpu_pct": r.gpu_util_pct,
-                        "power_w": r.gpu_power_mw.map(|mw| mw as f64 / 1e3),
-                        "vram_bytes": r.gpu_mem_used_bytes,
-                    }));
+                    let _ = channel.send(JobEvent::Telemetry {
+                        t_s: r.t_ms / 1e3,
+                        cpu_pct: r.cpu_util_pct,
+                        ram_used_bytes: r.ram_used_bytes,
+                        gpu_pct: r.gpu_util_pct,
+                        power_w: r.gpu_power_mw.map(|mw| mw as f64 / 1e3),
+                        vram_bytes: r.gpu_mem_used_bytes,
+                    });
                 }
             }
             drop(sampler.stop());
@@ -357,7 +391,7 @@ impl Drop for LiveTelemetry {
 mod tests {
     use super::*;
 
-    fn channel() -> (Channel<Value>, Arc<Mutex<Vec<String>>>) {
+    fn channel() -> (Channel<JobEvent>, Arc<Mutex<Vec<String>>>) {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = seen.clone();
         let ch = Channel::new(move |body| {

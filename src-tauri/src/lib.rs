@@ -2,8 +2,10 @@
 //! dyno core, with long work run as cancellable jobs (`jobs`) that stream
 //! progress to the web UI in `ui/`.
 
+pub mod bindings;
 mod commands;
 mod error;
+pub mod events;
 mod jobs;
 mod settings;
 

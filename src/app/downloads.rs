@@ -10,7 +10,7 @@ use crate::hub::{self, download};
 use crate::store::Store;
 
 /// What a discard removed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct Discarded {
     pub repo: String,
     pub path: String,

@@ -20,7 +20,7 @@ use crate::machine::Machine;
 use crate::store::Store;
 
 /// What a place is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum PlaceKind {
     Folder,
@@ -30,7 +30,7 @@ pub enum PlaceKind {
 }
 
 /// A folder or file added to the places Dyno searches.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct ModelPlace {
     pub path: PathBuf,
     pub kind: PlaceKind,
@@ -50,7 +50,8 @@ impl ModelPlace {
 }
 
 /// The answer to adding a place.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(rename = "PlaceAdded")]
 pub struct Added {
     pub place: ModelPlace,
     /// False when the place was already there (adding twice is harmless).
@@ -62,7 +63,7 @@ pub struct Added {
 /// A model file on disk, as the CLI's `dyno models --json` and the app list
 /// it. Named by its file first (what a person sees in their file manager),
 /// with the model's own name from its header second.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct LocalModel {
     /// "hf-cache", "lm-studio", "ollama" or "folder".
     pub origin: &'static str,

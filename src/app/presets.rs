@@ -21,7 +21,7 @@ use crate::machine::Machine;
 use crate::store::Store;
 
 /// How long to spend measuring.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Preset {
     /// About a minute on a small model: pp128, tg32, 3 repetitions.
@@ -35,7 +35,8 @@ pub enum Preset {
 
 /// What a preset measures. Each level (or model) runs every pp and tg test,
 /// plus pp+tg of the first pair for the time to first token.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(rename = "PresetPlan")]
 pub struct Plan {
     pub preset: Preset,
     pub label: &'static str,
@@ -106,7 +107,8 @@ impl Plan {
 }
 
 /// What an estimate rests on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(rename = "EstimateBasis")]
 #[serde(rename_all = "snake_case")]
 pub enum Basis {
     /// Rates of this machine's stored runs, scaled to the model.
@@ -116,7 +118,8 @@ pub enum Basis {
 }
 
 /// A preset's plan for one model, with how long it should take.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(rename = "PresetEstimate")]
 pub struct Estimate {
     pub plan: Plan,
     pub tests: Vec<String>,
@@ -189,6 +192,16 @@ impl Rates {
         let load = 1.0 + weight_bytes as f64 / 1e9;
         pp / pp_rate + tg / tg_rate + load * f64::from(loads)
     }
+}
+
+/// Every preset's estimate for `model`, Quick first: `dyno presets` and
+/// the app's preset buttons.
+pub async fn estimates(store: &Store, model: &Path) -> Result<Vec<Estimate>> {
+    let mut all = Vec::with_capacity(Preset::ALL.len());
+    for p in Preset::ALL {
+        all.push(estimate(store, model, p).await?);
+    }
+    Ok(all)
 }
 
 /// How long `preset` should take on the model at `model` (one level), from

@@ -10,14 +10,14 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::hub::{self, token, Hub, HubConfig, SettingSource, DEFAULT_ENDPOINT};
+use crate::hub::{self, token, HubConfig, SettingSource, DEFAULT_ENDPOINT};
 use crate::store::Store;
 
 /// The settings key of the hub endpoint.
 pub const HUB_ENDPOINT: &str = "hub.endpoint";
 
 /// The hub settings as they stand.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct HubSettings {
     /// The endpoint requests go to now.
     pub endpoint: String,
@@ -28,11 +28,12 @@ pub struct HubSettings {
     pub default_endpoint: String,
     pub token: TokenStatus,
     /// Where downloads go (`$HF_HUB_CACHE`, else `$HF_HOME/hub`).
+    #[ts(type = "string")]
     pub cache_dir: PathBuf,
 }
 
 /// Whether a token is in force, never the token itself.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct TokenStatus {
     pub present: bool,
     /// `env` (HF_TOKEN) or `file`; null without a token.
@@ -40,13 +41,14 @@ pub struct TokenStatus {
     /// "hf_…x7Qz": enough to tell tokens apart.
     pub masked: Option<String>,
     /// The token file, where Save writes.
+    #[ts(type = "string")]
     pub file: PathBuf,
     /// Whether that file exists (it is ignored while HF_TOKEN is set).
     pub file_exists: bool,
 }
 
 /// What "Test connection" found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct HubCheck {
     pub endpoint: String,
     /// The search answered.
@@ -62,11 +64,6 @@ pub struct HubCheck {
 pub async fn hub_config(store: &Store, flag: Option<&str>) -> Result<HubConfig> {
     let saved = store.setting(HUB_ENDPOINT).await?;
     Ok(HubConfig::resolve(flag, saved.as_deref()))
-}
-
-/// [`hub_config`]'s client.
-pub async fn hub(store: &Store, flag: Option<&str>) -> Result<Hub> {
-    Hub::new(hub_config(store, flag).await?)
 }
 
 pub async fn hub_settings(store: &Store) -> Result<HubSettings> {
@@ -124,7 +121,7 @@ pub async fn remove_token(store: &Store) -> Result<HubSettings> {
 /// token, who it belongs to. A failure is an answer here, not an error, so
 /// the page can show it in place.
 pub async fn check(store: &Store) -> Result<HubCheck> {
-    let hub = hub(store, None).await?;
+    let hub = super::hub::open(store, None).await?;
     let endpoint = hub.config.endpoint.clone();
     if let Err(e) = hub.search("gguf", 1).await {
         return Ok(HubCheck {

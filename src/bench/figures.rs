@@ -11,7 +11,7 @@ use super::stats::{self, Summary};
 use crate::worker::protocol::{Sample, TestKind, TestSpec};
 
 /// Which rate a result's headline `*_tokens_per_s` fields measure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Rate {
     /// Prompt tokens per second of prefill (pp tests).
@@ -25,7 +25,8 @@ pub enum Rate {
 
 /// Samples of one quantity with their summary; the unit is in the name of
 /// the field that holds it (`_tokens_per_s`, `_ms`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "Stats")]
 pub struct Figures {
     pub samples: Vec<f64>,
     pub mean: f64,

@@ -8,10 +8,12 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::args::{HubCommand, ModelsCommand};
 use super::{open_store, EXIT_CANCELLED};
 use crate::app;
+use crate::app::hub::{pull_recorded, repo_listing};
+use crate::app::models::memory;
 use crate::error::{DynoError, Result};
-use crate::hub::download::{pull_file, PullProgress, Pulled};
-use crate::hub::files::{listing, Fit, RepoLevel, RepoListing};
-use crate::hub::{Hub, TreeFile};
+use crate::hub::download::PullProgress;
+use crate::hub::files::{Fit, RepoLevel, RepoListing};
+use crate::hub::TreeFile;
 use crate::report::{human_bytes, human_params};
 use crate::store::Store;
 use crate::worker::client::Cancel;
@@ -75,71 +77,6 @@ impl PullProgress for Bytes {
     }
 }
 
-pub use crate::app::models::memory;
-
-/// The repo at main, listed by level.
-pub async fn repo_listing(hub: &Hub, repo: &str) -> Result<RepoListing> {
-    let info = hub.info(repo, "main").await?;
-    let tree = hub.tree(repo, &info.sha).await?;
-    let (ram, vram) = memory();
-    Ok(listing(&info.id, &info.sha, &tree, ram, vram))
-}
-
-/// Pull one file, recording the download in the store.
-pub async fn pull_recorded(
-    store: &Store,
-    hub: &Hub,
-    repo: &str,
-    commit: &str,
-    file: &TreeFile,
-    cancel: &Cancel,
-    progress: &mut dyn PullProgress,
-) -> Result<Pulled> {
-    let id = store
-        .start_download(
-            repo,
-            commit,
-            &file.path,
-            file.sha256.as_deref().unwrap_or(""),
-            file.size,
-            &hub.config.endpoint,
-        )
-        .await?;
-    let t0 = std::time::Instant::now();
-    let r = pull_file(hub, repo, commit, file, cancel, progress).await;
-    let ms = t0.elapsed().as_secs_f64() * 1e3;
-    match &r {
-        Ok(p) => {
-            store
-                .finish_download(
-                    id,
-                    "ok",
-                    None,
-                    Some(p.resumed_from),
-                    Some(p.downloaded_bytes),
-                    Some(&p.local_path.display().to_string()),
-                    ms,
-                )
-                .await?
-        }
-        Err(e) => {
-            let status = if cancel.is_cancelled() {
-                "cancelled"
-            } else {
-                "failed"
-            };
-            // The download's own error is the one to report.
-            if let Err(se) = store
-                .finish_download(id, status, Some(&e.to_string()), None, None, None, ms)
-                .await
-            {
-                tracing::warn!("could not record the failed download: {se}");
-            }
-        }
-    }
-    r
-}
-
 fn cancel_on_ctrl_c() -> Cancel {
     let cancel = Cancel::default();
     let c = cancel.clone();
@@ -171,7 +108,7 @@ fn pick_level<'a>(l: &'a RepoListing, quant: &str) -> Result<&'a RepoLevel> {
 pub async fn hub(db: &Path, endpoint: Option<&str>, cmd: HubCommand) -> Result<i32> {
     let hub = {
         let store = open_store(db).await?;
-        let h = app::settings::hub(&store, endpoint).await;
+        let h = app::hub::open(&store, endpoint).await;
         store.close().await;
         h?
     };

@@ -20,7 +20,7 @@ use crate::bench::run::{prepare_model, run_model, BenchContext, BenchOutcome};
 use crate::error::{DynoError, Result};
 use crate::machine::Machine;
 use crate::report::{self, human_bytes, human_params};
-use crate::store::{default_db_path, Store};
+use crate::store::default_db_path;
 use crate::worker::client::{Cancel, WorkerOptions};
 
 /// Exit code of a benchmark the user cancelled (128 + SIGINT, as shells use).
@@ -81,20 +81,7 @@ where
     }
 }
 
-/// An error and its sources in one line, without repeating what thiserror
-/// messages already embed.
-pub fn error_line(e: &DynoError) -> String {
-    let mut msg = format!("error: {e}");
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !msg.contains(&text) {
-            msg.push_str(&format!(": {text}"));
-        }
-        source = s.source();
-    }
-    msg
-}
+pub use crate::error::error_line;
 
 /// Run a parsed command line; returns the process exit code.
 pub fn main(cli: Cli) -> Result<i32> {
@@ -150,15 +137,7 @@ pub fn main(cli: Cli) -> Result<i32> {
     })
 }
 
-/// Open the database and mark runs a killed Dyno left behind as interrupted.
-pub async fn open_store(db: &Path) -> Result<Store> {
-    let store = Store::open(db).await?;
-    let closed = store.close_orphaned_runs().await?;
-    if closed > 0 {
-        tracing::info!("marked {closed} run(s) left behind by a killed Dyno as interrupted");
-    }
-    Ok(store)
-}
+pub use crate::app::open_store;
 
 /// Worker settings and a cancel switch that Ctrl-C flips.
 fn start_bench(timeout_s: u64) -> Result<(WorkerOptions, Cancel)> {
@@ -187,7 +166,7 @@ async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
     let machine_id = store.upsert_machine(&machine).await?;
     // The decode roofline needs the memory bandwidth: measured once per
     // machine (about a second) and then read from the database.
-    hw::ensure_inventory(&store, machine_id, &machine, false).await?;
+    crate::app::hw::ensure_inventory(&store, machine_id, &machine, false).await?;
     let args_json = serde_json::json!({ "models": a.models, "request": req }).to_string();
     let sweep_id = store.create_sweep("bench", machine_id, &args_json).await?;
 
@@ -412,20 +391,9 @@ async fn show(db: &Path, run_id: i64, json: bool, timeline: bool) -> Result<i32>
 
 async fn compare(db: &Path, a: &str, b: &str, json: bool) -> Result<i32> {
     let store = open_store(db).await?;
-    let ta: report::Target = a.parse()?;
-    let tb: report::Target = b.parse()?;
-    let la = report::load(&store, db, ta).await;
-    let lb = report::load(&store, db, tb).await;
+    let c = crate::app::compare::compare(&store, db, a, b).await;
     store.close().await;
-    let (la, lb) = (la?, lb?);
-    // Sweeps match level by level; two runs match by test, whatever their quant.
-    let c = report::compare::compare(
-        a,
-        la.report(),
-        b,
-        lb.report(),
-        ta.is_sweep() && tb.is_sweep(),
-    );
+    let c = c?;
     if json {
         println!("{}", serde_json::to_string_pretty(&c).expect("serialises"));
     } else {
@@ -493,19 +461,11 @@ async fn export(
 }
 
 async fn presets(db: &Path, model: &Path, json: bool) -> Result<i32> {
-    use crate::app::presets::{self, Basis, Preset};
+    use crate::app::presets::{self, Basis};
     let store = open_store(db).await?;
-    let mut all = Vec::new();
-    for p in Preset::ALL {
-        match presets::estimate(&store, model, p).await {
-            Ok(e) => all.push(e),
-            Err(e) => {
-                store.close().await;
-                return Err(e);
-            }
-        }
-    }
+    let all = presets::estimates(&store, model).await;
     store.close().await;
+    let all = all?;
     if json {
         println!(
             "{}",

@@ -8,7 +8,7 @@ use super::TreeFile;
 use crate::quantize::ftype_of;
 
 /// Where a level would run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Fit {
     /// Fits in the GPUs' memory (all layers can be offloaded).
@@ -42,7 +42,8 @@ impl Fit {
 }
 
 /// One level of a repo: one file, or every part of a split model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "HubLevel")]
 pub struct RepoLevel {
     pub level: String,
     pub files: Vec<TreeFile>,
@@ -51,7 +52,8 @@ pub struct RepoLevel {
 }
 
 /// A repo's GGUF files, sorted into levels and the rest.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "HubListing")]
 pub struct RepoListing {
     pub repo: String,
     pub commit: String,

@@ -93,7 +93,7 @@ impl HubConfig {
 
 /// Where a hub setting in force came from, so a person can tell why a
 /// value they saved is not the one used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum SettingSource {
     /// `--endpoint` on the command line.
@@ -157,7 +157,8 @@ pub fn normalize_endpoint(typed: &str) -> Result<String> {
 }
 
 /// A repo as the search lists it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "HubRepo")]
 pub struct RepoSummary {
     pub id: String,
     #[serde(default)]
@@ -189,7 +190,8 @@ impl RepoInfo {
 }
 
 /// One file of a repo's tree, with its LFS sha256 (the integrity check).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "HubFile")]
 pub struct TreeFile {
     pub path: String,
     pub size: u64,

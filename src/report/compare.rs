@@ -19,7 +19,8 @@ use super::{ConfigJson, Report, ResultJson};
 use crate::bench::stats;
 
 /// One matched test.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "CompareTest")]
 pub struct Matched {
     /// The level (quant) of the model; empty when both sides have one level
     /// each and those are compared with each other.
@@ -53,7 +54,8 @@ pub struct Matched {
 }
 
 /// A result of one side with no counterpart on the other.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "CompareUnmatched")]
 pub struct Unmatched {
     /// "A" or "B".
     pub side: String,
@@ -65,7 +67,8 @@ pub struct Unmatched {
     pub reason: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "CompareDoc")]
 pub struct Comparison {
     pub a: String,
     pub b: String,

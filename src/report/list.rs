@@ -10,11 +10,13 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::store::Store;
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
+#[ts(rename = "ResultListRow")]
 pub struct ListRow {
     /// "12" for a run, "sweep:3" for a sweep.
     pub target: String,
     /// "run" or "sweep".
+    #[ts(type = "\"run\" | \"sweep\"")]
     pub kind: &'static str,
     pub id: i64,
     /// A run's model file name (what a person sees on disk; the model's

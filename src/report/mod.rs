@@ -123,7 +123,8 @@ pub async fn load(store: &Store, db: &std::path::Path, t: Target) -> Result<Load
 /// Version of the JSON document's shape.
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "RunsDoc")]
 pub struct Report {
     pub schema_version: u32,
     pub machine: MachineJson,
@@ -134,7 +135,8 @@ pub struct Report {
     pub offload_sweep: Vec<offload::OffloadSeries>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "Machine")]
 pub struct MachineJson {
     pub fingerprint: String,
     pub cpu: String,
@@ -153,7 +155,8 @@ pub struct MachineJson {
     pub memory_bandwidth_bytes_per_s: Option<u64>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "ModelInfo")]
 pub struct ModelJson {
     pub path: String,
     pub file_name: String,
@@ -170,7 +173,8 @@ pub struct ModelJson {
     pub context_length: Option<u64>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "RunConfig")]
 pub struct ConfigJson {
     pub n_threads: u32,
     /// Layers offloaded to a GPU in this run (0 on CPU).
@@ -220,7 +224,8 @@ fn default_split_mode() -> String {
     "layer".into()
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "TestResult")]
 pub struct ResultJson {
     pub test: String,
     pub kind: String,
@@ -265,7 +270,8 @@ pub struct ResultJson {
     pub telemetry: Option<telemetry::ResultTelemetryJson>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "Run")]
 pub struct RunJson {
     pub run_id: i64,
     pub sweep_id: Option<i64>,
@@ -302,7 +308,8 @@ pub struct RunJson {
 }
 
 /// Tokens are not words: the run's speed as a reader meets it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "WhatThisMeans")]
 pub struct MeaningJson {
     /// Tokens per English word with this model's tokenizer (bundled text).
     pub tokens_per_word: f64,
@@ -329,7 +336,8 @@ pub fn meaning(tokens_per_word: f64, decode_tps: f64, ttft_ms: Option<f64>) -> M
 
 /// Perplexity, KL divergence and top-1 agreement of a model against the
 /// sweep's reference, on the bundled text. Never blended with speed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "Quality")]
 pub struct QualityJson {
     pub ppl: f64,
     /// Mean KL divergence from the reference, per token (nats).

@@ -14,7 +14,7 @@ use super::RunJson;
 use crate::bench::figures::Figures;
 
 /// One model's runs that differ only in GPU layers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct OffloadSeries {
     pub model: String,
     pub sha256: String,
@@ -24,7 +24,7 @@ pub struct OffloadSeries {
     pub points: Vec<OffloadPoint>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct OffloadPoint {
     pub run_id: i64,
     /// Layers on the GPU as llama.cpp reported them (else as asked, capped).
@@ -37,7 +37,8 @@ pub struct OffloadPoint {
 
 /// One test's figure at one layer count: prefill for pp tests, decode for
 /// tg tests (pp+tg tests give both, as two entries).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "OffloadPointTest")]
 pub struct PointTest {
     pub test: String,
     /// "prefill" or "decode".

@@ -13,7 +13,8 @@ use crate::store::{QualityKey, Store, SweepRow};
 /// around where quantisation noise becomes noticeable in use.
 pub const RECOMMEND_MAX_KLD: f64 = 0.1;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "SweepDoc")]
 pub struct SweepReport {
     pub sweep_id: i64,
     #[serde(flatten)]
@@ -21,13 +22,17 @@ pub struct SweepReport {
     pub sweep: SweepJson,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "SweepInfo")]
 pub struct SweepJson {
     pub id: i64,
     pub status: String,
     /// "files", "dir", "from" or "repo".
     pub source_kind: Option<String>,
     /// The stored spec: source, levels, plan and quality settings.
+    #[ts(
+        type = "{ source: Record<string, unknown>; levels: Array<string> | null; request: Record<string, unknown> & { reps?: number }; quality: { tokens: number; topk: number } | null }"
+    )]
     pub spec: serde_json::Value,
     pub created_at: String,
     pub finished_at: Option<String>,
@@ -39,7 +44,8 @@ pub struct SweepJson {
     pub recommendation: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "SweepLevel")]
 pub struct LevelJson {
     pub level: String,
     /// "file", "base" or "quantized".

@@ -11,7 +11,8 @@ use crate::telemetry::summary::{self, Energy, Window};
 use crate::telemetry::{Phase, Reading, Sources};
 
 /// A run's telemetry in the JSON document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "RunTelemetry")]
 pub struct RunTelemetryJson {
     pub samples: usize,
     pub cpu_util_mean_pct: Option<f64>,
@@ -34,7 +35,8 @@ pub struct RunTelemetryJson {
 }
 
 /// Per-test telemetry: the timed repetitions only.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "ResultTelemetry")]
 pub struct ResultTelemetryJson {
     pub during_timed: Window,
     pub energy: Option<Energy>,
@@ -240,7 +242,7 @@ mod tests {
 pub const TIMELINE_POINTS: usize = 400;
 
 /// One reading of a run's stored telemetry, as a timeline chart draws it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct TimelinePoint {
     /// Seconds since the run's sampler started.
     pub t_s: f64,

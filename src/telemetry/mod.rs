@@ -96,7 +96,8 @@ pub struct Reading {
 }
 
 /// Which sources gave readings, for the one info line per run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "TelemetrySources")]
 pub struct Sources {
     pub rapl: bool,
     pub nvml: bool,

@@ -22,7 +22,7 @@ pub fn counter_delta(prev: u64, cur: u64, range: Option<u64>) -> Option<u64> {
 }
 
 /// How an energy figure was obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum EnergyMethod {
     /// From hardware energy counters (RAPL, NVML total energy).
@@ -33,7 +33,8 @@ pub enum EnergyMethod {
 }
 
 /// What the machine did during one stretch of samples.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "TimedWindow")]
 pub struct Window {
     pub samples: usize,
     pub cpu_util_mean_pct: Option<f64>,
@@ -113,7 +114,7 @@ pub fn window(r: &[Reading], rapl_range: Option<u64>) -> Window {
 }
 
 /// Energy of a timed region.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Energy {
     pub energy_j: f64,
     pub cpu_package_energy_j: Option<f64>,

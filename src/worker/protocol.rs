@@ -261,7 +261,7 @@ pub struct QualityFigures {
 }
 
 /// A llama.cpp backend device.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Device {
     pub name: String,
     pub description: String,
@@ -275,7 +275,7 @@ pub struct Device {
 /// (its "offloaded N/M layers to GPU" and "… model buffer size" lines), plus
 /// what `--fit` chose. This is the evidence that layers really ran on a
 /// device, not just that they were asked to.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Offload {
     /// Layers llama.cpp placed on GPUs, and how many could be.
     pub layers_offloaded: Option<u32>,
@@ -291,7 +291,8 @@ pub struct Offload {
     pub fit: Option<FitChoice>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "OffloadBuffer")]
 pub struct Buffer {
     pub name: String,
     pub bytes: u64,
@@ -306,7 +307,7 @@ impl Buffer {
 }
 
 /// The outcome of llama.cpp's fit (`common_fit_params`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct FitChoice {
     pub margin_mib: u32,
     /// Layers it chose to offload (-1 or more than the model has: all).

@@ -5,13 +5,13 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { open as openDialog, save as saveDialog } from "@tauri-apps/plugin-dialog";
-import type { TimelinePoint } from "./lib/telemetry";
 import type {
   ApiError,
   AppInfo,
   CompareDoc,
   Discarded,
   ExportFormat,
+  ExportWritten,
   Hardware,
   HubCheck,
   HubListing,
@@ -24,6 +24,7 @@ import type {
   PresetEstimate,
   PullResult,
   ResultListRow,
+  RunTimeline,
   RunsDoc,
   SweepDoc,
   SweepInput,
@@ -119,8 +120,7 @@ export const resultList = (limit?: number) =>
 export const sweeps = () => call<SweepDoc[]>("sweeps");
 export const sweep = (id: number) => call<SweepDoc>("sweep", { id });
 /** Each run's stored telemetry over time, thinned for a chart. */
-export const telemetry = (runIds: number[]) =>
-  call<{ run_id: number; points: TimelinePoint[] }[]>("telemetry", { runIds });
+export const telemetry = (runIds: number[]) => call<RunTimeline[]>("telemetry", { runIds });
 export const models = () => call<LocalModel[]>("models");
 /** The folders and single files the person added to the places searched. */
 export const modelPlaces = () => call<ModelPlace[]>("model_places");
@@ -151,7 +151,7 @@ export function hubPull(repo: string, file: string, jobId: string, onEvent: (e: 
  * `overwrite` is not set: the caller asks the person first.
  */
 export const exportCard = (target: string, format: ExportFormat, path: string, overwrite = false) =>
-  call<{ path: string }>("export_card", { target, format, path, overwrite });
+  call<ExportWritten>("export_card", { target, format, path, overwrite });
 
 // Native dialogs (tauri-plugin-dialog). Each resolves to the picked path, or
 // null when the person closed the dialog. Outside the app there is no dialog:

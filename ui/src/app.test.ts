@@ -111,11 +111,11 @@ vi.mock("./api", () => ({
   hubLevels: vi.fn(),
   startSweep: vi.fn(async (_spec: unknown, _job: string, onEvent: (e: unknown) => void) => {
     onEvent({ kind: "level", level: "Q4_1", index: 0, total: 1 });
-    onEvent({ kind: "test_started", run_id: 1, test: "pp128" });
+    onEvent({ kind: "test_started", run_id: 1, test: "pp128", quiet: false, reps: 5, warmup: true });
     onEvent({ kind: "sample", run_id: 1, test: "pp128", rep: 1, reps: 2 });
     onEvent({ kind: "telemetry", t_s: 0.5, cpu_pct: 97, ram_used_bytes: 8e9, gpu_pct: null, power_w: null, vram_bytes: null });
     await sweepGate.promise;
-    onEvent({ kind: "level_finished", level: "Q4_1", status: "ok" });
+    onEvent({ kind: "level_finished", level: "Q4_1", status: "ok", error: null });
     return sweepDoc;
   }),
   hubPull: vi.fn(),
@@ -675,7 +675,7 @@ describe("App", () => {
     /** A burst: an event every 5 ms for `ms` (samples, quantize progress, telemetry every 100 ms). */
     async function burst(onEvent: (e: JobEvent) => void, ms: number) {
       onEvent({ kind: "level", level: "Q4_1", index: 0, total: 1 });
-      onEvent({ kind: "test_started", run_id: 1, test: "pp128" });
+      onEvent({ kind: "test_started", run_id: 1, test: "pp128", quiet: false, reps: 5, warmup: true });
       const t0 = performance.now();
       let i = 0;
       while (performance.now() - t0 < ms) {

@@ -91,7 +91,7 @@ describe("Sweep progress", () => {
     const job = startJob();
     job.send(
       { kind: "level", level: "Q8_0", index: 0, total: 3 },
-      { kind: "level_finished", level: "Q8_0", status: "ok" },
+      { kind: "level_finished", level: "Q8_0", status: "ok", error: null },
       { kind: "level", level: "Q4_1", index: 1, total: 3 },
     );
     const rows = qa("sweep-level");
@@ -114,27 +114,27 @@ describe("Sweep progress", () => {
     expect(text("sweep-eta")).toBe("estimating…");
     expect(text("sweep-elapsed")).toMatch(/^elapsed 0:0\d$/);
 
-    job.send({ kind: "test_started", run_id: 1, test: "pp512", quiet: true });
-    expect(text("sweep-phase")).toBe("timing pp512 (test 1 of 3 of level Q8_0; 1 of 9 tests in all)");
+    job.send({ kind: "test_started", run_id: 1, test: "pp512", quiet: true, reps: 5, warmup: true });
+    expect(text("sweep-phase")).toBe("warm-up, then timing pp512 (5 repetitions; test 1 of 3 of level Q8_0; 1 of 9 tests in all)");
     expect(text("sweep-quiet")).toContain("The view stays still while a test is timed so it does not disturb it");
 
-    job.send({ kind: "test_finished", run_id: 1, test: "pp512", status: "ok" });
+    job.send({ kind: "test_finished", run_id: 1, test: "pp512", status: "ok", error: null });
     expect(q("sweep-quiet")).toBeNull();
     expect(text("sweep-eta")).toMatch(/left for the speed tests, then the quality passes \(not timed yet\)$/);
     expect(text("sweep-overall-progress")).toContain("1 of 12 steps");
 
     job.send(
-      { kind: "test_started", run_id: 1, test: "tg128", quiet: true },
-      { kind: "test_finished", run_id: 1, test: "tg128", status: "ok" },
-      { kind: "level_finished", level: "Q8_0", status: "ok" },
+      { kind: "test_started", run_id: 1, test: "tg128", quiet: true, reps: 5, warmup: true },
+      { kind: "test_finished", run_id: 1, test: "tg128", status: "ok", error: null },
+      { kind: "level_finished", level: "Q8_0", status: "ok", error: null },
       { kind: "quality", level: "Q8_0", reference: true } as unknown as JobEvent,
       { kind: "quality_progress", done: 2048, total: 8192 },
     );
     expect(text("sweep-status")).toBe("running: quality — computing the reference (Q8_0)");
-    expect(text("sweep-phase")).toBe("quality: computing the reference (Q8_0) 2,048/8,192 tokens");
+    expect(text("sweep-phase")).toBe("quality 1 of 1: computing the reference (Q8_0) 2,048/8,192 tokens");
     job.send({ kind: "quality", level: "Q4_1", reference: false } as unknown as JobEvent, { kind: "quality_progress", done: 2048, total: 8192 });
     expect(text("sweep-status")).toBe("running: quality — scoring Q4_1 against the reference");
-    expect(text("sweep-phase")).toBe("quality: scoring Q4_1 against the reference 2,048/8,192 tokens");
+    expect(text("sweep-phase")).toBe("quality 2 of 2: scoring Q4_1 against the reference 2,048/8,192 tokens");
     await job.fail({ code: "cancelled", message: "the sweep was cancelled" });
     expect(text("sweep-elapsed")).toMatch(/^took /);
     expect(q("sweep-eta")).toBeNull();
@@ -149,10 +149,10 @@ describe("Sweep progress", () => {
     flushSync();
     expect(text("sweep-elapsed")).toBe("elapsed 0:03");
 
-    job.send({ kind: "test_started", run_id: 1, test: "pp512", quiet: true });
+    job.send({ kind: "test_started", run_id: 1, test: "pp512", quiet: true, reps: 5, warmup: true });
     vi.advanceTimersByTime(1000); // the trailing render shows the test
     flushSync();
-    expect(text("sweep-phase")).toMatch(/^timing pp512/);
+    expect(text("sweep-phase")).toMatch(/^warm-up, then timing pp512/);
     const renders = sweepJob.renders;
     vi.advanceTimersByTime(60_000);
     flushSync();
@@ -161,7 +161,7 @@ describe("Sweep progress", () => {
 
     // The readings held back during the test arrive together with its end.
     for (let t = 5; t <= 64; t++) job.send(reading(t + 0.49));
-    job.send({ kind: "test_finished", run_id: 1, test: "pp512", status: "ok" });
+    job.send({ kind: "test_finished", run_id: 1, test: "pp512", status: "ok", error: null });
     vi.advanceTimersByTime(1000);
     flushSync();
     expect(text("sweep-elapsed")).toBe("elapsed 1:05");

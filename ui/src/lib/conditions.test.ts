@@ -8,7 +8,7 @@ const base = (sweepFiles as unknown as SweepDoc).runs[0] as Run;
 
 describe("offload condition", () => {
   it("says CPU only for a run from before Dyno recorded offload", () => {
-    const run: Run = { ...base, offload: undefined, config: { ...base.config, n_gpu_layers: 0 } };
+    const run: Run = { ...base, offload: null, config: { ...base.config, n_gpu_layers: 0 } };
     expect(offloadText(run)).toBe("CPU only");
     expect(runConditions(run).map((c) => c.label)).toContain("offload");
   });

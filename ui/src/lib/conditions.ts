@@ -34,7 +34,7 @@ export function offloadText(run: Run): string {
   if (o && o.layers_offloaded != null && o.layers_total != null) {
     parts.push(`${o.layers_offloaded}/${o.layers_total} layers on GPU`);
   } else {
-    parts.push(c.n_gpu_layers > 0 ? `${c.n_gpu_layers} layers on GPU` : "CPU only");
+    parts.push((c.n_gpu_layers ?? 0) > 0 ? `${c.n_gpu_layers} layers on GPU` : "CPU only");
   }
   const devices = (o?.buffers ?? []).filter((b) => b.bytes > 0 && !b.name.startsWith("CPU") && !b.name.endsWith("_Host")).map((b) => b.name);
   if (devices.length) parts.push(`weights on ${devices.join(", ")}`);
@@ -60,8 +60,8 @@ export function runConditions(run: Run, machine?: Machine | null): Condition[] {
     { label: "KV type", value: c.cache_type },
     { label: "mmap", value: mmap(c.use_mmap) },
     { label: "offload", value: offloadText(run) },
-    { label: "backend", value: run.backend },
-    { label: "build", value: run.llama_cpp_build },
+    { label: "backend", value: run.backend ?? "" },
+    { label: "build", value: run.llama_cpp_build ?? "" },
   ];
   if (machine) out.push({ label: "machine", value: `${machine.cpu}, ${machine.cores} cores` });
   return out;

@@ -8,7 +8,7 @@ const wtm = (sweepFiles as unknown as SweepDoc).runs[0].what_this_means!;
 describe("what this means", () => {
   it("recomputes the backend's reply time and words per second", () => {
     expect(replySeconds(500, wtm.tokens_per_word, wtm.decode_tokens_per_s, wtm.ttft_ms)).toBeCloseTo(
-      wtm.reply_500_words_s,
+      wtm.reply_500_words_s!,
       6,
     );
     expect(wordsPerSecond(wtm.decode_tokens_per_s, wtm.tokens_per_word)).toBeCloseTo(wtm.words_per_s, 6);

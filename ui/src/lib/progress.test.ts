@@ -12,13 +12,16 @@ describe("progress reducer", () => {
       { kind: "quantizing", level: "Q8_0" },
       { kind: "quantize_progress", done: 50, total: 200 },
       { kind: "loading", model: "m-Q8_0.gguf" },
-      { kind: "test_started", run_id: 7, test: "pp128" },
+      { kind: "test_started", run_id: 7, test: "pp128", quiet: false, reps: 5, warmup: true },
       { kind: "sample", run_id: 7, test: "pp128", rep: 1, reps: 2 },
     ]);
-    const quiet = run([{ kind: "test_started", run_id: 7, test: "tg32", quiet: true }]);
-    expect(quiet.activity).toBe("timing tg32; the view stays still until it ends");
+    const quiet = run([{ kind: "test_started", run_id: 7, test: "tg32", quiet: true, reps: 5, warmup: true }]);
+    expect(quiet.activity).toBe("warm-up, then 5 timed repetitions of tg32; the view stays still until it ends");
+    expect([quiet.testReps, quiet.warmup]).toEqual([5, true]);
+    const noWarmup = run([{ kind: "test_started", run_id: 7, test: "tg32", quiet: true, reps: 1, warmup: false }]);
+    expect(noWarmup.activity).toBe("1 timed repetition of tg32; the view stays still until it ends");
     expect(quiet.quiet).toBe(true);
-    expect(reduce(quiet, { kind: "test_finished", run_id: 7, test: "tg32", status: "ok" }).quiet).toBe(false);
+    expect(reduce(quiet, { kind: "test_finished", run_id: 7, test: "tg32", status: "ok", error: null }).quiet).toBe(false);
     expect(s.level).toBe("Q8_0");
     expect(s.total).toBe(2);
     expect(ratio(s.quantize)).toBe(0.25);
@@ -33,7 +36,7 @@ describe("progress reducer", () => {
       { kind: "level", level: "Q8_0", index: 0, total: 2 },
       { kind: "quality", level: "Q8_0", reference: true },
       { kind: "quality_progress", done: 512, total: 1024 },
-      { kind: "level_finished", level: "Q8_0", status: "ok" },
+      { kind: "level_finished", level: "Q8_0", status: "ok", error: null },
       { kind: "level", level: "Q2_K", index: 1, total: 2 },
       { kind: "level_finished", level: "Q2_K", status: "failed", error: "quantize_failed: out of disk" },
     ]);
@@ -46,13 +49,13 @@ describe("progress reducer", () => {
   it("turns the headline to the quality pass, reading `reference` as the boolean the backend sends", () => {
     const measured = run([
       { kind: "level", level: "Q8_0", index: 0, total: 2 },
-      { kind: "test_started", run_id: 1, test: "tg128", quiet: true },
-      { kind: "test_finished", run_id: 1, test: "tg128", status: "ok" },
-      { kind: "level_finished", level: "Q8_0", status: "ok" },
+      { kind: "test_started", run_id: 1, test: "tg128", quiet: true, reps: 5, warmup: true },
+      { kind: "test_finished", run_id: 1, test: "tg128", status: "ok", error: null },
+      { kind: "level_finished", level: "Q8_0", status: "ok", error: null },
       { kind: "level", level: "Q4_1", index: 1, total: 2 },
-      { kind: "test_started", run_id: 2, test: "tg128", quiet: true },
-      { kind: "test_finished", run_id: 2, test: "tg128", status: "ok" },
-      { kind: "level_finished", level: "Q4_1", status: "ok" },
+      { kind: "test_started", run_id: 2, test: "tg128", quiet: true, reps: 5, warmup: true },
+      { kind: "test_finished", run_id: 2, test: "tg128", status: "ok", error: null },
+      { kind: "level_finished", level: "Q4_1", status: "ok", error: null },
     ]);
     expect(statusLine(measured)).toBe("running: level 2/2 Q4_1 — tg128");
 
@@ -69,17 +72,22 @@ describe("progress reducer", () => {
     expect(scoring.qualityPassesMs).toBe(30_000);
     expect(scoring.levels.map((l) => l.quality)).toEqual(["done", "running"]);
 
-    // The last token scored ends a pass too (no event says so otherwise).
-    const scored = reduce(scoring, { kind: "quality_progress", done: 8192, total: 8192 }, 70_000);
+    // The last token scored is not the end: the pass still writes its
+    // scores. The backend's quality_done is.
+    const lastToken = reduce(scoring, { kind: "quality_progress", done: 8192, total: 8192 }, 70_000);
+    expect(lastToken.qualityPasses).toBe(1);
+    const scored = reduce(lastToken, { kind: "quality_done", level: "Q4_1" }, 71_000);
     expect(scored.qualityPasses).toBe(2);
+    expect(scored.qualityPassesMs).toBe(51_000);
+    expect(scored.activity).toBe("quality of Q4_1 done");
     expect(scored.qualityPassStartMs).toBeNull();
-    expect(finish(scored, "done", null, 71_000).qualityPasses).toBe(2);
+    expect(finish(scored, "done", null, 72_000).qualityPasses).toBe(2);
   });
 
   it("keeps a measured level ok when only its quality is skipped", () => {
     const s = run([
       { kind: "level", level: "Q8_0", index: 0, total: 1 },
-      { kind: "level_finished", level: "Q8_0", status: "ok" },
+      { kind: "level_finished", level: "Q8_0", status: "ok", error: null },
       { kind: "skipped", level: "Q8_0", why: "quality already measured against the same reference" },
     ]);
     expect(s.levels).toEqual([{ level: "Q8_0", status: "ok", error: null, quality: "skipped" }]);
@@ -114,7 +122,7 @@ describe("progress reducer", () => {
     expect(statusLine(initialProgress())).toBe("idle");
     const mid = run([
       { kind: "level", level: "Q8_0", index: 0, total: 2 },
-      { kind: "test_started", run_id: 1, test: "pp512", quiet: true },
+      { kind: "test_started", run_id: 1, test: "pp512", quiet: true, reps: 5, warmup: true },
     ]);
     const cancelled = finish(mid, "cancelled", null, 9000);
     expect(cancelled.levels[0].status).toBe("cancelled");

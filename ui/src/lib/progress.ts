@@ -8,7 +8,17 @@ import type { JobEvent } from "../types";
 export type Phase = "idle" | "running" | "done" | "failed" | "cancelled";
 
 /** What a running job is doing between two events. */
-export type Stage = "starting" | "level" | "quantizing" | "loading" | "testing" | "tested" | "level_done" | "quality" | "download";
+export type Stage =
+  | "starting"
+  | "level"
+  | "quantizing"
+  | "loading"
+  | "testing"
+  | "tested"
+  | "level_done"
+  | "quality"
+  | "quality_done"
+  | "download";
 
 export interface LevelProgress {
   level: string;
@@ -45,6 +55,9 @@ export interface JobProgress {
   test: string | null;
   rep: number;
   reps: number;
+  /** The test in progress: its timed repetitions, and whether an untimed warm-up comes first. */
+  testReps: number;
+  warmup: boolean;
   testsDone: number;
   /** Tests started and finished in the level in progress. */
   levelTestsStarted: number;
@@ -93,6 +106,8 @@ export function initialProgress(): JobProgress {
     test: null,
     rep: 0,
     reps: 0,
+    testReps: 0,
+    warmup: false,
     testsDone: 0,
     levelTestsStarted: 0,
     levelTestsDone: 0,
@@ -231,26 +246,35 @@ export function reduce(s: JobProgress, e: ProgressEvent, atMs: number | null = n
         activity: reference ? `quality: computing the reference (${e.level})` : `quality: scoring ${e.level} against the reference`,
       };
     }
-    case "quality_progress": {
-      const next = { ...s, quality: { done: e.done, total: e.total } };
-      // The last token scored ends the pass (the backend sends no event for it).
-      return e.total > 0 && e.done >= e.total ? closeQualityPass(next, atMs) : next;
+    case "quality_progress":
+      return { ...s, quality: { done: e.done, total: e.total } };
+    case "quality_done": {
+      // The pass's own end (its reference or scores are written by then),
+      // so the time per pass that the ETA uses is exact.
+      const closed = closeQualityPass(s, atMs);
+      return { ...closed, stage: "quality_done", activity: `quality of ${e.level} done` };
     }
     case "loading":
       return { ...s, stage: "loading", model: e.model, activity: `loading ${e.model}` };
-    case "test_started":
+    case "test_started": {
+      const reps = e.reps ?? 0;
+      const warmup = e.warmup ?? false;
+      const plan = `${warmup ? "warm-up, then " : ""}${reps ? `${reps} timed repetition${reps === 1 ? "" : "s"} of ` : "timing "}${e.test}`;
       return {
         ...s,
         stage: "testing",
         test: e.test,
         rep: 0,
         reps: 0,
+        testReps: reps,
+        warmup,
         quiet: e.quiet === true,
         levelTestsStarted: s.levelTestsStarted + 1,
         // The app holds updates back while a test is timed, so the view
         // says why it is still.
-        activity: e.quiet ? `timing ${e.test}; the view stays still until it ends` : `${e.test}`,
+        activity: e.quiet ? `${plan}; the view stays still until it ends` : plan,
       };
+    }
     case "sample":
       return { ...s, stage: "testing", test: e.test, rep: e.rep, reps: e.reps, activity: `${e.test} rep ${e.rep}/${e.reps}` };
     case "test_finished":

@@ -6,8 +6,8 @@ import { etaText, layerSettings, overall, phaseLine, planOf, stepsText, testsFor
 function feed(s: JobProgress, events: [number, ProgressEvent][]): JobProgress {
   return events.reduce((acc, [at, e]) => reduce(acc, e, at), s);
 }
-const started = (test: string, run_id = 1): ProgressEvent => ({ kind: "test_started", run_id, test, quiet: true });
-const ended = (test: string, run_id = 1): ProgressEvent => ({ kind: "test_finished", run_id, test, status: "ok" });
+const started = (test: string, run_id = 1): ProgressEvent => ({ kind: "test_started", run_id, test, quiet: true, reps: 5, warmup: true });
+const ended = (test: string, run_id = 1): ProgressEvent => ({ kind: "test_finished", run_id, test, status: "ok", error: null });
 
 describe("the plan of a spec", () => {
   it("names the tests of each level, leaving out a length of 0", () => {
@@ -52,7 +52,7 @@ describe("overall progress, elapsed time and ETA", () => {
     expect(o).toMatchObject({ done: 0, total: 8, testsTotal: 6, qualityTotal: 2, etaMs: null, elapsedMs: 167_000 });
     expect(etaText(o)).toBe("estimating…");
     expect(stepsText(o)).toBe("0 of 8 steps (6 tests, 2 quality passes)");
-    expect(phaseLine(timing, o)).toBe("timing pp512 (test 1 of 3 of level Q8_0; 1 of 6 tests in all)");
+    expect(phaseLine(timing, o)).toBe("warm-up, then timing pp512 (5 repetitions; test 1 of 3 of level Q8_0; 1 of 6 tests in all)");
   });
 
   it("estimates from the tests finished so far, and says the quality passes are not timed yet", () => {
@@ -68,7 +68,7 @@ describe("overall progress, elapsed time and ETA", () => {
     expect(o.etaMs).toBe(48_000);
     expect(o.etaWithoutQuality).toBe(true);
     expect(etaText(o)).toBe("about 50 s left for the speed tests, then the quality passes (not timed yet)");
-    expect(phaseLine(s, o)).toBe("timing tg128 (test 2 of 3 of level Q8_0; 2 of 6 tests in all)");
+    expect(phaseLine(s, o)).toBe("warm-up, then timing tg128 (5 repetitions; test 2 of 3 of level Q8_0; 2 of 6 tests in all)");
   });
 
   it("follows the quality phase: headline, tokens, and an ETA from the pass's own pace", () => {
@@ -81,24 +81,26 @@ describe("overall progress, elapsed time and ETA", () => {
         t += 10_000;
         s = reduce(s, ended(test), t);
       }
-      s = reduce(s, { kind: "level_finished", level, status: "ok" }, t);
+      s = reduce(s, { kind: "level_finished", level, status: "ok", error: null }, t);
     }
     expect(overall(s, plan, t).done).toBe(6);
     s = reduce(s, { kind: "quality", level: "Q8_0", reference: true }, 60_000);
     s = reduce(s, { kind: "quality_progress", done: 4096, total: 8192 }, 70_000);
     expect(statusLine(s)).toBe("running: quality — computing the reference (Q8_0)");
     let o = overall(s, plan, 70_000);
-    expect(phaseLine(s, o)).toBe("quality: computing the reference (Q8_0) 4,096/8,192 tokens");
+    expect(phaseLine(s, o)).toBe("quality 1 of 2: computing the reference (Q8_0) 4,096/8,192 tokens");
     // Half scored in 10 s: 10 s to go for this pass, then one more of 20 s.
     expect(o.etaMs).toBe(30_000);
     expect(o.etaWithoutQuality).toBe(false);
 
-    s = reduce(s, { kind: "quality_progress", done: 8192, total: 8192 }, 80_000);
+    s = reduce(s, { kind: "quality_progress", done: 8192, total: 8192 }, 79_000);
+    s = reduce(s, { kind: "quality_done", level: "Q8_0" }, 80_000);
+    expect(phaseLine(s, overall(s, plan, 80_000))).toBe("quality: 1 of 2 passes done (Q8_0 last)");
     s = reduce(s, { kind: "quality", level: "Q4_1", reference: false }, 80_500);
     s = reduce(s, { kind: "quality_progress", done: 2048, total: 8192 }, 85_000);
     o = overall(s, plan, 85_000);
     expect(statusLine(s)).toBe("running: quality — scoring Q4_1 against the reference");
-    expect(phaseLine(s, o)).toBe("quality: scoring Q4_1 against the reference 2,048/8,192 tokens");
+    expect(phaseLine(s, o)).toBe("quality 2 of 2: scoring Q4_1 against the reference 2,048/8,192 tokens");
     expect(stepsText(o)).toBe("7 of 8 steps (6 tests, 2 quality passes)");
 
     const done = finish(s, "done", null, 95_000);
@@ -119,7 +121,7 @@ describe("overall progress, elapsed time and ETA", () => {
     expect(o.qualityTotal).toBe(1);
     expect(o.done).toBe(3); // the failed level's tests are accounted for
     const ref = feed(s, [
-      [3000, { kind: "level_finished", level: "Q4_1", status: "ok" }],
+      [3000, { kind: "level_finished", level: "Q4_1", status: "ok", error: null }],
       [3000, { kind: "quality", level: "F16 (reference)", reference: true }],
     ]);
     o = overall(ref, plan, 4000);

@@ -215,16 +215,25 @@ export function phaseLine(p: JobProgress, o: Overall): string {
     case "loading":
       return `loading ${p.model ?? "the model"}…`;
     case "testing":
-      if (p.quiet) return `timing ${p.test} (${testPos})`;
+      if (p.quiet) {
+        // Said once as the test starts: the view then stays still until it ends.
+        const reps = p.testReps ? `${p.testReps} repetition${p.testReps === 1 ? "" : "s"}; ` : "";
+        return `${p.warmup ? "warm-up, then " : ""}timing ${p.test} (${reps}${testPos})`;
+      }
       return `${p.test}${p.reps ? ` rep ${p.rep}/${p.reps}` : ""} (${testPos})`;
     case "tested":
       return `${p.activity} (${testPos})`;
     case "quality": {
       const tokens = p.quality && p.quality.total > 0 ? ` ${fmtCount(p.quality.done)}/${fmtCount(p.quality.total)} tokens` : "";
+      const nth = o.qualityTotal ? ` ${Math.min(p.qualityPasses + 1, o.qualityTotal)} of ${o.qualityTotal}` : "";
       return p.qualityReference
-        ? `quality: computing the reference (${p.qualityLevel})${tokens}`
-        : `quality: scoring ${p.qualityLevel} against the reference${tokens}`;
+        ? `quality${nth}: computing the reference (${p.qualityLevel})${tokens}`
+        : `quality${nth}: scoring ${p.qualityLevel} against the reference${tokens}`;
     }
+    case "quality_done":
+      return o.qualityTotal
+        ? `quality: ${p.qualityPasses} of ${o.qualityTotal} passes done (${p.qualityLevel} last)`
+        : `quality: ${p.qualityLevel} done`;
     default:
       return p.activity;
   }

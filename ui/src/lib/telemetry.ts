@@ -1,6 +1,7 @@
 // A bounded buffer of live telemetry events in uPlot's column layout, and the
 // stored timelines of a sweep's runs joined onto one time axis.
 
+import type { TimelinePoint } from "../bindings";
 import type { JobEvent } from "../types";
 
 type Telemetry = Extract<JobEvent, { kind: "telemetry" }>;
@@ -52,16 +53,7 @@ export function pushTelemetry(s: TelemetrySeries, e: Telemetry): boolean {
 }
 
 /** One stored reading of a run's timeline (`telemetry` command, docs/app-api.md). */
-export interface TimelinePoint {
-  t_s: number;
-  phase: string;
-  cpu_pct: number | null;
-  ram_used_bytes: number | null;
-  rss_bytes: number | null;
-  gpu_pct: number | null;
-  power_w: number | null;
-  vram_bytes: number | null;
-}
+export type { TimelinePoint } from "../bindings";
 
 /** Where each level's run sits on the joined time axis. */
 export interface TimelineSpan {

@@ -1,0 +1,123 @@
+//! Hugging Face as both front ends use it: search, a repo listed by level
+//! with what fits this machine, and verified, resumable pulls that are
+//! recorded in the store (`dyno hub`, a sweep of a repo, and the app's hub
+//! search and Download buttons). Each pull is recorded, successful or not, so
+//! a failed or cancelled download can be told apart from one never started.
+
+use serde::Serialize;
+use std::path::PathBuf;
+
+use super::models::memory;
+use crate::error::{DynoError, Result};
+use crate::hub::download::{pull_file, PullProgress, Pulled};
+use crate::hub::files::{listing, RepoListing};
+use crate::hub::{Hub, RepoSummary, TreeFile};
+use crate::store::Store;
+use crate::worker::client::Cancel;
+
+/// The hub client with the settings in force: `flag` (`--endpoint`), else
+/// `HF_ENDPOINT`, else the endpoint saved in Settings, else huggingface.co;
+/// the token as huggingface_hub finds it (`app::settings`).
+pub async fn open(store: &Store, flag: Option<&str>) -> Result<Hub> {
+    Hub::new(super::settings::hub_config(store, flag).await?)
+}
+
+/// GGUF repos matching `query`, most downloaded first.
+pub async fn search(hub: &Hub, query: &str, limit: u32) -> Result<Vec<RepoSummary>> {
+    hub.search(query, limit).await
+}
+
+/// The repo at main, listed by level.
+pub async fn repo_listing(hub: &Hub, repo: &str) -> Result<RepoListing> {
+    let info = hub.info(repo, "main").await?;
+    let tree = hub.tree(repo, &info.sha).await?;
+    let (ram, vram) = memory();
+    Ok(listing(&info.id, &info.sha, &tree, ram, vram))
+}
+
+/// Pull one file, recording the download in the store.
+pub async fn pull_recorded(
+    store: &Store,
+    hub: &Hub,
+    repo: &str,
+    commit: &str,
+    file: &TreeFile,
+    cancel: &Cancel,
+    progress: &mut dyn PullProgress,
+) -> Result<Pulled> {
+    let id = store
+        .start_download(
+            repo,
+            commit,
+            &file.path,
+            file.sha256.as_deref().unwrap_or(""),
+            file.size,
+            &hub.config.endpoint,
+        )
+        .await?;
+    let t0 = std::time::Instant::now();
+    let r = pull_file(hub, repo, commit, file, cancel, progress).await;
+    let ms = t0.elapsed().as_secs_f64() * 1e3;
+    match &r {
+        Ok(p) => {
+            store
+                .finish_download(
+                    id,
+                    "ok",
+                    None,
+                    Some(p.resumed_from),
+                    Some(p.downloaded_bytes),
+                    Some(&p.local_path.display().to_string()),
+                    ms,
+                )
+                .await?
+        }
+        Err(e) => {
+            let status = if cancel.is_cancelled() {
+                "cancelled"
+            } else {
+                "failed"
+            };
+            // The download's own error is the one to report.
+            if let Err(se) = store
+                .finish_download(id, status, Some(&e.to_string()), None, None, None, ms)
+                .await
+            {
+                tracing::warn!("could not record the failed download: {se}");
+            }
+        }
+    }
+    r
+}
+
+/// What a pull of one file gives the app: where the file is now.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct PullResult {
+    /// The snapshot path, what a benchmark loads.
+    pub path: PathBuf,
+    pub sha256: String,
+    pub size_bytes: u64,
+}
+
+/// Pull `file` of `repo` at main, recorded in the store.
+pub async fn pull_one(
+    store: &Store,
+    hub: &Hub,
+    repo: &str,
+    file: &str,
+    cancel: &Cancel,
+    progress: &mut dyn PullProgress,
+) -> Result<PullResult> {
+    let info = hub.info(repo, "main").await?;
+    let tree = hub.tree(repo, &info.sha).await?;
+    let f = tree
+        .iter()
+        .find(|f| f.path == file)
+        .ok_or_else(|| DynoError::NotFound(format!("{repo} has no file {file}; list it again")))?;
+    let p = pull_recorded(store, hub, &info.id, &info.sha, f, cancel, progress).await?;
+    Ok(PullResult {
+        path: p.local_path,
+        sha256: p.sha256,
+        size_bytes: p.size_bytes,
+    })
+}

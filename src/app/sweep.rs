@@ -1,0 +1,516 @@
+//! A quantisation sweep, from either front end: `dyno sweep` parses its
+//! command line into [`SweepArgs`], and the app's Sweep form ([`SweepInput`])
+//! is turned into the same command line and parsed by the same parser, so
+//! both check options alike and a sweep started in one resumes in the other.
+//! [`execute`] is the whole of a sweep but the printing.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::options::SweepArgs;
+use super::presets::Preset;
+use crate::bench::plan::Plan;
+use crate::bench::sweep::{
+    resolve, resolve_files, run_sweep, QualitySettings, Source, SweepEvent, SweepOutcome,
+    SweepReporter, SweepSpec,
+};
+use crate::error::{DynoError, Result};
+use crate::hub::download::PullProgress;
+use crate::machine::Machine;
+use crate::quantize::{parse_levels, DEFAULT_LADDER};
+use crate::report::sweep::SweepReport;
+use crate::store::Store;
+use crate::worker::client::{Cancel, WorkerOptions};
+
+/// The app's Sweep form (docs/app-api.md).
+#[derive(Debug, Clone, Deserialize, ts_rs::TS)]
+#[ts(optional_fields)]
+pub struct SweepInput {
+    pub source: SourceInput,
+    /// Quick, Standard or Thorough; `prompt`, `gen` and `reps` are then
+    /// ignored (a preset is one plan, so its runs always compare).
+    #[serde(default)]
+    pub preset: Option<Preset>,
+    pub prompt: Option<u32>,
+    pub gen: Option<u32>,
+    pub reps: Option<u32>,
+    /// GPU layers as `--ngl` takes them ("99", "0,8,16,99", "0-32+8");
+    /// a list makes an offload sweep of each level.
+    #[serde(default)]
+    pub ngl: Option<String>,
+    pub quality: Option<bool>,
+    /// Measure every level again instead of resuming the same sweep.
+    #[serde(default)]
+    #[ts(as = "Option<_>", optional)]
+    pub fresh: bool,
+}
+
+/// Where the form's levels come from.
+#[derive(Debug, Clone, Deserialize, ts_rs::TS)]
+#[ts(rename = "SweepSource")]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SourceInput {
+    Files {
+        files: Vec<String>,
+    },
+    From {
+        base: String,
+        #[ts(optional)]
+        levels: Option<Vec<String>>,
+    },
+    Dir {
+        dir: String,
+    },
+}
+
+impl SweepInput {
+    /// The `dyno sweep` options this form means, parsed by the CLI's own
+    /// parser. Every value is attached with `=`, so a path that starts with
+    /// `-` stays a value; nothing here goes near a shell.
+    pub fn args(&self) -> Result<SweepArgs> {
+        let mut argv = vec!["sweep".to_string()];
+        let need = |what: &str| {
+            DynoError::BadInput(format!(
+                "{what} is empty; type the full path of a .gguf file or folder"
+            ))
+        };
+        match &self.source {
+            SourceInput::Files { files } => {
+                let files: Vec<&String> = files.iter().filter(|f| !f.trim().is_empty()).collect();
+                if files.is_empty() {
+                    return Err(need("the list of files"));
+                }
+                argv.extend(files.iter().map(|f| format!("--files={}", f.trim())));
+            }
+            SourceInput::From { base, levels } => {
+                if base.trim().is_empty() {
+                    return Err(need("the base model"));
+                }
+                argv.push(format!("--from={}", base.trim()));
+                if let Some(l) = levels.as_ref().filter(|l| !l.is_empty()) {
+                    argv.push(format!("--levels={}", l.join(",")));
+                }
+            }
+            SourceInput::Dir { dir } => {
+                if dir.trim().is_empty() {
+                    return Err(need("the folder"));
+                }
+                argv.push(format!("--dir={}", dir.trim()));
+            }
+        }
+        if let Some(p) = self.preset {
+            let name = clap::ValueEnum::to_possible_value(&p)
+                .map(|v| v.get_name().to_string())
+                .unwrap_or_default();
+            argv.push(format!("--preset={name}"));
+        } else {
+            if let Some(p) = self.prompt {
+                argv.push(format!("--n-prompt={p}"));
+            }
+            if let Some(n) = self.gen {
+                argv.push(format!("--n-gen={n}"));
+            }
+            if let Some(r) = self.reps {
+                argv.push(format!("--repetitions={r}"));
+            }
+        }
+        if let Some(n) = self.ngl.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
+            argv.push(format!("--ngl={n}"));
+        }
+        if self.quality == Some(false) {
+            argv.push("--no-quality".into());
+        }
+        if self.fresh {
+            argv.push("--fresh".into());
+        }
+        use clap::{Args, FromArgMatches};
+        let parsed = SweepArgs::augment_args(clap::Command::new("sweep"))
+            .try_get_matches_from(&argv)
+            .and_then(|m| SweepArgs::from_arg_matches(&m));
+        parsed.map_err(|e| {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("").trim();
+            DynoError::BadInput(first.strip_prefix("error: ").unwrap_or(first).to_string())
+        })
+    }
+}
+
+/// Run (or resume) the sweep `a` asks for and build its report; `None` when
+/// it was cancelled before a level ran.
+pub async fn run(
+    store: &Store,
+    db: &Path,
+    a: &SweepArgs,
+    cancel: Cancel,
+    reporter: &mut dyn SweepReporter,
+    pull: &mut dyn PullProgress,
+) -> Result<Option<SweepReport>> {
+    let worker = WorkerOptions::current(std::time::Duration::from_secs(a.opts.timeout_s.max(1)))
+        .map_err(|e| DynoError::io("cannot find Dyno's executable to start a worker", e))?;
+    match execute(store, db, a, worker, cancel, reporter, pull).await? {
+        Some(done) => Ok(Some(super::results::sweep(store, done.sweep_id).await?)),
+        None => Ok(None),
+    }
+}
+
+/// The spec a command line asks for.
+fn spec_of(a: &SweepArgs, machine: &Machine) -> Result<SweepSpec> {
+    let source = if !a.files.is_empty() {
+        Source::Files(a.files.clone())
+    } else if let Some(d) = &a.dir {
+        Source::Dir(d.clone())
+    } else if let Some(b) = &a.from {
+        Source::From(b.clone())
+    } else if let Some(r) = &a.repo {
+        Source::Repo(r.clone())
+    } else {
+        unreachable!("clap requires one source")
+    };
+    let levels = if a.levels.is_empty() {
+        None
+    } else {
+        Some(parse_levels(&a.levels)?)
+    };
+    let mut request = a.opts.request(machine.default_threads());
+    if a.opts.pg.is_empty() {
+        // The sweep's default plan adds pp+tg for time to first token.
+        if let (Some(&p), Some(&n)) = (request.n_prompt.first(), request.n_gen.first()) {
+            request.prompt_gen = vec![(p, n)];
+        }
+    }
+    if !a.no_quality && a.quality_tokens == 0 {
+        return Err(DynoError::BadInput(
+            "--quality-tokens must be at least 1; use --no-quality to skip quality".into(),
+        ));
+    }
+    Ok(SweepSpec {
+        source,
+        levels,
+        request,
+        quality: (!a.no_quality).then_some(QualitySettings {
+            tokens: a.quality_tokens,
+            topk: a.quality_topk,
+        }),
+    })
+}
+
+/// What a sweep run did: its id and outcome ([`execute`] gives `None`
+/// instead when it was cancelled while a repo's levels were downloading).
+pub struct Executed {
+    pub sweep_id: i64,
+    pub outcome: SweepOutcome,
+}
+
+/// Run (or resume) the sweep `a` asks for, reporting to `reporter` (and a
+/// repo's downloads to `pull`): the whole of `dyno sweep` but the printing,
+/// shared by the CLI and the app.
+pub async fn execute(
+    store: &Store,
+    db: &Path,
+    a: &SweepArgs,
+    worker: WorkerOptions,
+    cancel: Cancel,
+    reporter: &mut dyn SweepReporter,
+    pull: &mut dyn PullProgress,
+) -> Result<Option<Executed>> {
+    let machine = Machine::detect();
+    let machine_id = store.upsert_machine(&machine).await?;
+    let (spec, resume) = match a.resume {
+        Some(id) => {
+            let row = store
+                .sweep(id)
+                .await?
+                .filter(|s| s.kind == "sweep")
+                .ok_or_else(|| {
+                    DynoError::NotFound(format!(
+                        "no sweep {id} in {}; `dyno sweeps` lists them",
+                        db.display()
+                    ))
+                })?;
+            if row.status.as_deref() == Some("running") {
+                return Err(DynoError::BadInput(format!(
+                    "sweep {id} is running in another Dyno process (pid {}); wait for it to finish",
+                    row.owner_pid.unwrap_or_default()
+                )));
+            }
+            if row.machine_id != Some(machine_id) {
+                return Err(DynoError::BadInput(format!(
+                    "sweep {id} was measured on another machine; run the sweep afresh here"
+                )));
+            }
+            let spec: SweepSpec = serde_json::from_str(&row.args_json).map_err(|e| {
+                DynoError::BadInput(format!(
+                    "sweep {id} was stored by another Dyno version and cannot be resumed ({e}); run it afresh"
+                ))
+            })?;
+            (spec, Some(id))
+        }
+        None => (spec_of(a, &machine)?.canonical(), None),
+    };
+    spec.request.validate()?;
+    // Headers first: a bad --from base or folder fails in milliseconds. A
+    // repo's missing levels are downloaded first (verified, resumable).
+    let resolved = match &spec.source {
+        Source::Repo(repo) => {
+            let files = pull_repo_levels(
+                store,
+                repo,
+                spec.levels.as_deref(),
+                a.endpoint.as_deref(),
+                &cancel,
+                reporter,
+                pull,
+            )
+            .await?;
+            let Some(files) = files else {
+                return Ok(None);
+            };
+            resolve_files(&files, None)?
+        }
+        _ => resolve(&spec)?,
+    };
+    super::hw::ensure_inventory(store, machine_id, &machine, false).await?;
+    let key = spec.resume_key(&machine.fingerprint);
+    let sweep_id = match resume {
+        Some(id) => id,
+        None => match store.find_sweep(&key).await? {
+            // A sweep still 'running' after orphans were closed belongs to a
+            // live process: measuring beside it would only disturb both.
+            Some(s) if s.status.as_deref() == Some("running") => {
+                return Err(DynoError::BadInput(format!(
+                    "sweep {} with the same levels and plan is running in another Dyno process (pid {}); wait for it, or stop it and run this again to resume",
+                    s.id,
+                    s.owner_pid.unwrap_or_default()
+                )));
+            }
+            Some(s) if !a.fresh => {
+                reporter.sweep(&SweepEvent::Info(&format!(
+                    "resuming sweep {} (same levels, plan and machine); levels already measured are skipped, --fresh measures them again",
+                    s.id
+                )));
+                s.id
+            }
+            _ => {
+                let args = serde_json::to_string(&spec).expect("spec serialises");
+                store
+                    .create_quant_sweep(machine_id, &args, spec.source.kind(), &key)
+                    .await?
+            }
+        },
+    };
+    if !store.reopen_sweep(sweep_id).await? {
+        return Err(DynoError::BadInput(format!(
+            "sweep {sweep_id} was just taken by another Dyno process; wait for it to finish"
+        )));
+    }
+
+    let ctx = crate::bench::run::BenchContext {
+        store,
+        machine_id,
+        sweep_id: Some(sweep_id),
+        worker,
+        cancel: cancel.clone(),
+        telemetry: !a.opts.no_telemetry,
+        memory_check: !a.opts.no_memory_check,
+    };
+    let plan = Plan {
+        models: resolved
+            .levels
+            .iter()
+            .map(|l| l.path.clone().unwrap_or_else(|| l.level.clone().into()))
+            .collect(),
+        request: spec.request.clone(),
+    };
+    reporter.planned(plan.total_samples());
+    let out = run_sweep(&ctx, &spec, &resolved, sweep_id, a.fresh, reporter).await;
+    let status = match &out {
+        Ok(o) if o.cancelled => "cancelled",
+        Ok(o) if o.failed == 0 => "ok",
+        Ok(_) => "partial",
+        Err(_) => "failed",
+    };
+    store.finish_sweep(sweep_id, status).await?;
+    Ok(Some(Executed {
+        sweep_id,
+        outcome: out?,
+    }))
+}
+
+/// Download the repo's files for the sweep's levels (those already in the
+/// cache cost nothing) and return the first file of each level. `None`
+/// once cancelled.
+async fn pull_repo_levels(
+    store: &Store,
+    repo: &str,
+    levels: Option<&[String]>,
+    endpoint: Option<&str>,
+    cancel: &Cancel,
+    reporter: &mut dyn SweepReporter,
+    pull: &mut dyn PullProgress,
+) -> Result<Option<Vec<PathBuf>>> {
+    let hub = super::hub::open(store, endpoint).await?;
+    let listing = super::hub::repo_listing(&hub, repo).await?;
+    let wanted: Vec<String> = match levels {
+        Some(l) => l.to_vec(),
+        None => DEFAULT_LADDER.iter().map(|s| s.to_string()).collect(),
+    };
+    let find = |name: &str| {
+        listing
+            .levels
+            .iter()
+            .find(|v| v.level.eq_ignore_ascii_case(name))
+    };
+    let mut chosen = Vec::new();
+    for w in &wanted {
+        // A repo published in BF16 rather than F16 still has a top level.
+        let level = find(w).or_else(|| (w == "F16").then(|| find("BF16")).flatten());
+        match level {
+            Some(v)
+                if !chosen
+                    .iter()
+                    .any(|c: &&crate::hub::files::RepoLevel| c.level == v.level) =>
+            {
+                chosen.push(v)
+            }
+            Some(_) => {}
+            None => reporter.sweep(&SweepEvent::Info(&format!(
+                "{repo} has no {w} files; that level is left out"
+            ))),
+        }
+    }
+    if chosen.is_empty() {
+        return Err(DynoError::BadInput(format!(
+            "{repo} has none of the levels {}; it has {}. Pick some with --levels",
+            wanted.join(", "),
+            listing
+                .levels
+                .iter()
+                .map(|v| v.level.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let mut out = Vec::new();
+    for v in chosen {
+        let mut first = None;
+        for f in &v.files {
+            match super::hub::pull_recorded(
+                store,
+                &hub,
+                &listing.repo,
+                &listing.commit,
+                f,
+                cancel,
+                pull,
+            )
+            .await
+            {
+                Ok(p) => {
+                    first.get_or_insert(p.local_path);
+                }
+                Err(e) if cancel.is_cancelled() => {
+                    reporter.sweep(&SweepEvent::Info(&e.to_string()));
+                    return Ok(None);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        out.extend(first);
+    }
+    Ok(Some(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(source: SourceInput) -> SweepInput {
+        SweepInput {
+            source,
+            preset: None,
+            prompt: Some(64),
+            gen: Some(16),
+            reps: Some(2),
+            ngl: None,
+            quality: Some(false),
+            fresh: false,
+        }
+    }
+
+    #[test]
+    fn the_form_becomes_the_clis_own_options() {
+        let a = input(SourceInput::From {
+            base: " /m/base.gguf ".into(),
+            levels: Some(vec!["q8_0".into(), "Q4_0".into()]),
+        })
+        .args()
+        .unwrap();
+        assert_eq!(a.from.as_deref(), Some(Path::new("/m/base.gguf")));
+        assert_eq!(a.levels, ["q8_0", "Q4_0"]);
+        assert_eq!(a.opts.n_prompt, Some(vec![64]));
+        assert_eq!(a.opts.n_gen, Some(vec![16]));
+        assert_eq!(a.opts.reps, 2);
+        assert!(a.no_quality);
+    }
+
+    #[test]
+    fn gpu_layers_from_the_form_are_an_offload_sweep() {
+        let mut i = input(SourceInput::Dir { dir: "/m".into() });
+        i.ngl = Some(" 0-16+8,99 ".into());
+        let r = i.args().unwrap().opts.request(2);
+        assert_eq!(r.n_gpu_layers, [Some(0), Some(8), Some(16), Some(99)]);
+        i.ngl = Some("lots".into());
+        let e = i.args().unwrap_err().to_string();
+        assert!(e.contains("not a layer count"), "{e}");
+    }
+
+    #[test]
+    fn a_preset_is_one_plan_whatever_else_the_form_holds() {
+        let mut i = input(SourceInput::Files {
+            files: vec!["a.gguf".into()],
+        });
+        i.preset = Some(Preset::Quick);
+        let r = i.args().unwrap().opts.request(2);
+        assert_eq!((r.n_prompt, r.n_gen, r.reps), (vec![128], vec![32], 3));
+        assert_eq!(r.prompt_gen, [(128, 32)]);
+        let i: SweepInput = serde_json::from_value(
+            serde_json::json!({"source": {"kind": "files", "files": ["a.gguf"]}, "preset": "thorough"}),
+        )
+        .unwrap();
+        assert_eq!(i.args().unwrap().opts.request(2).reps, 10);
+    }
+
+    #[test]
+    fn a_path_that_looks_like_an_option_stays_a_path() {
+        let a = input(SourceInput::Files {
+            files: vec!["--fresh".into(), "".into(), "b.gguf".into()],
+        })
+        .args()
+        .unwrap();
+        assert_eq!(a.files, [PathBuf::from("--fresh"), PathBuf::from("b.gguf")]);
+        assert!(!a.fresh);
+    }
+
+    #[test]
+    fn empty_or_bad_forms_are_refused_with_what_to_do() {
+        let e = input(SourceInput::Dir { dir: "  ".into() })
+            .args()
+            .unwrap_err();
+        assert!(
+            matches!(&e, DynoError::BadInput(m) if m.contains("folder is empty")),
+            "{e}"
+        );
+        let mut bad = input(SourceInput::Files {
+            files: vec!["a.gguf".into()],
+        });
+        bad.reps = Some(0);
+        // Out-of-range values are the core's to judge (`validate`); the form
+        // only has to reach it. A value clap cannot parse is refused here.
+        assert!(bad.args().is_ok());
+        let e =
+            serde_json::from_value::<SweepInput>(serde_json::json!({"source": {"kind": "cloud"}}))
+                .unwrap_err();
+        assert!(e.to_string().contains("cloud"));
+    }
+}
