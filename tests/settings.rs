@@ -241,6 +241,17 @@ fn discard_deletes_a_cancelled_download_so_the_next_pull_starts_afresh() {
     let partial = blobs.join(format!("{sha}.incomplete"));
     let kept = std::fs::metadata(&partial).expect("partial kept").len();
     assert!(kept > 0);
+    // The listing says what of the level is here, without a request per file.
+    let listed = |s: &Scratch| {
+        let mut c = dyno(s);
+        c.env("HF_ENDPOINT", &hub.url);
+        let o = run(c, &["hub", "ls", REPO, "--json"]);
+        assert_code(&o, 0);
+        json(&o)["levels"][0].clone()
+    };
+    let l = listed(&s);
+    assert_eq!(l["partial_bytes"].as_u64(), Some(kept));
+    assert!(l["local_path"].is_null(), "{l}");
 
     let o = run(
         dyno(&s),
@@ -249,6 +260,7 @@ fn discard_deletes_a_cancelled_download_so_the_next_pull_starts_afresh() {
     assert_code(&o, 0);
     assert_eq!(json(&o)["freed_bytes"].as_u64(), Some(kept));
     assert!(!partial.exists(), "the partial file is gone");
+    assert_eq!(listed(&s)["partial_bytes"].as_u64(), Some(0));
     // Twice is fine: nothing is left to delete.
     let o = run(
         dyno(&s),
@@ -264,6 +276,10 @@ fn discard_deletes_a_cancelled_download_so_the_next_pull_starts_afresh() {
     let p = json(&o);
     assert_eq!(p["files"][0]["resumed_from"].as_u64(), Some(0));
     assert!(blobs.join(&sha).is_file());
+    let l = listed(&s);
+    let here = PathBuf::from(l["local_path"].as_str().expect("in the cache now"));
+    assert!(here.ends_with(FILE) && here.is_file(), "{l}");
+    assert_eq!(l["partial_bytes"].as_u64(), Some(0));
 
     // A complete download has nothing partial to discard, and a file Dyno
     // never downloaded cannot be named to delete anything.

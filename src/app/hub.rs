@@ -27,12 +27,49 @@ pub async fn search(hub: &Hub, query: &str, limit: u32) -> Result<Vec<RepoSummar
     hub.search(query, limit).await
 }
 
-/// The repo at main, listed by level.
+/// The repo at main, listed by level, with what of each level this
+/// machine's cache already holds.
 pub async fn repo_listing(hub: &Hub, repo: &str) -> Result<RepoListing> {
     let info = hub.info(repo, "main").await?;
     let tree = hub.tree(repo, &info.sha).await?;
     let (ram, vram) = memory();
-    Ok(listing(&info.id, &info.sha, &tree, ram, vram))
+    let mut l = listing(&info.id, &info.sha, &tree, ram, vram);
+    mark_local(hub, &mut l);
+    Ok(l)
+}
+
+/// Fill each level's `local_path` and `partial_bytes` from the cache: a
+/// level is there when every part's blob has its full size and this
+/// commit's snapshot links to it (as a finished pull leaves it); a partial
+/// download is the `.incomplete` files a cut or paused pull kept. Sizes
+/// only: the sha256 is checked when the file is pulled or benchmarked.
+fn mark_local(hub: &Hub, l: &mut RepoListing) {
+    let cache = hub.cache_repo(&l.repo);
+    let snapshot = cache.pointer_path(&l.commit);
+    for level in &mut l.levels {
+        let mut complete = true;
+        let mut partial = 0;
+        for f in &level.files {
+            let Some(sha) = f.sha256.as_deref() else {
+                complete = false;
+                continue;
+            };
+            let blob = cache.blob_path(sha);
+            let whole = std::fs::metadata(&blob).is_ok_and(|m| m.len() == f.size)
+                && snapshot.join(&f.path).exists();
+            complete &= whole;
+            if !whole {
+                let mut p = blob.into_os_string();
+                p.push(".incomplete");
+                partial += std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+            }
+        }
+        level.local_path = match (complete, level.files.first()) {
+            (true, Some(first)) => Some(snapshot.join(&first.path)),
+            _ => None,
+        };
+        level.partial_bytes = partial;
+    }
 }
 
 /// Pull one file, recording the download in the store.

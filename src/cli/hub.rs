@@ -151,8 +151,18 @@ pub async fn hub(db: &Path, endpoint: Option<&str>, cmd: HubCommand) -> Result<i
                 } else {
                     String::new()
                 };
+                let here = if v.local_path.is_some() {
+                    " · in the cache".to_string()
+                } else if v.partial_bytes > 0 {
+                    format!(
+                        " · {} of an interrupted download (pull resumes, discard deletes)",
+                        human_bytes(v.partial_bytes)
+                    )
+                } else {
+                    String::new()
+                };
                 println!(
-                    "  {:<10} {:>10} — {}{parts}  {}",
+                    "  {:<10} {:>10} — {}{parts}{here}  {}",
                     v.level,
                     human_bytes(v.size_bytes),
                     v.fit.describe(),

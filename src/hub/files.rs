@@ -49,6 +49,16 @@ pub struct RepoLevel {
     pub files: Vec<TreeFile>,
     pub size_bytes: u64,
     pub fit: Fit,
+    /// Where the whole level already is in this machine's hub cache (its
+    /// first file's snapshot path, what a benchmark loads), so a list offers
+    /// Benchmark… rather than a second download. Null otherwise.
+    #[serde(default)]
+    #[ts(type = "string | null")]
+    pub local_path: Option<std::path::PathBuf>,
+    /// Bytes of an interrupted download of it in the cache (its
+    /// `.incomplete` files): Resume continues from there, Discard frees them.
+    #[serde(default)]
+    pub partial_bytes: u64,
 }
 
 /// A repo's GGUF files, sorted into levels and the rest.
@@ -152,6 +162,8 @@ pub fn listing(repo: &str, commit: &str, tree: &[TreeFile], ram: u64, vram: u64)
             size_bytes: size,
             fit: Fit::of(size, ram, vram),
             files,
+            local_path: None,
+            partial_bytes: 0,
         });
     }
     out.levels.sort_by(|a, b| {

@@ -119,6 +119,7 @@ vi.mock("./api", () => ({
     return sweepDoc;
   }),
   hubPull: vi.fn(),
+  discardDownload: vi.fn(async (repo: string, path: string) => ({ repo, path, freed_bytes: 400 })),
   cancel: vi.fn(async () => true),
   newJobId: () => "job-1",
 }));
@@ -455,7 +456,7 @@ describe("App", () => {
     vi.mocked(api.hubSearch).mockResolvedValueOnce([{ id: "org/m-GGUF", downloads: 1, likes: 0, lastModified: null }]);
     vi.mocked(api.hubLevels).mockResolvedValueOnce({
       repo: "org/m-GGUF", commit: "0123456789abcdef", mmproj: [], imatrix: [],
-      levels: [{ level: "Q4_0", files: [{ path: "m-Q4_0.gguf", size: 1000, sha256: null }], size_bytes: 1000, fit: "ram" }],
+      levels: [{ level: "Q4_0", files: [{ path: "m-Q4_0.gguf", size: 1000, sha256: null }], size_bytes: 1000, fit: "ram", local_path: null, partial_bytes: 0 }],
     });
     let reject: (e: unknown) => void = () => {};
     vi.mocked(api.hubPull).mockImplementationOnce((_r, _f, _j, onEvent) => {
@@ -501,6 +502,43 @@ describe("App", () => {
     await settle();
     expect(vi.mocked(api.presetEstimates)).toHaveBeenLastCalledWith("/hf/m-Q4_0.gguf");
     expect(q("preset-picker")).not.toBeNull();
+  });
+
+  it("offers Benchmark… for a level in the cache, and Resume or Discard for an earlier partial download", async () => {
+    const api = await import("./api");
+    vi.mocked(api.hubSearch).mockResolvedValueOnce([{ id: "org/m-GGUF", downloads: 1, likes: 0, lastModified: null }]);
+    const file = (path: string) => ({ path, size: 1000, sha256: null });
+    vi.mocked(api.hubLevels).mockResolvedValueOnce({
+      repo: "org/m-GGUF", commit: "0123456789abcdef", mmproj: [], imatrix: [],
+      levels: [
+        { level: "Q8_0", files: [file("m-Q8_0.gguf")], size_bytes: 1000, fit: "ram", local_path: "/hf/snap/m-Q8_0.gguf", partial_bytes: 0 },
+        { level: "Q5_0", files: [file("m-Q5_0.gguf")], size_bytes: 1000, fit: "ram", local_path: null, partial_bytes: 400 },
+      ],
+    });
+    q("nav-models")!.click();
+    await settle();
+    const input = q("hub-query") as HTMLInputElement;
+    input.value = "m";
+    input.dispatchEvent(new Event("input"));
+    flushSync();
+    q("hub-search")!.click();
+    await settle();
+    q("hub-repo")!.click();
+    await settle();
+    const row = (level: string) => document.querySelector(`[data-testid="hub-level"][data-level="${level}"]`)!;
+    const cached = row("Q8_0");
+    expect(cached.querySelector('[data-testid="level-in-cache"]')).not.toBeNull();
+    expect(cached.querySelector('[data-testid="download"]')).toBeNull();
+    (cached.querySelector('[data-testid="level-benchmark"]') as HTMLButtonElement).click();
+    await settle();
+    expect(vi.mocked(api.presetEstimates)).toHaveBeenLastCalledWith("/hf/snap/m-Q8_0.gguf");
+    const partial = row("Q5_0");
+    expect(partial.querySelector('[data-testid="download"]')!.textContent).toBe("Resume");
+    (partial.querySelector('[data-testid="download-discard"]') as HTMLButtonElement).click();
+    await settle();
+    expect(vi.mocked(api.discardDownload)).toHaveBeenLastCalledWith("org/m-GGUF", "m-Q5_0.gguf");
+    expect(q("download-discarded")!.textContent).toMatch(/partial download \(400 B\) was deleted/);
+    expect(row("Q5_0").querySelector('[data-testid="download"]')!.textContent).toBe("Download");
   });
 
   it("greets a first-time user with the models on disk and a Benchmark button each", async () => {

@@ -248,11 +248,17 @@ class DownloadJob {
    * Cancel for good: stop the download if it runs, then delete what arrived
    * (Pause keeps it, so Resume can continue). A finished file is never touched.
    */
-  async discard(): Promise<void> {
+  async discard(level?: { repo: string; files: string[]; key: string }): Promise<void> {
     if (this.running) {
       this.discardRequested = true;
       await this.cancel();
       return;
+    }
+    // A partial download the listing found (from an earlier session), or
+    // the one this session paused.
+    if (level) {
+      this.last = { repo: level.repo, files: level.files };
+      this.key = level.key;
     }
     if (this.key) await this.discardPartial(this.key);
   }

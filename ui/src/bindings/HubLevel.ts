@@ -5,4 +5,15 @@ import type { HubFile } from "./HubFile";
 /**
  * One level of a repo: one file, or every part of a split model.
  */
-export type HubLevel = { level: string, files: Array<HubFile>, size_bytes: number, fit: Fit, };
+export type HubLevel = { level: string, files: Array<HubFile>, size_bytes: number, fit: Fit, 
+/**
+ * Where the whole level already is in this machine's hub cache (its
+ * first file's snapshot path, what a benchmark loads), so a list offers
+ * Benchmark… rather than a second download. Null otherwise.
+ */
+local_path: string | null, 
+/**
+ * Bytes of an interrupted download of it in the cache (its
+ * `.incomplete` files): Resume continues from there, Discard frees them.
+ */
+partial_bytes: number, };
