@@ -9,7 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 bash scripts/fetch-test-models.sh "$DYNO_TEST_MODELS"
-[ -f ui/dist/index.html ] || (cd ui && npm ci --no-audit --no-fund && npm run build)
+# The app embeds ui/dist, so it is built every time (a second or two): a
+# dist left from before a UI change would test the old UI.
+(cd ui && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } && npm run build >/dev/null)
 # The workspace build (as the tests'), plus the fake hub example it serves
 # the hub journey from.
 cargo build --release --workspace
