@@ -17,9 +17,9 @@
 # Settings: THREADS (2), REPS (5), ROUNDS (8), N_PROMPT (512), N_GEN (128),
 # DYNO_FLAGS (extra options for dyno bench, e.g. --no-telemetry), DYNO_BIN (a
 # dyno binary to use instead of building one with cargo), LLAMA_BENCH_SRC.
-# EACH_SAMPLE=1 adds a third program to the rotation: dyno committing every
-# repetition to SQLite as it arrives (DYNO_COMMIT_EACH_SAMPLE=1) instead of
-# once per test, and prints what those commits cost against the default.
+# HOLD_SAMPLES=1 adds a third program to the rotation: dyno holding each
+# test's repetitions until the test ends (DYNO_HOLD_SAMPLES=1) instead of
+# committing each as it arrives, and prints what holding them changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -50,10 +50,10 @@ run_dyno() {
   "$dyno" --db "$db" bench "$1" -p "$N_PROMPT" -n "$N_GEN" -r "$REPS" -t "$THREADS" $DYNO_FLAGS --json \
     >"$out/dyno-$(basename "$1")-$2.json" 2>/dev/null
 }
-run_each() {
+run_held() {
   # shellcheck disable=SC2086 # DYNO_FLAGS is a list of options
-  DYNO_COMMIT_EACH_SAMPLE=1 "$dyno" --db "$db" bench "$1" -p "$N_PROMPT" -n "$N_GEN" -r "$REPS" -t "$THREADS" $DYNO_FLAGS --json \
-    >"$out/each-$(basename "$1")-$2.json" 2>/dev/null
+  DYNO_HOLD_SAMPLES=1 "$dyno" --db "$db" bench "$1" -p "$N_PROMPT" -n "$N_GEN" -r "$REPS" -t "$THREADS" $DYNO_FLAGS --json \
+    >"$out/held-$(basename "$1")-$2.json" 2>/dev/null
 }
 run_lb() {
   "$llama_bench" -m "$1" -p "$N_PROMPT" -n "$N_GEN" -r "$REPS" -t "$THREADS" -o json \
@@ -65,7 +65,7 @@ for model in "$@"; do
     # The order rotates each round (ABBA for two programs), so no program
     # always gets the first (or warmer) slot.
     progs=(run_dyno run_lb)
-    [ "${EACH_SAMPLE:-0}" = 1 ] && progs+=(run_each)
+    [ "${HOLD_SAMPLES:-0}" = 1 ] && progs+=(run_held)
     n=${#progs[@]}
     for k in $(seq 0 $((n - 1))); do
       if [ "$n" = 2 ]; then i=$(( (round + k + 1) % 2 )); else i=$(( (round + k) % n )); fi
@@ -74,12 +74,12 @@ for model in "$@"; do
   done
 done
 
-python3 - "$out" "$ROUNDS" "${EACH_SAMPLE:-0}" "$@" <<'PY'
+python3 - "$out" "$ROUNDS" "${HOLD_SAMPLES:-0}" "$@" <<'PY'
 # The machine's speed drifts between rounds (frequency, neighbours on a
 # shared host), so compare each round's pair of means and summarise the
 # per-round ratios, rather than pooling samples from different rounds.
 import json, math, os, statistics, sys
-out, rounds, each, models = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4:]
+out, rounds, held, models = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4:]
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131]
 print("| model | test | dyno t/s | llama-bench t/s | dyno / llama-bench (mean of rounds ± 95% CI) | per-round range | rounds |")
 print("| ----- | ---- | -------: | --------------: | -------------------------------------------: | --------------: | -----: |")
@@ -93,7 +93,7 @@ def summary(q):
 costs = []
 for m in models:
     name = os.path.basename(m)
-    ratios, dy_all, lb_all, each_ratios = {}, {}, {}, {}
+    ratios, dy_all, lb_all, held_ratios = {}, {}, {}, {}
     for r in range(1, rounds + 1):
         dy = dyno_rates(f"{out}/dyno-{name}-{r}.json")
         lb = {(f"pp{x['n_prompt']}" if x["n_gen"] == 0 else f"tg{x['n_gen']}"): x["samples_ts"]
@@ -102,19 +102,19 @@ for m in models:
             ratios.setdefault(test, []).append(statistics.mean(dy[test]) / statistics.mean(lb[test]))
             dy_all.setdefault(test, []).extend(dy[test])
             lb_all.setdefault(test, []).extend(lb[test])
-        if each:
-            ea = dyno_rates(f"{out}/each-{name}-{r}.json")
-            for test in dy.keys() & ea.keys():
-                each_ratios.setdefault(test, []).append(statistics.mean(ea[test]) / statistics.mean(dy[test]))
+        if held:
+            hd = dyno_rates(f"{out}/held-{name}-{r}.json")
+            for test in dy.keys() & hd.keys():
+                held_ratios.setdefault(test, []).append(statistics.mean(hd[test]) / statistics.mean(dy[test]))
     for test in sorted(ratios, key=lambda t: (t[:2] != "pp", t)):
         print(f"| {name} | {test} | {statistics.mean(dy_all[test]):.2f} | {statistics.mean(lb_all[test]):.2f} | {summary(ratios[test])} |")
-    for test in sorted(each_ratios, key=lambda t: (t[:2] != "pp", t)):
-        costs.append(f"| {name} | {test} | {summary(each_ratios[test])} |")
+    for test in sorted(held_ratios, key=lambda t: (t[:2] != "pp", t)):
+        costs.append(f"| {name} | {test} | {summary(held_ratios[test])} |")
 if costs:
     print()
-    print("Committing every repetition as it arrives, against once per test (the default): t/s ratio")
+    print("Holding each test's repetitions until it ends, against committing each as it arrives (the default): t/s ratio")
     print()
-    print("| model | test | each-sample / per-test (mean of rounds ± 95% CI) | per-round range | rounds |")
+    print("| model | test | held / each (mean of rounds ± 95% CI) | per-round range | rounds |")
     print("| ----- | ---- | ---------------------------------------------: | --------------: | -----: |")
     print("\n".join(costs))
 PY

@@ -241,13 +241,34 @@ fn killing_the_parent_kills_the_worker_and_keeps_the_samples() {
 }
 
 #[test]
-fn a_kill_mid_test_loses_only_that_test_and_marks_it_interrupted() {
-    // Three repetitions per test; the worker stops for good after sending
-    // the second test's first repetition, so the parent holds a repetition
-    // of a test that has not ended when it is killed.
+fn a_kill_mid_test_keeps_its_repetitions_and_marks_it_interrupted() {
+    // Each repetition is committed as it arrives: nothing measured is lost.
+    let cut = killed_mid_test(false);
+    assert_eq!(
+        cut["samples_ns"].as_array().map(Vec::len),
+        Some(1),
+        "the repetition measured before the kill is kept: {cut}"
+    );
+    // Held until the test ends (DYNO_HOLD_SAMPLES=1), the test in progress
+    // keeps none, and says so in the same way.
+    let cut = killed_mid_test(true);
+    assert_eq!(
+        cut["samples_ns"].as_array().map(Vec::len).unwrap_or(0),
+        0,
+        "{cut}"
+    );
+}
+
+/// Three repetitions per test; the worker stops for good after sending the
+/// second test's first repetition, then the parent is killed. Returns that
+/// test's result as the next Dyno reports it.
+fn killed_mid_test(hold: bool) -> serde_json::Value {
     let s = Scratch::new();
-    let mut child = s
-        .dyno()
+    let mut cmd = s.dyno();
+    if hold {
+        cmd.env("DYNO_HOLD_SAMPLES", "1");
+    }
+    let mut child = cmd
         .env("DYNO_TEST_FAULT", "hang@sample:1:0")
         .arg("bench")
         .arg(model(SMOL))
@@ -260,8 +281,7 @@ fn a_kill_mid_test_loses_only_that_test_and_marks_it_interrupted() {
         r.len() >= 2
     });
     assert!(started, "dyno ended before its second test started");
-    // pp16 on SmolLM2 takes milliseconds: by now the repetition was sent,
-    // and the parent holds it (it used to commit each one as it came).
+    // tg4 on SmolLM2 takes milliseconds: by now the repetition was sent.
     std::thread::sleep(Duration::from_secs(3));
     child.kill().unwrap();
     child.wait().unwrap();
@@ -273,17 +293,13 @@ fn a_kill_mid_test_loses_only_that_test_and_marks_it_interrupted() {
     let first = &r["results"][0];
     assert_eq!(first["status"], "ok");
     assert_eq!(first["samples_ns"].as_array().unwrap().len(), 3);
-    let cut = &r["results"][1];
+    let cut = r["results"][1].clone();
     assert_eq!(cut["status"], "failed");
     assert!(
         cut["error"].as_str().unwrap().contains("interrupted"),
         "{cut}"
     );
-    assert_eq!(
-        cut["samples_ns"].as_array().map(Vec::len).unwrap_or(0),
-        0,
-        "a test that did not end keeps no repetitions: {cut}"
-    );
+    cut
 }
 
 #[test]
