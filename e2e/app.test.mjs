@@ -208,6 +208,13 @@ test("Settings point the app at a mirror and save a token outside the database",
   const check = await byId("hub-check-result", 30_000);
   assert.match(await check.getText(), /Reached .*127\.0\.0\.1.*belongs to user-AbCd/);
   await shot("settings");
+  // Readable at the smallest and a large window size too.
+  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
+    await browser.setWindowSize(w, h);
+    await browser.pause(300);
+    await shot(`settings-${w}`);
+  }
+  await browser.setWindowSize(1280, 820);
   await (await byId("token-remove")).click();
   await browser.waitUntil(async () => /No token saved/.test(await (await byId("token-status")).getText()), {
     timeout: 10_000,
@@ -287,6 +294,10 @@ test("Discard deletes what a cut download left, so nothing partial stays on disk
   assert.deepEqual(partial(), [], "nothing partial left");
   assert.equal(await (await level.$('[data-testid="download"]')).getText(), "Download", "it starts afresh next time");
   await shot("download-discarded");
+  await browser.setWindowSize(1024, 700);
+  await browser.pause(300);
+  await shot("download-discarded-1024");
+  await browser.setWindowSize(1280, 820);
 });
 
 test("a two-level sweep of SmolLM2 runs from the UI and charts one bar group per level", async () => {

@@ -59,9 +59,9 @@ fn mark_local(hub: &Hub, l: &mut RepoListing) {
                 && snapshot.join(&f.path).exists();
             complete &= whole;
             if !whole {
-                let mut p = blob.into_os_string();
-                p.push(".incomplete");
-                partial += std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+                partial += std::fs::metadata(crate::hub::download::partial_path(&blob))
+                    .map(|m| m.len())
+                    .unwrap_or(0);
             }
         }
         level.local_path = match (complete, level.files.first()) {

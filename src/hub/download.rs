@@ -278,6 +278,14 @@ async fn hash_file(path: &Path, cancel: &Cancel) -> Result<String> {
     }
 }
 
+/// Where an unfinished download of `blob` is kept: `blob` plus
+/// `.incomplete`, the Python client's name, so either tool resumes it.
+pub fn partial_path(blob: &Path) -> PathBuf {
+    let mut p = blob.as_os_str().to_os_string();
+    p.push(".incomplete");
+    PathBuf::from(p)
+}
+
 /// Delete what a cancelled or interrupted download of the blob `sha` left
 /// in `repo`'s cache (`blobs/<sha>.incomplete`), so its space comes back
 /// and the next pull starts afresh. Refused while a pull of that blob runs
@@ -295,9 +303,7 @@ pub fn discard_partial(cache_dir: &Path, repo: &str, sha: &str) -> Result<u64> {
     let blob = hf_hub::Cache::new(cache_dir.to_path_buf())
         .repo(hf_hub::Repo::model(repo.to_string()))
         .blob_path(sha);
-    let mut partial = blob.into_os_string();
-    partial.push(".incomplete");
-    let partial = PathBuf::from(partial);
+    let partial = partial_path(&blob);
     let freed = match std::fs::metadata(&partial) {
         Ok(m) => m.len(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
@@ -381,9 +387,7 @@ pub async fn pull_file(
         }
     }
 
-    let mut partial = blob.clone().into_os_string();
-    partial.push(".incomplete");
-    let partial = PathBuf::from(partial);
+    let partial = partial_path(&blob);
     let mut hasher = Sha256::new();
     let mut offset = match std::fs::metadata(&partial) {
         Ok(m) if m.len() <= file.size => {
