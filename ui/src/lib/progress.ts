@@ -33,13 +33,8 @@ export interface Fraction {
   total: number;
 }
 
-/**
- * The `quality` event as the backend sends it: `reference` is a boolean,
- * true for the reference level's own pass (it yields the reference logits).
- * types.ts still declares a string; a string is read as "not the reference".
- */
-export type QualityEvent = { kind: "quality"; level: string; reference: boolean | string };
-export type ProgressEvent = Exclude<JobEvent, { kind: "quality" }> | QualityEvent;
+/** What the reducer reads: the backend's own (generated) event type. */
+export type ProgressEvent = JobEvent;
 
 export interface JobProgress {
   phase: Phase;
@@ -226,7 +221,7 @@ export function reduce(s: JobProgress, e: ProgressEvent, atMs: number | null = n
       };
     case "quality": {
       const closed = closeQualityPass(s, atMs);
-      const reference = e.reference === true;
+      const reference = e.reference;
       const known = closed.levels.some((l) => l.level === e.level);
       return {
         ...closed,
