@@ -16,12 +16,16 @@
 
 use libfuzzer_sys::fuzz_target;
 
-/// The reader itself, compiled from the app's source rather than a copy, so
-/// the fuzzer always tests what ships. It depends only on std and thiserror
-/// for this reason; the app's helpers this target never calls are dead code.
+/// The reader itself and its error type, compiled from the app's source
+/// rather than a copy, so the fuzzer always tests what ships. Both depend only
+/// on std and thiserror for this reason; the app's helpers this target never
+/// calls are dead code.
 #[allow(dead_code)]
 #[path = "../../src/model/gguf.rs"]
 mod gguf;
+#[allow(dead_code)]
+#[path = "../../src/error.rs"]
+mod error;
 
 use gguf::{ggml_type_block, GgufError, Value};
 

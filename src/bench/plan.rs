@@ -11,9 +11,11 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::error::DynoError;
-use crate::worker::protocol::{
-    ContextParams, FlashAttn, Job, ModelParams, SplitMode, TestKind, TestSpec,
+use crate::vocab::{
+    CacheType, ContextParams, FlashAttn, ModelParams, SplitMode, TestKind, TestSpec,
 };
+// TEMP(J merge): removed once every caller imports crate::vocab.
+pub use crate::vocab::RunConfig;
 
 /// The user's request, each option as a list (llama-bench's `-p 128,512`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -146,9 +148,10 @@ impl BenchRequest {
             return bad("--ntg values must be at least 1 when --npl is given".into());
         }
         for ct in &self.cache_type {
-            if !crate::engine::llama::is_cache_type(ct) {
+            if CacheType::parse(ct).is_none() {
                 return bad(format!(
-                    "unknown KV cache type '{ct}' for --ctk; use one of f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1"
+                    "unknown KV cache type '{ct}' for --ctk; use one of {}",
+                    CacheType::names()
                 ));
             }
         }
@@ -273,26 +276,6 @@ impl BenchRequest {
             groups.push(WorkerGroup { model, runs });
         }
         groups
-    }
-}
-
-/// One model under one full configuration: a row of the `runs` table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunConfig {
-    pub model: ModelParams,
-    pub ctx: ContextParams,
-    pub reps: u32,
-    pub warmup: bool,
-    pub tests: Vec<TestSpec>,
-}
-
-impl RunConfig {
-    /// The jobs this run hands a worker, in order.
-    pub fn jobs(&self) -> impl Iterator<Item = Job> + '_ {
-        self.tests.iter().map(|t| Job {
-            test: t.clone(),
-            ctx: self.ctx.clone(),
-        })
     }
 }
 

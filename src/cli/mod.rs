@@ -53,7 +53,7 @@ pub fn init_logging(worker: bool) {
     let registry = tracing_subscriber::registry().with(fmt);
     let done = if worker {
         // The worker also keeps llama.cpp's last warnings to explain failures.
-        registry.with(crate::engine::CaptureLayer).try_init()
+        registry.with(crate::worker::CaptureLayer).try_init()
     } else {
         registry.try_init()
     };

@@ -525,7 +525,7 @@ pub async fn pull_file(
                     format!(
                         "cannot write {}: the disk is full; {what} needs {} there, the partial download was removed; free some space and run again",
                         partial.display(),
-                        crate::report::human_bytes(file.size)
+                        crate::units::human_bytes(file.size)
                     ),
                     e,
                 ));

@@ -12,28 +12,9 @@ use std::fs::File;
 use std::io::{BufReader, Read, Seek};
 use std::path::Path;
 
-/// Why a file is not a usable GGUF model. Defined here, not in
-/// `crate::error`, so this file depends on nothing else in Dyno and the fuzz
-/// target (`fuzz/`) can build it alone.
-#[derive(Debug, Clone, thiserror::Error, PartialEq)]
-pub enum GgufError {
-    #[error("file not found; check the path")]
-    NotFound,
-    #[error("is a directory; pass the .gguf file inside it")]
-    IsDirectory,
-    #[error("file is empty; download it again")]
-    Empty,
-    #[error("not a GGUF file (bad magic number); Dyno runs GGUF models, convert others with llama.cpp's convert_hf_to_gguf.py")]
-    NotGguf,
-    #[error("GGUF version {0} is not supported (versions 2 and 3 are); re-convert the model with a current llama.cpp")]
-    UnsupportedVersion(u32),
-    #[error("truncated: {0}; the download is probably incomplete, download it again")]
-    Truncated(String),
-    #[error("corrupt header: {0}; download the file again")]
-    Corrupt(String),
-    #[error("cannot read: {0}")]
-    Io(String),
-}
+// The error type lives in `crate::error`, which depends on nothing, so this
+// file and the error module build alone in the fuzz target (`fuzz/`).
+pub use crate::error::GgufError;
 
 const MAGIC: &[u8; 4] = b"GGUF";
 /// Longest string value or name we keep. Longer strings (chat templates run

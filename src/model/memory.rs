@@ -15,38 +15,20 @@ use std::path::Path;
 
 use super::gguf::{self, Header};
 use crate::error::GgufError;
-use crate::report::human_bytes;
-use crate::worker::protocol::{ContextParams, FlashAttn, TestSpec};
+use crate::units::human_bytes;
+use crate::vocab::{CacheType, ContextParams, FlashAttn, TestSpec};
+// TEMP(J merge): removed once every caller imports crate::vocab.
+pub use crate::vocab::MemoryProfile;
 
 /// Environment variable that caps the memory Dyno may plan to use, for a
 /// shared machine (and for tests that need a small machine). Bytes, or with
 /// a K, M, G or T suffix (powers of 1024).
 pub const LIMIT_ENV: &str = "DYNO_MEMORY_LIMIT";
 
-/// What the header says about memory.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct MemoryProfile {
-    pub weight_bytes: u64,
-    pub n_layers: u64,
-    /// K plus V elements one token adds to the cache, over all layers.
-    pub kv_elements_per_token: u64,
-    pub n_embd: u64,
-    pub n_vocab: u64,
-    pub n_ff: u64,
-    pub n_head: u64,
-}
-
-/// Bytes per element of a KV cache type (block types as their average).
+/// Bytes per element of a KV cache type; an unknown name (refused by the
+/// plan before it gets here) counts as f16.
 fn cache_type_bytes(t: &str) -> f64 {
-    match t.to_ascii_lowercase().as_str() {
-        "f32" => 4.0,
-        "q8_0" => 34.0 / 32.0,
-        "q4_0" | "iq4_nl" => 18.0 / 32.0,
-        "q4_1" => 20.0 / 32.0,
-        "q5_0" => 22.0 / 32.0,
-        "q5_1" => 24.0 / 32.0,
-        _ => 2.0, // f16, bf16
-    }
+    CacheType::parse(t).map_or(2.0, CacheType::bytes_per_element)
 }
 
 impl MemoryProfile {
@@ -283,7 +265,7 @@ pub fn parse_size(s: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::worker::protocol::TestKind;
+    use crate::vocab::TestKind;
 
     fn profile() -> MemoryProfile {
         // Shaped like SmolLM2-135M: 30 layers, 3 KV heads of 64 for K and V.

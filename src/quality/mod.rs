@@ -40,6 +40,16 @@ use crate::error::{DynoError, Result};
 
 /// The bundled text: public domain, see `data/quality/SOURCE.md`.
 pub const TEXT: &str = include_str!("../../data/quality/alice.txt");
+/// sha256 of [`TEXT`], hex: part of every stored quality key, so figures
+/// scored on another text are never mistaken for these.
+pub fn text_sha256() -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(TEXT.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// Where the text came from, stored with every quality figure.
 pub const TEXT_SOURCE: &str = "Alice's Adventures in Wonderland (Lewis Carroll, public domain)";
 
@@ -308,10 +318,10 @@ impl Tally {
         }
     }
 
-    pub fn figures(&self) -> crate::worker::protocol::QualityFigures {
+    pub fn figures(&self) -> crate::vocab::QualityFigures {
         let compared = !self.klds.is_empty();
         let n = self.n.max(1) as f64;
-        crate::worker::protocol::QualityFigures {
+        crate::vocab::QualityFigures {
             n_positions: self.n,
             ppl: (self.nll_sum / n).exp(),
             kld_mean: compared.then(|| self.klds.iter().map(|&k| f64::from(k)).sum::<f64>() / n),

@@ -8,3 +8,8 @@ pub mod client;
 pub mod fault;
 pub mod protocol;
 pub mod server;
+
+/// The worker process's log layer: it keeps llama.cpp's last warnings to
+/// explain a failure. The CLI installs it when it starts as a worker; it is
+/// named here because only the worker may reach into the engine.
+pub use crate::engine::CaptureLayer;

@@ -5,10 +5,9 @@ use std::io::{BufRead, Write};
 use std::time::Instant;
 
 use super::fault;
-use super::protocol::{
-    Event, Offload, QualityMode, QualityPlan, QuantizePlan, WorkerPlan, WorkerRequest,
-};
+use super::protocol::{Event, QualityMode, QualityPlan, QuantizePlan, WorkerPlan, WorkerRequest};
 use crate::engine::{self, llama, measure, EngineError};
+use crate::vocab::{CacheType, ContextParams, FlashAttn, Offload};
 
 fn emit(ev: &Event) {
     let mut out = std::io::stdout().lock();
@@ -172,16 +171,9 @@ pub fn main() -> i32 {
 /// parallel sequences, the widest KV type, the KV cache on the device,
 /// flash attention off if any job has it off). Every job then fits in what
 /// the fit left free.
-fn worst_context(plan: &WorkerPlan) -> Option<(crate::worker::protocol::ContextParams, u32, u32)> {
-    use crate::worker::protocol::FlashAttn;
-    // Bytes per element, roughly, of the KV cache types llama.cpp takes.
-    let width = |t: &str| match t {
-        "f32" => 8,
-        "f16" | "bf16" => 4,
-        "q8_0" => 3,
-        "q5_0" | "q5_1" => 2,
-        _ => 1,
-    };
+fn worst_context(plan: &WorkerPlan) -> Option<(ContextParams, u32, u32)> {
+    // Bytes per element of a KV cache type; the plan refused unknown ones.
+    let width = |t: &str| CacheType::parse(t).map_or(0.0, CacheType::bytes_per_element);
     let first = plan.jobs.first()?;
     let mut c = first.ctx.clone();
     let (mut n_ctx, mut n_seq) = (1, 1);

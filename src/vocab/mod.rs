@@ -1,0 +1,20 @@
+//! The shared vocabulary: the nouns every layer of Dyno speaks.
+//!
+//! Tests, run configurations, load and context parameters, samples, devices,
+//! memory profiles and quality figures are passed from the CLI and the app
+//! through the planner and the worker to the store and the reports. They
+//! live at the bottom of the crate, with no dependency on any layer above,
+//! so that no layer has to reach upward to name what it handles. See the
+//! layer order in the crate's top-level documentation.
+
+mod device;
+mod memory;
+mod params;
+mod quality;
+mod spec;
+
+pub use device::{Buffer, Device, FitChoice, Offload};
+pub use memory::MemoryProfile;
+pub use params::{CacheType, ContextParams, FlashAttn, ModelParams, SplitMode};
+pub use quality::QualityFigures;
+pub use spec::{Job, RunConfig, Sample, TestKind, TestSpec, MAX_N_CTX};

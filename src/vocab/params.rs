@@ -1,0 +1,189 @@
+//! Parameters of a model load and of a llama.cpp context, and the KV cache
+//! types llama.cpp accepts: the settings every layer passes along, from the
+//! CLI's flags through the plan and the worker to the engine.
+
+use serde::{Deserialize, Serialize};
+
+/// Flash attention policy, as llama.cpp's `llama_flash_attn_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum FlashAttn {
+    Auto,
+    On,
+    Off,
+}
+
+impl FlashAttn {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FlashAttn::Auto => "auto",
+            FlashAttn::On => "on",
+            FlashAttn::Off => "off",
+        }
+    }
+}
+
+/// How llama.cpp spreads a model over several GPUs (`llama_split_mode`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum SplitMode {
+    /// Everything on the main GPU.
+    None,
+    /// Whole layers (and their KV cache) per GPU: llama.cpp's default.
+    #[default]
+    Layer,
+    /// Rows of each weight matrix across GPUs (tensor parallel where the
+    /// backend supports it).
+    Row,
+}
+
+impl SplitMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SplitMode::None => "none",
+            SplitMode::Layer => "layer",
+            SplitMode::Row => "row",
+        }
+    }
+}
+
+/// Parameters fixed when the model is loaded. A change of any of these needs
+/// a new load, and so a new worker.
+///
+/// The offload fields default to llama.cpp's own defaults, so plans stored
+/// before they existed still read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ModelParams {
+    /// Layers to offload; `None` lets the worker choose: all layers when a GPU
+    /// device is present, otherwise 0.
+    pub n_gpu_layers: Option<u32>,
+    /// `None`: llama.cpp's automatic load mode (llama-bench's default).
+    pub use_mmap: Option<bool>,
+    #[serde(default)]
+    pub split_mode: SplitMode,
+    /// The GPU (index among the devices in use) that holds the whole model
+    /// with split mode `none`, and the small tensors otherwise.
+    #[serde(default)]
+    pub main_gpu: u32,
+    /// Backend devices to use by name (`dyno hw` lists them); `None`: every
+    /// GPU llama.cpp sees; an empty list: none (CPU only).
+    #[serde(default)]
+    pub devices: Option<Vec<String>>,
+    /// Let llama.cpp fit the offload to free device memory, leaving this
+    /// margin (MiB) free on each device; `n_gpu_layers` must then be `None`.
+    #[serde(default)]
+    pub fit_margin_mib: Option<u32>,
+}
+
+/// Parameters of one llama.cpp context.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ContextParams {
+    pub n_threads: u32,
+    pub n_batch: u32,
+    pub n_ubatch: u32,
+    pub flash_attn: FlashAttn,
+    /// KV cache element type for K and V ("f16", "q8_0", ...).
+    pub cache_type: String,
+    /// Keep the KV cache and the attention on the CPU even when layers are
+    /// offloaded (llama-bench's `-nkvo 1`).
+    #[serde(default)]
+    pub no_kv_offload: bool,
+}
+
+/// A KV cache element type llama.cpp accepts (the set llama-bench's `-ctk`
+/// takes). This one table serves the plan's check of `--ctk`, the memory
+/// estimate, the worker's choice of the widest cache for `--fit` and the
+/// engine's mapping to ggml's types, which once each kept their own copy.
+///
+/// `ContextParams::cache_type` stays the string the user gave, because it is
+/// a stored condition printed as given; this type is how code reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CacheType {
+    F32,
+    F16,
+    Bf16,
+    Q8_0,
+    Q4_0,
+    Q4_1,
+    Iq4Nl,
+    Q5_0,
+    Q5_1,
+}
+
+impl CacheType {
+    /// Every type, in the order the `--ctk` error lists them.
+    pub const ALL: [CacheType; 9] = [
+        CacheType::F32,
+        CacheType::F16,
+        CacheType::Bf16,
+        CacheType::Q8_0,
+        CacheType::Q4_0,
+        CacheType::Q4_1,
+        CacheType::Iq4Nl,
+        CacheType::Q5_0,
+        CacheType::Q5_1,
+    ];
+
+    /// The name as llama.cpp and llama-bench spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheType::F32 => "f32",
+            CacheType::F16 => "f16",
+            CacheType::Bf16 => "bf16",
+            CacheType::Q8_0 => "q8_0",
+            CacheType::Q4_0 => "q4_0",
+            CacheType::Q4_1 => "q4_1",
+            CacheType::Iq4Nl => "iq4_nl",
+            CacheType::Q5_0 => "q5_0",
+            CacheType::Q5_1 => "q5_1",
+        }
+    }
+
+    /// Reads a name in any case ("Q8_0" as well as "q8_0"), as llama.cpp
+    /// does; `None` for a type llama.cpp would refuse.
+    pub fn parse(s: &str) -> Option<CacheType> {
+        CacheType::ALL
+            .into_iter()
+            .find(|t| t.as_str().eq_ignore_ascii_case(s))
+    }
+
+    /// Bytes per cached element, block types at their average (a q8_0 block
+    /// holds 32 values in 34 bytes).
+    pub fn bytes_per_element(self) -> f64 {
+        match self {
+            CacheType::F32 => 4.0,
+            CacheType::F16 | CacheType::Bf16 => 2.0,
+            CacheType::Q8_0 => 34.0 / 32.0,
+            CacheType::Q4_0 | CacheType::Iq4Nl => 18.0 / 32.0,
+            CacheType::Q4_1 => 20.0 / 32.0,
+            CacheType::Q5_0 => 22.0 / 32.0,
+            CacheType::Q5_1 => 24.0 / 32.0,
+        }
+    }
+
+    /// "f32, f16, …": the list an error shows.
+    pub fn names() -> String {
+        CacheType::ALL.map(CacheType::as_str).join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CacheType;
+
+    #[test]
+    fn cache_types_read_in_any_case_and_refuse_the_unknown() {
+        assert_eq!(CacheType::parse("Q8_0"), Some(CacheType::Q8_0));
+        assert_eq!(CacheType::parse("iq4_nl"), Some(CacheType::Iq4Nl));
+        assert_eq!(CacheType::parse("q3_k"), None);
+        for t in CacheType::ALL {
+            assert_eq!(CacheType::parse(t.as_str()), Some(t));
+        }
+        assert_eq!(
+            CacheType::names(),
+            "f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1"
+        );
+    }
+}
