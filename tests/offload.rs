@@ -2,7 +2,7 @@
 //! SmolLM2 model, real SQLite files.
 //!
 //! The CPU tests run in every build. The `vulkan` module runs when the crate
-//! is built with `--features vulkan`, which `scripts/vulkan.sh` does on a
+//! is built with `--features vulkan`, which `scripts/test/vulkan.sh` does on a
 //! machine without a GPU through Mesa's software Vulkan driver (lavapipe, named
 //! with `GGML_VK_VISIBLE_DEVICES=0`, as llama.cpp skips CPU-type devices otherwise):
 //! there, layers really run on a Vulkan device, and llama.cpp's own load

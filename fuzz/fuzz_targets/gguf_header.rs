@@ -3,7 +3,7 @@
 //! The parent process runs this reader on every model file before it spawns
 //! a worker, and a file can be anything a user points Dyno at, so the reader
 //! must return an error, never panic, hang or allocate without bound. A panic
-//! or a timeout is therefore a finding by itself; `scripts/fuzz.sh` runs this
+//! or a timeout is therefore a finding by itself; `scripts/test/fuzz.sh` runs this
 //! with `-malloc_limit_mb=64`, so an allocation sized by a count the file
 //! claims instead of by the bytes it holds is a finding too.
 //!

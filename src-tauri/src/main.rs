@@ -23,7 +23,7 @@ fn main() {
 /// one repaint of the Sweep view cost about 70 ms of CPU on two extra threads,
 /// and decode measured from the app came out 13–23% below the CLI's. Painted
 /// on the CPU, a repaint costs a few milliseconds and the figures agree
-/// (`bash scripts/e2e.sh bench`).
+/// (`bash scripts/test/e2e.sh bench`).
 fn quiet_webview() {
     #[cfg(target_os = "linux")]
     if std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none() {

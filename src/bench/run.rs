@@ -136,8 +136,8 @@ async fn run_worker<'c>(
 /// keeps the parent from writing while the worker times, but measured here
 /// it bought nothing: Dyno holding against Dyno writing each, alternated
 /// over 8 rounds on both test models, differed by less than the rounds'
-/// spread (README, "Fidelity"). The variable stays so
-/// `HOLD_SAMPLES=1 scripts/bench-vs-llama-bench.sh` can measure it again on
+/// spread (docs/method.md, "Fidelity"). The variable stays so
+/// `HOLD_SAMPLES=1 scripts/bench/vs-llama-bench.sh` can measure it again on
 /// other hardware, where a slow disk might change the answer.
 fn commit_each_sample() -> bool {
     std::env::var_os("DYNO_HOLD_SAMPLES").is_none_or(|v| v != "1")

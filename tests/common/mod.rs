@@ -11,7 +11,7 @@ pub const SMOL: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 pub const GEMMA: &str = "gemma-3-270m-q4_k_m.gguf";
 
 /// Folder holding the test models: `DYNO_TEST_MODELS`, or `.models` in the
-/// repository (where `scripts/fetch-test-models.sh` puts them).
+/// repository (where `scripts/lib/fetch-test-models.sh` puts them).
 pub fn models_dir() -> PathBuf {
     std::env::var_os("DYNO_TEST_MODELS")
         .map(PathBuf::from)
@@ -24,7 +24,7 @@ pub fn model(name: &str) -> PathBuf {
     let p = models_dir().join(name);
     assert!(
         p.is_file(),
-        "test model {} is missing; run scripts/fetch-test-models.sh (or set DYNO_TEST_MODELS)",
+        "test model {} is missing; run scripts/lib/fetch-test-models.sh (or set DYNO_TEST_MODELS)",
         p.display()
     );
     p

@@ -3,12 +3,12 @@
 # and the release app, then drive it through tauri-driver and WebKitWebDriver
 # under Xvfb, against a fresh database and the real SmolLM2 test model.
 # Screenshots land in e2e/screenshots/ (E2E_OUT overrides).
-# `bash scripts/e2e.sh bench` runs the app benchmarks (e2e/bench.mjs) instead,
+# `bash scripts/test/e2e.sh bench` runs the app benchmarks (e2e/bench.mjs) instead,
 # on a database seeded with 1,000 runs.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-. scripts/env.sh
-bash scripts/fetch-test-models.sh "$DYNO_TEST_MODELS"
+cd "$(dirname "$0")/../.."
+. scripts/lib/env.sh
+bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS"
 # The app embeds ui/dist, so it is built every time (a second or two): a
 # dist left from before a UI change would test the old UI.
 (cd ui && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } && npm run build >/dev/null)
@@ -53,7 +53,7 @@ fi
 
 # A fake Hugging Face hub on loopback serving the SmolLM2 test model as a
 # repo, with a second level of random bytes that is only ever discarded;
-# the first download of each file is cut short after 24 MB, so the app's
+# the first download of each file is cut short after 25 MB, so the app's
 # resume and discard are exercised (e2e/app.test.mjs, the hub journeys).
 head -c 40000000 /dev/urandom >"$scratch/SmolLM2-135M-Instruct.Q8_0.gguf"
 "$bin/fake_hub" --cut-first-get 25000000 \
@@ -84,7 +84,7 @@ for _ in $(seq 1 50); do
 done
 
 if [ "${1:-}" = bench ]; then
-  python3 scripts/seed-runs.py "$bin/dyno" "$DYNO_DB" 1000
+  python3 scripts/bench/seed-runs.py "$bin/dyno" "$DYNO_DB" 1000
   run=(node bench.mjs)
 else
   run=(npm test)

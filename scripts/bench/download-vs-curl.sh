@@ -4,14 +4,14 @@
 # serving the same file. Both write to the same file system; Dyno also hashes
 # the bytes (sha256) as they stream, fsyncs, and lays out the HF cache.
 #
-# Usage: scripts/bench-download-vs-curl.sh [FILE]   (default: the 253 MB gemma test model)
+# Usage: scripts/bench/download-vs-curl.sh [FILE]   (default: the 253 MB gemma test model)
 # Settings: ROUNDS (5).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-. scripts/env.sh
+cd "$(dirname "$0")/../.."
+. scripts/lib/env.sh
 ROUNDS="${ROUNDS:-5}"
 if [ $# -eq 0 ]; then
-  bash scripts/fetch-test-models.sh "$DYNO_TEST_MODELS" >/dev/null
+  bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS" >/dev/null
   set -- "$DYNO_TEST_MODELS/gemma-3-270m-q4_k_m.gguf"
 fi
 file=$1

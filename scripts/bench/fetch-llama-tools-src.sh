@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
 # Fetch the sources of llama.cpp's own tools (llama-bench, quantize,
-# perplexity) for scripts/llama-tools.sh, and print the folder that holds
+# perplexity) for scripts/bench/llama-tools.sh, and print the folder that holds
 # them (one subfolder per tool).
 #
 # Why from PyPI: the llama-cpp-sys-2 crate package ships llama.cpp's library
 # and common code but only the READMEs of its tools, and on this project's
 # machines the network reaches package registries only. The llama-cpp-python
-# sdist vendors a whole llama.cpp; scripts/llama-tools.sh compiles just its
+# sdist vendors a whole llama.cpp; scripts/bench/llama-tools.sh compiles just its
 # three tool folders against the crate's own llama.cpp tree, so both sides of
 # a comparison run the library Dyno runs. The sdist's llama.cpp is an older
 # snapshot than the crate's (LLAMA_VERSION 0.5 against 0.6, with many
 # library changes), but its public header include/llama.h differs only in the
-# session-state versions, which scripts/llama-tools.sh checks before it
+# session-state versions, which scripts/bench/llama-tools.sh checks before it
 # builds.
 #
 # The sdist is checked against a pinned sha256, the three folders must hold
 # their CMakeLists.txt and sources, and the result is cached once per
 # machine: a second run only prints the folder.
 #
-# Usage: scripts/fetch-llama-tools-src.sh   (prints DIR; DIR/llama-bench,
+# Usage: scripts/bench/fetch-llama-tools-src.sh   (prints DIR; DIR/llama-bench,
 #   DIR/quantize, DIR/perplexity, DIR/llama.h, DIR/SOURCE)
 # Settings: DYNO_TOOLS_DIR (~/.cache/dyno/tools; sources go under its src/),
 # LLAMA_CPP_PYTHON_VERSION (0.3.36) with LLAMA_CPP_PYTHON_SHA256 (required for

@@ -1,12 +1,12 @@
 """Draw Dyno's app icon (a dial with its needle in the fast zone) at every
-size Tauri's bundler wants, into icons/. Run: python3 scripts/make-icons.py
+size Tauri's bundler wants, into icons/. Run: python3 scripts/package/make-icons.py
 (needs Pillow). The PNGs are committed; this script is how to remake them."""
 import math
 from pathlib import Path
 
 from PIL import Image, ImageDraw
 
-OUT = Path(__file__).resolve().parent.parent / "icons"
+OUT = Path(__file__).resolve().parents[2] / "icons"
 S = 1024  # drawn once large, then scaled down
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzz the GGUF header reader (src/model/gguf.rs) with cargo-fuzz/libFuzzer.
 #
-# Usage: scripts/fuzz.sh [SECONDS]   (default 300)
+# Usage: scripts/test/fuzz.sh [SECONDS]   (default 300)
 #
 # The reader is the only code that parses files users point Dyno at, and it
 # claims that no count in a header can make it allocate more than the file
@@ -11,7 +11,7 @@
 # 20 minutes, longer than a run), so a quadratic loop is a finding too.
 #
 # Needs the nightly toolchain (libFuzzer's sanitizer flags) and the test
-# models (scripts/fetch-test-models.sh) for seeds. cargo-fuzz is installed
+# models (scripts/lib/fetch-test-models.sh) for seeds. cargo-fuzz is installed
 # into ~/.cache/dyno/tools on first use. Builds go to their own target dir,
 # ~/.cache/dyno/fuzz-target, so the sanitizer build never invalidates the
 # app's build in ~/.cache/dyno/target.
@@ -21,7 +21,7 @@
 set -euo pipefail
 
 secs="${1:-300}"
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 
 tools="$HOME/.cache/dyno/tools"
@@ -45,7 +45,7 @@ smol="$models/SmolLM2-135M-Instruct.Q4_1.gguf"
 gemma="$models/gemma-3-270m-q4_k_m.gguf"
 for m in "$smol" "$gemma"; do
   if [ ! -s "$m" ]; then
-    echo "fuzz: $m is missing; run scripts/fetch-test-models.sh \"$models\" first" >&2
+    echo "fuzz: $m is missing; run scripts/lib/fetch-test-models.sh \"$models\" first" >&2
     exit 1
   fi
 done

@@ -10,7 +10,7 @@
 # its variable when set (LLAMA_BENCH_SRC: a tools/llama-bench folder,
 # LLAMA_QUANTIZE_SRC: tools/quantize, LLAMA_PERPLEXITY_SRC: tools/perplexity);
 # an unset one is taken from the llama-cpp-python sdist on PyPI, fetched and
-# verified once per machine by scripts/fetch-llama-tools-src.sh. Before the
+# verified once per machine by scripts/bench/fetch-llama-tools-src.sh. Before the
 # first build the sdist's include/llama.h is compared with the crate's: they
 # may differ only in the session-state versions, else the tools are refused.
 #
@@ -40,7 +40,7 @@ tools_build="${DYNO_TOOLS_DIR:-$HOME/.cache/dyno/tools}/build/llama-cpp-sys-2-$s
 _tools_sources() {
   [ -n "${LLAMA_BENCH_SRC:-}" ] && [ -n "${LLAMA_QUANTIZE_SRC:-}" ] && [ -n "${LLAMA_PERPLEXITY_SRC:-}" ] && return 0
   local dir
-  dir=$(bash scripts/fetch-llama-tools-src.sh) || return 2
+  dir=$(bash scripts/bench/fetch-llama-tools-src.sh) || return 2
   # The tools call llama.h's API; compiled against another one they could
   # build and still measure something else.
   if ! diff <(grep -v 'define LLAMA_SESSION_VERSION\|define LLAMA_STATE_SEQ_VERSION' "$dir/llama.h") \
@@ -61,7 +61,7 @@ _tool_src() {
   dir="${!var:-}"
   if [ -z "$dir" ] || [ ! -f "$dir/$file" ] || [ ! -f "$dir/CMakeLists.txt" ]; then
     echo "llama-tools: $var=${dir:-(unset)} has no $file and CMakeLists.txt; point it at that tool's folder" >&2
-    echo "  from llama.cpp, or unset it to use the llama-cpp-python sdist's (scripts/fetch-llama-tools-src.sh)." >&2
+    echo "  from llama.cpp, or unset it to use the llama-cpp-python sdist's (scripts/bench/fetch-llama-tools-src.sh)." >&2
     return 2
   fi
   echo "$dir"

@@ -2,7 +2,7 @@
 # Compare Dyno's timings with llama-bench's on the same llama.cpp source,
 # model and settings, and print the ratio Dyno / llama-bench.
 #
-# llama-bench is built by scripts/llama-tools.sh against the llama.cpp source
+# llama-bench is built by scripts/bench/llama-tools.sh against the llama.cpp source
 # Dyno itself compiles. Its own source comes from LLAMA_BENCH_SRC when set (a
 # tools/llama-bench folder), else from the llama-cpp-python sdist on PyPI,
 # fetched, verified and built once per machine (about 10 minutes the first
@@ -12,7 +12,7 @@
 # the machine (heat, frequency, other load) hits both equally; the ratio is
 # taken per round and summarised with a 95% confidence interval.
 #
-# Usage: scripts/bench-vs-llama-bench.sh [MODEL.gguf ...]
+# Usage: scripts/bench/vs-llama-bench.sh [MODEL.gguf ...]
 #   (default models: the two PyPI test models)
 # Settings: THREADS (2), REPS (5), ROUNDS (8), N_PROMPT (512), N_GEN (128),
 # DYNO_FLAGS (extra options for dyno bench, e.g. --no-telemetry), DYNO_BIN (a
@@ -21,8 +21,8 @@
 # test's repetitions until the test ends (DYNO_HOLD_SAMPLES=1) instead of
 # committing each as it arrives, and prints what holding them changes.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-. scripts/env.sh
+cd "$(dirname "$0")/../.."
+. scripts/lib/env.sh
 
 THREADS="${THREADS:-2}"
 REPS="${REPS:-5}"
@@ -32,11 +32,11 @@ N_GEN="${N_GEN:-128}"
 DYNO_FLAGS="${DYNO_FLAGS:-}"
 
 if [ $# -eq 0 ]; then
-  bash scripts/fetch-test-models.sh "$DYNO_TEST_MODELS"
+  bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS"
   set -- "$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" "$DYNO_TEST_MODELS/gemma-3-270m-q4_k_m.gguf"
 fi
 
-. scripts/llama-tools.sh
+. scripts/bench/llama-tools.sh
 llama_bench=$(llama_tool llama-bench)
 
 if [ -z "${DYNO_BIN:-}" ]; then cargo build --release >/dev/null; fi

@@ -3,7 +3,7 @@ benchmark: the real runs of tests/fixtures/sweep-export.json (a real sweep of
 SmolLM2 on this kind of machine) copied N times with distinct run ids and
 start times, then stored through `dyno import` like any shared result.
 
-Usage: python3 scripts/seed-runs.py DYNO_BINARY DB N
+Usage: python3 scripts/bench/seed-runs.py DYNO_BINARY DB N
 """
 import copy
 import json
@@ -14,7 +14,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 dyno, db, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-doc = json.loads((Path(__file__).resolve().parent.parent / "tests/fixtures/sweep-export.json").read_text())
+doc = json.loads((Path(__file__).resolve().parents[2] / "tests/fixtures/sweep-export.json").read_text())
 doc.pop("sweep", None)
 doc.pop("sweep_id", None)
 base = doc["runs"]

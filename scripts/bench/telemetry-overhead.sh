@@ -3,15 +3,15 @@
 # and off (--no-telemetry), alternating ABBA, ROUNDS times, and the ratio
 # on/off of each round's mean, summarised with a 95% confidence interval.
 #
-# Usage: scripts/bench-telemetry-overhead.sh [MODEL.gguf]   (default: SmolLM2-135M)
+# Usage: scripts/bench/telemetry-overhead.sh [MODEL.gguf]   (default: SmolLM2-135M)
 # Settings: THREADS (2), REPS (5), ROUNDS (6), N_PROMPT (512), N_GEN (128).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-. scripts/env.sh
+cd "$(dirname "$0")/../.."
+. scripts/lib/env.sh
 THREADS="${THREADS:-2}"; REPS="${REPS:-5}"; ROUNDS="${ROUNDS:-6}"
 N_PROMPT="${N_PROMPT:-512}"; N_GEN="${N_GEN:-128}"
 if [ $# -eq 0 ]; then
-  bash scripts/fetch-test-models.sh "$DYNO_TEST_MODELS"
+  bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS"
   set -- "$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf"
 fi
 cargo build --release >/dev/null

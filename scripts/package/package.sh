@@ -6,8 +6,8 @@
 # linuxdeploy from GitHub; pass `appimage` (or `deb,appimage`) where GitHub
 # is reachable.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-. scripts/env.sh
+cd "$(dirname "$0")/../.."
+. scripts/lib/env.sh
 bundles="${1:-deb}"
 tools="$HOME/.cache/dyno/tools"
 if [ ! -x "$tools/bin/cargo-tauri" ]; then

@@ -9,11 +9,11 @@
 # with a few hundred Vulkan shaders (18 minutes on 2 cores), and lavapipe
 # is slow: the tests take about 10 minutes more.
 #
-#   bash scripts/vulkan.sh          build, test, then an offload sweep
-#   bash scripts/vulkan.sh test     build and test only
+#   bash scripts/test/vulkan.sh          build, test, then an offload sweep
+#   bash scripts/test/vulkan.sh test     build and test only
 set -euo pipefail
-cd "$(dirname "$0")/.."
-. scripts/env.sh
+cd "$(dirname "$0")/../.."
+. scripts/lib/env.sh
 # Its own target directory: the Vulkan build of llama.cpp must not replace
 # the CPU one that CI caches.
 export CARGO_TARGET_DIR="$HOME/.cache/dyno/target-vulkan"
@@ -51,7 +51,7 @@ if ! grep -qs LayerSettingEXT "$hdr/include/vulkan/vulkan_structs.hpp" &&
 fi
 [ -d "$hdr/include" ] && export CXXFLAGS="${CXXFLAGS:-} -I$hdr/include"
 
-bash scripts/fetch-test-models.sh "$DYNO_TEST_MODELS"
+bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS"
 # llama.cpp's Vulkan backend skips CPU-type devices such as lavapipe unless
 # they are named; make lavapipe the only driver and name it.
 export VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json

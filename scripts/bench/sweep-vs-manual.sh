@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `dyno sweep --from BASE` against the same work done by hand with llama.cpp's
-# own tools, built by scripts/llama-tools.sh from the llama.cpp source Dyno
+# own tools, built by scripts/bench/llama-tools.sh from the llama.cpp source Dyno
 # compiles (their own sources come from LLAMA_BENCH_SRC, LLAMA_QUANTIZE_SRC
 # and LLAMA_PERPLEXITY_SRC when set, else from the llama-cpp-python sdist on
 # PyPI, fetched and built once per machine). Two checks:
@@ -35,15 +35,15 @@
 #  - Top-1: llama-perplexity takes the reference's argmax from its rounded
 #    log-probabilities, Dyno from the exact ones.
 #
-# Usage: scripts/bench-sweep-vs-manual.sh [BASE.gguf]
+# Usage: scripts/bench/sweep-vs-manual.sh [BASE.gguf]
 #   (default base: the SmolLM2 test model)
 # Settings: THREADS (2), REPS (5), ROUNDS (2; 0 runs the quality check only),
 # LEVELS (the default ladder), QUALITY_TOKENS (2048), QUALITY_TOPK (1024,
 # Dyno's default; 0 for the exact KLD), DYNO_BIN (a dyno binary to use instead
 # of building one with cargo).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-. scripts/env.sh
+cd "$(dirname "$0")/../.."
+. scripts/lib/env.sh
 
 THREADS="${THREADS:-2}"
 REPS="${REPS:-5}"
@@ -53,12 +53,12 @@ QUALITY_TOKENS="${QUALITY_TOKENS:-2048}"
 QUALITY_TOPK="${QUALITY_TOPK:-1024}"
 
 if [ $# -eq 0 ]; then
-  bash scripts/fetch-test-models.sh "$DYNO_TEST_MODELS"
+  bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS"
   set -- "$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf"
 fi
 base=$1
 
-. scripts/llama-tools.sh
+. scripts/bench/llama-tools.sh
 llama_bench=$(llama_tool llama-bench)
 llama_quantize=$(llama_tool llama-quantize)
 llama_perplexity=$(llama_tool llama-perplexity)

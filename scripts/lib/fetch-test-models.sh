@@ -6,11 +6,11 @@
 # unpacks the GGUF files, joins gemma's chunks, and checks sha256 so a
 # truncated download never reaches a test.
 #
-# Usage: scripts/fetch-test-models.sh [DIR]   (default: $DYNO_TEST_MODELS or ./.models)
+# Usage: scripts/lib/fetch-test-models.sh [DIR]   (default: $DYNO_TEST_MODELS or ./.models)
 # Models already present with the right sha256 are not fetched again.
 set -euo pipefail
 
-dir="${1:-${DYNO_TEST_MODELS:-$(cd "$(dirname "$0")/.." && pwd)/.models}}"
+dir="${1:-${DYNO_TEST_MODELS:-$(cd "$(dirname "$0")/../.." && pwd)/.models}}"
 mkdir -p "$dir"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
