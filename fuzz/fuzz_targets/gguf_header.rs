@@ -23,9 +23,12 @@ use libfuzzer_sys::fuzz_target;
 #[allow(dead_code)]
 #[path = "../../src/model/gguf.rs"]
 mod gguf;
-#[allow(dead_code)]
-#[path = "../../src/error.rs"]
-mod error;
+#[path = "../../src/error/gguf.rs"]
+mod gguf_error;
+/// The reader names its error `crate::error::GgufError`, as in the app.
+mod error {
+    pub use super::gguf_error::GgufError;
+}
 
 use gguf::{ggml_type_block, GgufError, Value};
 

@@ -12,8 +12,8 @@ use std::fs::File;
 use std::io::{BufReader, Read, Seek};
 use std::path::Path;
 
-// The error type lives in `crate::error`, which depends on nothing, so this
-// file and the error module build alone in the fuzz target (`fuzz/`).
+// The error type lives in `crate::error` (its own file there, which depends
+// on nothing), so this file and it build alone in the fuzz target (`fuzz/`).
 pub use crate::error::GgufError;
 
 const MAGIC: &[u8; 4] = b"GGUF";

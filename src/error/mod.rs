@@ -4,29 +4,9 @@
 
 use std::path::PathBuf;
 
-/// Why a file is not a usable GGUF model, as the header reader
-/// (`model::gguf`) finds it. Defined here, at the bottom of the crate, so the
-/// reader and this module depend on nothing else in Dyno and the fuzz target
-/// (`fuzz/`) can build the two alone.
-#[derive(Debug, Clone, thiserror::Error, PartialEq)]
-pub enum GgufError {
-    #[error("file not found; check the path")]
-    NotFound,
-    #[error("is a directory; pass the .gguf file inside it")]
-    IsDirectory,
-    #[error("file is empty; download it again")]
-    Empty,
-    #[error("not a GGUF file (bad magic number); Dyno runs GGUF models, convert others with llama.cpp's convert_hf_to_gguf.py")]
-    NotGguf,
-    #[error("GGUF version {0} is not supported (versions 2 and 3 are); re-convert the model with a current llama.cpp")]
-    UnsupportedVersion(u32),
-    #[error("truncated: {0}; the download is probably incomplete, download it again")]
-    Truncated(String),
-    #[error("corrupt header: {0}; download the file again")]
-    Corrupt(String),
-    #[error("cannot read: {0}")]
-    Io(String),
-}
+mod gguf;
+
+pub use gguf::GgufError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DynoError {
