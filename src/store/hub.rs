@@ -1,7 +1,8 @@
 //! Downloads and the user's model folders.
 
-use super::{now, Store};
+use super::{now, DbResult, Store};
 use crate::error::Result;
+use crate::vocab::status::DownloadStatus;
 
 impl Store {
     pub async fn start_download(
@@ -15,7 +16,7 @@ impl Store {
     ) -> Result<i64> {
         sqlx::query_scalar(
             "INSERT INTO downloads (repo, commit_sha, path, sha256, size_bytes, endpoint, status, started_at)
-             VALUES (?, ?, ?, ?, ?, ?, 'running', ?) RETURNING id",
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(repo)
         .bind(commit)
@@ -23,12 +24,14 @@ impl Store {
         .bind(sha256)
         .bind(size as i64)
         .bind(endpoint)
+        .bind(DownloadStatus::Running)
         .bind(now())
         .fetch_one(&self.pool)
         .await
-        .map_err(|e| self.err(e))
+        .db(self)
     }
 
+    /// Close a download; `status` is a [`DownloadStatus`] word.
     #[allow(clippy::too_many_arguments)]
     pub async fn finish_download(
         &self,
@@ -54,7 +57,7 @@ impl Store {
         .bind(id)
         .execute(&self.pool)
         .await
-        .map_err(|e| self.err(e))?;
+        .db(self)?;
         Ok(())
     }
 
@@ -69,7 +72,7 @@ impl Store {
         .bind(limit)
         .fetch_all(&self.pool)
         .await
-        .map_err(|e| self.err(e))
+        .db(self)
     }
 
     /// The sha256 the newest download of `repo`'s `path` expected: what a
@@ -83,7 +86,7 @@ impl Store {
         .bind(path)
         .fetch_optional(&self.pool)
         .await
-        .map_err(|e| self.err(e))
+        .db(self)
     }
 
     pub async fn add_model_dir(&self, path: &str) -> Result<bool> {
@@ -92,7 +95,7 @@ impl Store {
             .bind(now())
             .execute(&self.pool)
             .await
-            .map_err(|e| self.err(e))?;
+            .db(self)?;
         Ok(r.rows_affected() > 0)
     }
 
@@ -102,7 +105,7 @@ impl Store {
             .bind(path)
             .execute(&self.pool)
             .await
-            .map_err(|e| self.err(e))?;
+            .db(self)?;
         Ok(r.rows_affected() > 0)
     }
 
@@ -111,6 +114,6 @@ impl Store {
         sqlx::query_scalar("SELECT path FROM model_dirs ORDER BY id")
             .fetch_all(&self.pool)
             .await
-            .map_err(|e| self.err(e))
+            .db(self)
     }
 }

@@ -1,9 +1,14 @@
 //! Runs imported from shared result files.
+//!
+//! The file's format is `report`'s business: `report::import` reads and
+//! checks it and hands the store these insert types, so the store never
+//! depends on the JSON document.
 
-use super::{now, Store};
+use super::{now, DbResult, Store};
 use crate::error::Result;
 use crate::machine::Machine;
 use crate::model::ModelInfo;
+use crate::vocab::status::RunStatus;
 use crate::worker::protocol::{Sample, TestSpec};
 
 /// One imported result: its test, status, samples and headline.
@@ -19,11 +24,47 @@ pub struct ImportedResult<'a> {
 
 /// One imported run: the row's fields as the file gives them.
 pub struct ImportedRun<'a> {
+    /// The run's identity in its file: importing it again adds nothing.
     pub key: &'a str,
     pub machine_id: i64,
     pub model_id: i64,
-    pub run: &'a crate::report::RunJson,
+    /// With the machine and start time, recognises a run that this very
+    /// database exported.
+    pub model_sha256: &'a str,
+    /// As the file says; a run still 'running' there is stored as failed.
+    pub status: &'a str,
+    pub error: Option<&'a str>,
+    pub error_code: Option<&'a str>,
+    /// The run's configuration rebuilt from the file, as JSON.
     pub config_json: String,
+    /// The configuration columns, as the file states them.
+    pub n_threads: u32,
+    pub n_gpu_layers: Option<u32>,
+    pub n_batch: u32,
+    pub n_ubatch: u32,
+    pub flash_attn: &'a str,
+    pub cache_type: &'a str,
+    pub use_mmap: Option<bool>,
+    pub reps: u32,
+    pub backend: Option<&'a str>,
+    pub llama_cpp_build: Option<&'a str>,
+    pub load_time_ms: Option<f64>,
+    pub model_desc: Option<&'a str>,
+    pub peak_rss_bytes: Option<u64>,
+    pub dyno_version: &'a str,
+    pub started_at: &'a str,
+    /// `None` stores the time of the import.
+    pub finished_at: Option<&'a str>,
+}
+
+/// A run or test still 'running' in a file was cut short where it was made,
+/// and nothing will ever finish it here.
+fn settled(status: &str) -> &str {
+    if status == RunStatus::Running.as_str() {
+        RunStatus::Failed.as_str()
+    } else {
+        status
+    }
 }
 
 impl Store {
@@ -61,13 +102,13 @@ impl Store {
         .bind(now())
         .execute(&self.pool)
         .await
-        .map_err(|e| self.err(e))?;
+        .db(self)?;
         sqlx::query_scalar("SELECT id FROM models WHERE path = ? AND sha256 = ?")
             .bind(&path)
             .bind(&m.sha256)
             .fetch_one(&self.pool)
             .await
-            .map_err(|e| self.err(e))
+            .db(self)
     }
 
     /// Store an imported run with its results, in one transaction. `None`
@@ -77,7 +118,7 @@ impl Store {
         r: &ImportedRun<'_>,
         results: &[ImportedResult<'_>],
     ) -> Result<Option<i64>> {
-        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
+        let mut tx = self.pool.begin().await.db(self)?;
         // Imported before, or this very run exported from this database.
         let exists: Option<i64> = sqlx::query_scalar(
             "SELECT id FROM runs WHERE import_key = ?
@@ -86,15 +127,14 @@ impl Store {
         )
         .bind(r.key)
         .bind(r.machine_id)
-        .bind(&r.run.started_at)
-        .bind(&r.run.model.sha256)
+        .bind(r.started_at)
+        .bind(r.model_sha256)
         .fetch_optional(&mut *tx)
         .await
-        .map_err(|e| self.err(e))?;
+        .db(self)?;
         if exists.is_some() {
             return Ok(None);
         }
-        let c = &r.run.config;
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO runs (sweep_id, machine_id, model_id, status, error, error_code, config_json, n_threads,
                                n_gpu_layers, n_batch, n_ubatch, flash_attn, cache_type, use_mmap, reps, backend,
@@ -104,31 +144,30 @@ impl Store {
         )
         .bind(r.machine_id)
         .bind(r.model_id)
-        // A run still 'running' in a file was cut short where it was made.
-        .bind(if r.run.status == "running" { "failed" } else { r.run.status.as_str() })
-        .bind(&r.run.error)
-        .bind(&r.run.error_code)
+        .bind(settled(r.status))
+        .bind(r.error)
+        .bind(r.error_code)
         .bind(&r.config_json)
-        .bind(c.n_threads as i64)
-        .bind(c.n_gpu_layers.map(|v| v as i64))
-        .bind(c.n_batch as i64)
-        .bind(c.n_ubatch as i64)
-        .bind(&c.flash_attn)
-        .bind(&c.cache_type)
-        .bind(c.use_mmap)
-        .bind(c.reps as i64)
-        .bind(&r.run.backend)
-        .bind(&r.run.llama_cpp_build)
-        .bind(r.run.load_time_ms)
-        .bind(&r.run.model_desc)
-        .bind(r.run.peak_rss_bytes.map(|v| v as i64))
-        .bind(&r.run.dyno_version)
-        .bind(&r.run.started_at)
-        .bind(r.run.finished_at.clone().unwrap_or_else(now))
+        .bind(r.n_threads as i64)
+        .bind(r.n_gpu_layers.map(|v| v as i64))
+        .bind(r.n_batch as i64)
+        .bind(r.n_ubatch as i64)
+        .bind(r.flash_attn)
+        .bind(r.cache_type)
+        .bind(r.use_mmap)
+        .bind(r.reps as i64)
+        .bind(r.backend)
+        .bind(r.llama_cpp_build)
+        .bind(r.load_time_ms)
+        .bind(r.model_desc)
+        .bind(r.peak_rss_bytes.map(|v| v as i64))
+        .bind(r.dyno_version)
+        .bind(r.started_at)
+        .bind(r.finished_at.map_or_else(now, str::to_string))
         .bind(r.key)
         .fetch_one(&mut *tx)
         .await
-        .map_err(|e| self.err(e))?;
+        .db(self)?;
         for res in results {
             sqlx::query(
                 "INSERT INTO results (run_id, test, kind, n_prompt, n_gen, n_depth, n_parallel, reps, status, error,
@@ -143,7 +182,7 @@ impl Store {
             .bind(res.test.n_depth as i64)
             .bind(res.test.n_parallel as i64)
             .bind(res.reps as i64)
-            .bind(if res.status == "running" { "failed" } else { res.status })
+            .bind(settled(res.status))
             .bind(res.error)
             .bind(serde_json::to_string(&res.samples).expect("samples serialise"))
             .bind(res.headline.map(|h| h.0))
@@ -151,9 +190,9 @@ impl Store {
             .bind(now())
             .execute(&mut *tx)
             .await
-            .map_err(|e| self.err(e))?;
+            .db(self)?;
         }
-        tx.commit().await.map_err(|e| self.err(e))?;
+        tx.commit().await.db(self)?;
         Ok(Some(id))
     }
 }

@@ -2,8 +2,9 @@
 //! one query for the runs with their models and one for their headline
 //! figures, instead of a full report per run.
 
-use super::Store;
+use super::{DbResult, Store};
 use crate::error::Result;
+use crate::vocab::status::ResultStatus;
 
 /// A run as a list shows it.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -50,7 +51,7 @@ impl Store {
         .bind(limit)
         .fetch_all(&self.pool)
         .await
-        .map_err(|e| self.err(e))
+        .db(self)
     }
 
     /// Every machine that measured something here (this one and imported).
@@ -60,7 +61,7 @@ impl Store {
         )
         .fetch_all(&self.pool)
         .await
-        .map_err(|e| self.err(e))
+        .db(self)
     }
 
     /// The finished prefill and decode means of runs `from_id` and newer, in
@@ -68,12 +69,13 @@ impl Store {
     pub async fn headlines(&self, from_id: i64) -> Result<Vec<HeadlineRow>> {
         sqlx::query_as(
             "SELECT run_id, test, kind, mean_tokens_per_s FROM results
-             WHERE run_id >= ? AND status = 'ok' AND kind IN ('prompt', 'gen')
+             WHERE run_id >= ? AND status = ? AND kind IN ('prompt', 'gen')
              ORDER BY id",
         )
         .bind(from_id)
+        .bind(ResultStatus::Ok)
         .fetch_all(&self.pool)
         .await
-        .map_err(|e| self.err(e))
+        .db(self)
     }
 }

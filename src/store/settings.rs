@@ -2,7 +2,7 @@
 //! app's Settings page and `dyno settings` share. Secrets are never stored
 //! here; see `app::settings` for where the hub token goes.
 
-use super::{now, Store};
+use super::{now, DbResult, Store};
 use crate::error::Result;
 
 impl Store {
@@ -12,7 +12,7 @@ impl Store {
             .bind(key)
             .fetch_optional(&self.pool)
             .await
-            .map_err(|e| self.err(e))
+            .db(self)
     }
 
     /// Save `value` under `key`, replacing what was there.
@@ -26,7 +26,7 @@ impl Store {
         .bind(now())
         .execute(&self.pool)
         .await
-        .map_err(|e| self.err(e))?;
+        .db(self)?;
         Ok(())
     }
 
@@ -36,7 +36,7 @@ impl Store {
             .bind(key)
             .execute(&self.pool)
             .await
-            .map_err(|e| self.err(e))?;
+            .db(self)?;
         Ok(r.rows_affected() > 0)
     }
 }

@@ -3,8 +3,9 @@
 use serde::{Deserialize, Serialize};
 use sqlx::FromRow;
 
-use super::{now, Store};
+use super::{now, DbResult, Store};
 use crate::error::Result;
+use crate::vocab::status::{LevelStatus, SweepStatus};
 use crate::worker::protocol::QualityFigures;
 
 #[derive(Debug, Clone, FromRow, Serialize, Deserialize)]
@@ -74,6 +75,19 @@ pub struct QualityKey<'a> {
 }
 
 impl Store {
+    /// A group of runs made by one command: `dyno bench` makes a 'bench'
+    /// sweep; `dyno sweep` uses [`Store::create_quant_sweep`].
+    pub async fn create_sweep(&self, kind: &str, machine_id: i64, args_json: &str) -> Result<i64> {
+        sqlx::query_scalar("INSERT INTO sweeps (kind, machine_id, args_json, created_at) VALUES (?, ?, ?, ?) RETURNING id")
+            .bind(kind)
+            .bind(machine_id)
+            .bind(args_json)
+            .bind(now())
+            .fetch_one(&self.pool)
+            .await
+            .db(self)
+    }
+
     /// The newest quantisation sweep with this key on this machine, to resume.
     pub async fn find_sweep(&self, resume_key: &str) -> Result<Option<SweepRow>> {
         sqlx::query_as(
@@ -82,7 +96,7 @@ impl Store {
         .bind(resume_key)
         .fetch_optional(&self.pool)
         .await
-        .map_err(|e| self.err(e))
+        .db(self)
     }
 
     pub async fn sweep(&self, id: i64) -> Result<Option<SweepRow>> {
@@ -90,7 +104,7 @@ impl Store {
             .bind(id)
             .fetch_optional(&self.pool)
             .await
-            .map_err(|e| self.err(e))
+            .db(self)
     }
 
     /// Quantisation sweeps, newest first.
@@ -99,7 +113,7 @@ impl Store {
             .bind(limit)
             .fetch_all(&self.pool)
             .await
-            .map_err(|e| self.err(e))
+            .db(self)
     }
 
     pub async fn create_quant_sweep(
@@ -112,18 +126,19 @@ impl Store {
         sqlx::query_scalar(
             "INSERT INTO sweeps (kind, machine_id, args_json, created_at, source_kind, resume_key, status,
                                  owner_pid, owner_host)
-             VALUES ('sweep', ?, ?, ?, ?, ?, 'running', ?, ?) RETURNING id",
+             VALUES ('sweep', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(machine_id)
         .bind(args_json)
         .bind(now())
         .bind(source_kind)
         .bind(resume_key)
+        .bind(SweepStatus::Running)
         .bind(std::process::id() as i64)
         .bind(sysinfo::System::host_name())
         .fetch_one(&self.pool)
         .await
-        .map_err(|e| self.err(e))
+        .db(self)
     }
 
     /// Take over a sweep to resume it: this process now owns it. False when
@@ -132,16 +147,18 @@ impl Store {
     pub async fn reopen_sweep(&self, id: i64) -> Result<bool> {
         let pid = std::process::id() as i64;
         let r = sqlx::query(
-            "UPDATE sweeps SET status = 'running', owner_pid = ?, owner_host = ?, finished_at = NULL
-             WHERE id = ? AND (status IS NOT 'running' OR owner_pid = ?)",
+            "UPDATE sweeps SET status = ?, owner_pid = ?, owner_host = ?, finished_at = NULL
+             WHERE id = ? AND (status IS NOT ? OR owner_pid = ?)",
         )
+        .bind(SweepStatus::Running)
         .bind(pid)
         .bind(sysinfo::System::host_name())
         .bind(id)
+        .bind(SweepStatus::Running)
         .bind(pid)
         .execute(&self.pool)
         .await
-        .map_err(|e| self.err(e))?;
+        .db(self)?;
         Ok(r.rows_affected() == 1)
     }
 
@@ -161,10 +178,11 @@ impl Store {
         .bind(id)
         .execute(&self.pool)
         .await
-        .map_err(|e| self.err(e))?;
+        .db(self)?;
         Ok(())
     }
 
+    /// Close a sweep; `status` is a [`SweepStatus`] word.
     pub async fn finish_sweep(&self, id: i64, status: &str) -> Result<()> {
         sqlx::query("UPDATE sweeps SET status = ?, finished_at = ? WHERE id = ?")
             .bind(status)
@@ -172,7 +190,7 @@ impl Store {
             .bind(id)
             .execute(&self.pool)
             .await
-            .map_err(|e| self.err(e))?;
+            .db(self)?;
         Ok(())
     }
 
@@ -188,7 +206,7 @@ impl Store {
     ) -> Result<LevelRow> {
         sqlx::query_as(
             "INSERT INTO sweep_levels (sweep_id, position, level, origin, path, status, updated_at)
-             VALUES (?, ?, ?, ?, ?, 'pending', ?)
+             VALUES (?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (sweep_id, level) DO UPDATE SET position = excluded.position,
                  origin = excluded.origin, path = COALESCE(excluded.path, path)
              RETURNING *",
@@ -198,10 +216,11 @@ impl Store {
         .bind(level)
         .bind(origin)
         .bind(path)
+        .bind(LevelStatus::Pending)
         .bind(now())
         .fetch_one(&self.pool)
         .await
-        .map_err(|e| self.err(e))
+        .db(self)
     }
 
     /// A new attempt at a level: its file and model are known. Returns the row.
@@ -214,23 +233,22 @@ impl Store {
     ) -> Result<LevelRow> {
         sqlx::query_as(
             "UPDATE sweep_levels SET path = ?, model_id = ?, quantize_ms = COALESCE(?, quantize_ms),
-                 status = 'pending', error_code = NULL, error = NULL, attempt_at = ?, updated_at = ?
+                 status = ?, error_code = NULL, error = NULL, attempt_at = ?, updated_at = ?
              WHERE id = ? RETURNING *",
         )
         .bind(path)
         .bind(model_id)
         .bind(quantize_ms)
+        .bind(LevelStatus::Pending)
         .bind(now())
         .bind(now())
         .bind(id)
         .fetch_one(&self.pool)
         .await
-        .map_err(|e| self.err(e))
+        .db(self)
     }
 
-    /// Close a level. `detach` forgets the model and attempt of an earlier
-    /// run (for a failure before anything was measured), so runs of an
-    /// older attempt are not shown as this level's.
+    /// Close a level; `status` is a [`LevelStatus`] word.
     pub async fn finish_level(
         &self,
         id: i64,
@@ -240,6 +258,9 @@ impl Store {
         self.finish_level_with(id, status, failure, false).await
     }
 
+    /// Close a level that failed before anything was measured, forgetting
+    /// the model and attempt of an earlier run so that runs of an older
+    /// attempt are not shown as this level's.
     pub async fn fail_level_unmeasured(
         &self,
         id: i64,
@@ -273,7 +294,7 @@ impl Store {
         .bind(id)
         .execute(&self.pool)
         .await
-        .map_err(|e| self.err(e))?;
+        .db(self)?;
         Ok(())
     }
 
@@ -284,7 +305,7 @@ impl Store {
             .bind(id)
             .execute(&self.pool)
             .await
-            .map_err(|e| self.err(e))?;
+            .db(self)?;
         Ok(())
     }
 
@@ -293,7 +314,7 @@ impl Store {
             .bind(sweep_id)
             .fetch_all(&self.pool)
             .await
-            .map_err(|e| self.err(e))
+            .db(self)
     }
 
     /// The runs of a level's latest attempt, in order.
@@ -310,7 +331,7 @@ impl Store {
         .bind(&level.attempt_at)
         .fetch_all(&self.pool)
         .await
-        .map_err(|e| self.err(e))
+        .db(self)
     }
 
     pub async fn quality(&self, k: &QualityKey<'_>) -> Result<Option<QualityRow>> {
@@ -326,7 +347,7 @@ impl Store {
         .bind(k.topk as i64)
         .fetch_optional(&self.pool)
         .await
-        .map_err(|e| self.err(e))
+        .db(self)
     }
 
     /// Store a quality figure; the reference against itself stores zero
@@ -364,25 +385,7 @@ impl Store {
         .bind(now())
         .execute(&self.pool)
         .await
-        .map_err(|e| self.err(e))?;
-        Ok(())
-    }
-
-    /// Mark sweeps whose owning process is gone as interrupted.
-    pub(super) async fn close_orphaned_sweeps(&self) -> Result<()> {
-        let host = sysinfo::System::host_name();
-        let rows: Vec<(i64, Option<i64>)> = sqlx::query_as(
-            "SELECT id, owner_pid FROM sweeps WHERE status = 'running' AND owner_host IS ?",
-        )
-        .bind(&host)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(|e| self.err(e))?;
-        for (id, pid) in rows {
-            if !pid.is_some_and(super::process_alive) {
-                self.finish_sweep(id, "interrupted").await?;
-            }
-        }
+        .db(self)?;
         Ok(())
     }
 }

@@ -1,0 +1,101 @@
+//! Orphan reaping: runs, tests and sweeps left 'running' by a Dyno process
+//! that died are closed, so they read as interrupted instead of forever in
+//! progress.
+
+use super::{now, DbResult, Store};
+use crate::error::Result;
+use crate::vocab::status::{ResultStatus, RunStatus, SweepStatus};
+
+impl Store {
+    /// Close runs and results left 'running' by a Dyno process on this host
+    /// that no longer exists (killed, crashed, power cut). Finished tests stay;
+    /// only the status changes, so the run reads as interrupted rather than
+    /// forever in progress. Returns how many runs were closed.
+    pub async fn close_orphaned_runs(&self) -> Result<u64> {
+        let host = sysinfo::System::host_name();
+        let rows: Vec<(i64, Option<i64>)> =
+            sqlx::query_as("SELECT id, owner_pid FROM runs WHERE status = ? AND owner_host IS ?")
+                .bind(RunStatus::Running)
+                .bind(&host)
+                .fetch_all(&self.pool)
+                .await
+                .db(self)?;
+        let mut closed = 0;
+        for (id, pid) in rows {
+            if pid.is_some_and(process_alive) {
+                continue;
+            }
+            let msg = "interrupted: the Dyno process measuring this run ended before it finished; \
+                       the tests it had finished are kept";
+            // A test's repetitions are committed when it ends (bench::run),
+            // so the test in progress has none to keep.
+            let test_msg =
+                "interrupted: the Dyno process measuring this test ended before the test \
+                            did; a test's repetitions are saved when it ends, so run it again";
+            let mut tx = self.pool.begin().await.db(self)?;
+            sqlx::query("UPDATE results SET status = ?, error = ? WHERE run_id = ? AND status = ?")
+                .bind(ResultStatus::Failed)
+                .bind(test_msg)
+                .bind(id)
+                .bind(ResultStatus::Running)
+                .execute(&mut *tx)
+                .await
+                .db(self)?;
+            sqlx::query(
+                "UPDATE runs SET status = ?, error_code = 'interrupted', error = ?, finished_at = ?
+                 WHERE id = ? AND status = ?",
+            )
+            .bind(RunStatus::Failed)
+            .bind(msg)
+            .bind(now())
+            .bind(id)
+            .bind(RunStatus::Running)
+            .execute(&mut *tx)
+            .await
+            .db(self)?;
+            tx.commit().await.db(self)?;
+            closed += 1;
+        }
+        self.close_orphaned_sweeps().await?;
+        Ok(closed)
+    }
+
+    /// Mark sweeps whose owning process is gone as interrupted.
+    async fn close_orphaned_sweeps(&self) -> Result<()> {
+        let host = sysinfo::System::host_name();
+        let rows: Vec<(i64, Option<i64>)> =
+            sqlx::query_as("SELECT id, owner_pid FROM sweeps WHERE status = ? AND owner_host IS ?")
+                .bind(SweepStatus::Running)
+                .bind(&host)
+                .fetch_all(&self.pool)
+                .await
+                .db(self)?;
+        for (id, pid) in rows {
+            if !pid.is_some_and(process_alive) {
+                self.finish_sweep(id, SweepStatus::Interrupted.as_str())
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a process with this id exists on this host.
+fn process_alive(pid: i64) -> bool {
+    #[cfg(unix)]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        // Signal 0 checks existence; EPERM means it exists under another user.
+        // SAFETY: kill(2) with signal 0 delivers nothing and touches no
+        // memory of ours; any pid value is valid to ask about.
+        let rc = unsafe { libc::kill(pid, 0) };
+        rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}

@@ -1,0 +1,288 @@
+//! Runs and their results (one row per test): created when a run starts,
+//! filled in as the worker reports and each repetition is measured, closed
+//! when it ends, and read back for reports.
+
+use serde::{Deserialize, Serialize};
+use sqlx::FromRow;
+
+use super::{now, DbResult, Store};
+use crate::error::Result;
+use crate::vocab::status::{ResultStatus, RunStatus};
+use crate::worker::protocol::{Sample, TestSpec};
+
+/// A run as stored: one model under one configuration. `status` holds a
+/// [`RunStatus`] word.
+#[derive(Debug, Clone, FromRow, Serialize, Deserialize)]
+pub struct RunRow {
+    pub id: i64,
+    pub sweep_id: Option<i64>,
+    pub machine_id: i64,
+    pub model_id: i64,
+    pub status: String,
+    pub error: Option<String>,
+    pub error_code: Option<String>,
+    pub telemetry_sources: Option<String>,
+    pub owner_pid: Option<i64>,
+    pub owner_host: Option<String>,
+    pub config_json: String,
+    pub n_threads: i64,
+    pub n_gpu_layers: Option<i64>,
+    pub n_batch: i64,
+    pub n_ubatch: i64,
+    pub flash_attn: String,
+    pub cache_type: String,
+    pub use_mmap: Option<bool>,
+    pub reps: i64,
+    pub backend: Option<String>,
+    pub llama_cpp_build: Option<String>,
+    pub devices_json: Option<String>,
+    pub system_info: Option<String>,
+    pub load_time_ms: Option<f64>,
+    pub model_desc: Option<String>,
+    pub peak_rss_bytes: Option<i64>,
+    pub tokens_per_word: Option<f64>,
+    /// JSON of [`crate::worker::protocol::Offload`].
+    pub offload_json: Option<String>,
+    pub dyno_version: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+}
+
+/// One test of a run, with every repetition's samples as JSON. `status`
+/// holds a [`ResultStatus`] word.
+#[derive(Debug, Clone, FromRow, Serialize, Deserialize)]
+pub struct ResultRow {
+    pub id: i64,
+    pub run_id: i64,
+    pub test: String,
+    pub kind: String,
+    pub n_prompt: i64,
+    pub n_gen: i64,
+    pub n_depth: i64,
+    pub n_parallel: i64,
+    pub reps: i64,
+    pub status: String,
+    pub error: Option<String>,
+    pub samples_json: String,
+    pub mean_tokens_per_s: Option<f64>,
+    pub stddev_tokens_per_s: Option<f64>,
+    pub created_at: String,
+}
+
+/// A new run's fixed description.
+#[derive(Debug, Clone)]
+pub struct NewRun<'a> {
+    pub sweep_id: Option<i64>,
+    pub machine_id: i64,
+    pub model_id: i64,
+    pub config: &'a crate::bench::plan::RunConfig,
+}
+
+/// What the worker said about itself and the model, stored on the run.
+#[derive(Debug, Clone, Default)]
+pub struct WorkerFacts {
+    pub backend: Option<String>,
+    pub llama_cpp_build: Option<String>,
+    pub devices_json: Option<String>,
+    pub system_info: Option<String>,
+    pub load_time_ms: Option<f64>,
+    pub model_desc: Option<String>,
+    pub n_gpu_layers: Option<i64>,
+    /// JSON of [`crate::telemetry::Sources`].
+    pub telemetry_sources: Option<String>,
+    pub tokens_per_word: Option<f64>,
+    /// JSON of [`crate::worker::protocol::Offload`].
+    pub offload_json: Option<String>,
+}
+
+impl Store {
+    pub async fn create_run(&self, r: &NewRun<'_>) -> Result<i64> {
+        let c = r.config;
+        sqlx::query_scalar(
+            "INSERT INTO runs (sweep_id, machine_id, model_id, status, owner_pid, owner_host, config_json, n_threads,
+                               n_gpu_layers, n_batch, n_ubatch, flash_attn, cache_type, use_mmap, reps, dyno_version,
+                               started_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(r.sweep_id)
+        .bind(r.machine_id)
+        .bind(r.model_id)
+        .bind(RunStatus::Running)
+        .bind(std::process::id() as i64)
+        .bind(sysinfo::System::host_name())
+        .bind(serde_json::to_string(c).expect("config serialises"))
+        .bind(c.ctx.n_threads as i64)
+        .bind(c.model.n_gpu_layers.map(|v| v as i64))
+        .bind(c.ctx.n_batch as i64)
+        .bind(c.ctx.n_ubatch as i64)
+        .bind(c.ctx.flash_attn.as_str())
+        .bind(&c.ctx.cache_type)
+        .bind(c.model.use_mmap)
+        .bind(c.reps as i64)
+        .bind(env!("CARGO_PKG_VERSION"))
+        .bind(now())
+        .fetch_one(&self.pool)
+        .await
+        .db(self)
+    }
+
+    /// Record what the worker reported. Fields left `None` keep their value.
+    pub async fn set_worker_facts(&self, run_id: i64, f: &WorkerFacts) -> Result<()> {
+        sqlx::query(
+            "UPDATE runs SET backend = COALESCE(?, backend), llama_cpp_build = COALESCE(?, llama_cpp_build),
+                devices_json = COALESCE(?, devices_json), system_info = COALESCE(?, system_info),
+                load_time_ms = COALESCE(?, load_time_ms), model_desc = COALESCE(?, model_desc),
+                n_gpu_layers = COALESCE(?, n_gpu_layers), telemetry_sources = COALESCE(?, telemetry_sources),
+                tokens_per_word = COALESCE(?, tokens_per_word), offload_json = COALESCE(?, offload_json)
+             WHERE id = ?",
+        )
+        .bind(&f.backend)
+        .bind(&f.llama_cpp_build)
+        .bind(&f.devices_json)
+        .bind(&f.system_info)
+        .bind(f.load_time_ms)
+        .bind(&f.model_desc)
+        .bind(f.n_gpu_layers)
+        .bind(&f.telemetry_sources)
+        .bind(f.tokens_per_word)
+        .bind(&f.offload_json)
+        .bind(run_id)
+        .execute(&self.pool)
+        .await
+        .db(self)?;
+        Ok(())
+    }
+
+    /// Open a result row for a test that is about to run. Its samples are
+    /// filled in by [`Store::set_result_samples`] as they are measured.
+    pub async fn start_result(&self, run_id: i64, test: &TestSpec, reps: u32) -> Result<i64> {
+        let kind = serde_json::to_value(test.kind).expect("kind serialises");
+        sqlx::query_scalar(
+            "INSERT INTO results (run_id, test, kind, n_prompt, n_gen, n_depth, n_parallel, reps, status,
+                                  samples_json, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?) RETURNING id",
+        )
+        .bind(run_id)
+        .bind(test.name())
+        .bind(kind.as_str().unwrap_or("unknown"))
+        .bind(test.n_prompt as i64)
+        .bind(test.n_gen as i64)
+        .bind(test.n_depth as i64)
+        .bind(test.n_parallel as i64)
+        .bind(reps as i64)
+        .bind(ResultStatus::Running)
+        .bind(now())
+        .fetch_one(&self.pool)
+        .await
+        .db(self)
+    }
+
+    /// Store the samples measured so far (one commit per repetition).
+    pub async fn set_result_samples(&self, result_id: i64, samples: &[Sample]) -> Result<()> {
+        sqlx::query("UPDATE results SET samples_json = ? WHERE id = ?")
+            .bind(serde_json::to_string(samples).expect("samples serialise"))
+            .bind(result_id)
+            .execute(&self.pool)
+            .await
+            .db(self)?;
+        Ok(())
+    }
+
+    /// Close a result: `status` is a [`ResultStatus`] word ('ok', 'failed' or
+    /// 'cancelled'); the headline mean and standard deviation are copied into
+    /// columns for queries.
+    pub async fn finish_result(
+        &self,
+        result_id: i64,
+        status: &str,
+        error: Option<&str>,
+        samples: &[Sample],
+        headline: Option<(f64, f64)>,
+    ) -> Result<()> {
+        sqlx::query(
+            "UPDATE results SET status = ?, error = ?, samples_json = ?, mean_tokens_per_s = ?, stddev_tokens_per_s = ?
+             WHERE id = ?",
+        )
+        .bind(status)
+        .bind(error)
+        .bind(serde_json::to_string(samples).expect("samples serialise"))
+        .bind(headline.map(|h| h.0))
+        .bind(headline.map(|h| h.1))
+        .bind(result_id)
+        .execute(&self.pool)
+        .await
+        .db(self)?;
+        Ok(())
+    }
+
+    /// Close a run. `status` is a [`RunStatus`] word; `failure` is `(code,
+    /// message)` for a failed or cancelled run.
+    pub async fn finish_run(
+        &self,
+        run_id: i64,
+        status: &str,
+        failure: Option<(&str, &str)>,
+        peak_rss_bytes: Option<u64>,
+    ) -> Result<()> {
+        sqlx::query(
+            "UPDATE runs SET status = ?, error_code = ?, error = ?, peak_rss_bytes = COALESCE(?, peak_rss_bytes),
+                finished_at = ? WHERE id = ?",
+        )
+        .bind(status)
+        .bind(failure.map(|f| f.0))
+        .bind(failure.map(|f| f.1))
+        .bind(peak_rss_bytes.map(|v| v as i64))
+        .bind(now())
+        .bind(run_id)
+        .execute(&self.pool)
+        .await
+        .db(self)?;
+        Ok(())
+    }
+
+    /// The worker's peak resident memory, known only when it exits.
+    pub async fn set_run_peak_rss(&self, run_id: i64, bytes: u64) -> Result<()> {
+        sqlx::query("UPDATE runs SET peak_rss_bytes = ? WHERE id = ?")
+            .bind(bytes as i64)
+            .bind(run_id)
+            .execute(&self.pool)
+            .await
+            .db(self)?;
+        Ok(())
+    }
+
+    /// The newest `limit` runs, newest first.
+    pub async fn runs(&self, limit: i64) -> Result<Vec<RunRow>> {
+        sqlx::query_as("SELECT * FROM runs ORDER BY id DESC LIMIT ?")
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await
+            .db(self)
+    }
+
+    pub async fn run(&self, id: i64) -> Result<Option<RunRow>> {
+        sqlx::query_as("SELECT * FROM runs WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await
+            .db(self)
+    }
+
+    /// A run's tests in the order they ran.
+    pub async fn results(&self, run_id: i64) -> Result<Vec<ResultRow>> {
+        sqlx::query_as("SELECT * FROM results WHERE run_id = ? ORDER BY id")
+            .bind(run_id)
+            .fetch_all(&self.pool)
+            .await
+            .db(self)
+    }
+
+    /// Every run of a sweep, every attempt included, in order.
+    pub async fn sweep_runs(&self, sweep_id: i64) -> Result<Vec<RunRow>> {
+        sqlx::query_as("SELECT * FROM runs WHERE sweep_id = ? ORDER BY id")
+            .bind(sweep_id)
+            .fetch_all(&self.pool)
+            .await
+            .db(self)
+    }
+}
