@@ -19,6 +19,7 @@ pub mod quantize;
 pub mod report;
 pub mod store;
 pub mod telemetry;
+pub mod vocab;
 pub mod worker;
 
 pub use error::{DynoError, Result};
