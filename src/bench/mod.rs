@@ -6,6 +6,7 @@ pub mod plan;
 mod recorder;
 pub mod run;
 pub mod stats;
+mod supervisor;
 pub mod sweep;
 
 use crate::model::ModelInfo;

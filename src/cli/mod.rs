@@ -21,19 +21,11 @@ use crate::error::{DynoError, Result};
 use crate::machine::Machine;
 use crate::report::{self, human_bytes, human_params};
 use crate::store::default_db_path;
+use crate::vocab::failure::FailureCode;
 use crate::worker::client::{Cancel, WorkerOptions};
 
 /// Exit code of a benchmark the user cancelled (128 + SIGINT, as shells use).
 pub const EXIT_CANCELLED: i32 = 130;
-
-/// Failure codes that mean the model itself is unusable: the user must
-/// change the input, so they exit with 2 like other bad input.
-const BAD_INPUT_CODES: [&str; 4] = [
-    "unknown_device",
-    "unsupported_architecture",
-    "load_failed",
-    "insufficient_memory",
-];
 
 /// Set up logging. Everything goes to stderr: stdout carries tables, JSON,
 /// and in the worker the event protocol. llama.cpp's own logs arrive
@@ -225,10 +217,12 @@ async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
             r.error.as_deref().unwrap_or("unknown error")
         );
     }
+    // Bad input (exit 2) only when every failure is one the user must fix
+    // by changing the input (see `FailureCode::exit_code`).
     let bad_input = failed.iter().all(|r| {
         r.error_code
             .as_deref()
-            .is_some_and(|c| BAD_INPUT_CODES.contains(&c))
+            .is_some_and(|c| FailureCode::from(c).exit_code() == 2)
     });
     Ok(if bad_input { 2 } else { 1 })
 }

@@ -13,7 +13,8 @@ use tokio::sync::mpsc;
 use crate::error::{DynoError, Result};
 use crate::model::quant::ftype_name;
 use crate::report::human_bytes;
-use crate::worker::client::{self, Cancel, Ended, WorkerOptions};
+use crate::vocab::failure::FailureCode;
+use crate::worker::client::{self, Cancel, Ended, WorkerFailure, WorkerOptions};
 use crate::worker::protocol::{Event, QuantizePlan, WorkerRequest};
 
 /// The standard ladder, highest precision first.
@@ -162,14 +163,6 @@ pub struct Quantized {
     pub elapsed_ms: f64,
 }
 
-/// Why a quantisation failed: a code for the store and a message.
-#[derive(Debug, Clone)]
-pub struct QuantizeFailure {
-    pub code: String,
-    pub message: String,
-    pub cancelled: bool,
-}
-
 /// Quantize `base` to `level` unless the cache has it. Partial output is
 /// removed however the worker ends.
 #[allow(clippy::too_many_arguments)]
@@ -184,12 +177,8 @@ pub async fn quantize_cached(
     worker: &WorkerOptions,
     cancel: &Cancel,
     progress: &mut dyn QuantizeProgress,
-) -> std::result::Result<Quantized, QuantizeFailure> {
-    let fail = |code: &str, message: String| QuantizeFailure {
-        code: code.into(),
-        message,
-        cancelled: false,
-    };
+) -> std::result::Result<Quantized, WorkerFailure> {
+    let fail = WorkerFailure::new;
     let out = cached_path(root, base, base_sha256, level);
     if out.is_file() {
         return Ok(Quantized {
@@ -198,12 +187,12 @@ pub async fn quantize_cached(
             elapsed_ms: 0.0,
         });
     }
-    let ftype =
-        ftype_of(level).ok_or_else(|| fail("bad_level", format!("unknown level {level}")))?;
+    let ftype = ftype_of(level)
+        .ok_or_else(|| fail(FailureCode::BadLevel, format!("unknown level {level}")))?;
     let dir = out.parent().expect("cache path has a parent");
     std::fs::create_dir_all(dir).map_err(|e| {
         fail(
-            "cache_unwritable",
+            FailureCode::CacheUnwritable,
             format!(
                 "cannot create the quantisation cache {}: {e}; set DYNO_CACHE_DIR to a writable folder",
                 dir.display()
@@ -214,7 +203,7 @@ pub async fn quantize_cached(
     let need = expected_bytes + expected_bytes / 20;
     if let Some(free) = free_space(dir).filter(|&f| f < need) {
         return Err(fail(
-            "disk_full",
+            FailureCode::DiskFull,
             format!(
                 "not enough disk space to make {level}: about {} needed, {} free in {}; free some space or set DYNO_CACHE_DIR to a disk with room",
                 human_bytes(need),
@@ -256,23 +245,7 @@ pub async fn quantize_cached(
     let ended = handle
         .await
         .unwrap_or_else(|e| Ended::Crashed(format!("the quantize supervisor failed: {e}")));
-    let failure = match ended {
-        Ended::Done => None,
-        Ended::Fatal { code, message } => Some(fail(&code, message)),
-        Ended::Crashed(why) => Some(fail("crashed", why)),
-        Ended::TimedOut(d) => Some(fail(
-            "timed_out",
-            format!(
-                "the quantizer reported nothing for {} s and was killed",
-                d.as_secs()
-            ),
-        )),
-        Ended::Cancelled => Some(QuantizeFailure {
-            code: "cancelled".into(),
-            message: "cancelled by the user".into(),
-            cancelled: true,
-        }),
-    };
+    let failure = ended.failure("quantizer");
     // llama.cpp's writer does not check every write, so a disk that fills
     // up can leave a short file behind a "success": read the header back
     // (it checks that every tensor's bytes are in the file) before trusting it.
@@ -281,14 +254,14 @@ pub async fn quantize_cached(
             let full = free_space(dir).is_some_and(|f| f < 1 << 20);
             if full {
                 fail(
-                    "disk_full",
+                    FailureCode::DiskFull,
                     format!(
                         "the disk filled up while making {level} in {}; free some space or set DYNO_CACHE_DIR to a disk with room",
                         dir.display()
                     ),
                 )
             } else {
-                fail("bad_output", format!("the quantizer wrote an unusable {level} file: {e}"))
+                fail(FailureCode::BadOutput, format!("the quantizer wrote an unusable {level} file: {e}"))
             }
         })
     });
@@ -300,7 +273,7 @@ pub async fn quantize_cached(
     std::fs::rename(&partial, &out).map_err(|e| {
         let _ = std::fs::remove_file(&partial);
         fail(
-            "cache_unwritable",
+            FailureCode::CacheUnwritable,
             format!("cannot move {} into place: {e}", partial.display()),
         )
     })?;

@@ -12,6 +12,7 @@ mod memory;
 mod params;
 mod quality;
 mod spec;
+pub mod failure;
 pub mod status;
 
 pub use device::{Buffer, Device, FitChoice, Offload};

@@ -12,6 +12,7 @@ use tokio::process::Command;
 use tokio::sync::{mpsc, watch};
 
 use super::protocol::{Event, WorkerRequest};
+use crate::vocab::failure::FailureCode;
 
 /// How a worker ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,13 +21,58 @@ pub enum Ended {
     Done,
     /// Reported a fatal error (`code` from the worker, e.g.
     /// "unsupported_architecture") and exited.
-    Fatal { code: String, message: String },
+    Fatal { code: FailureCode, message: String },
     /// Died without finishing: a signal, an abort, an unexpected exit.
     Crashed(String),
     /// Sent nothing for longer than the idle timeout and was killed.
     TimedOut(Duration),
     /// Killed because the user cancelled.
     Cancelled,
+}
+
+/// Why a worker's task failed: the code stored with the run or level, and
+/// the message shown to the user.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkerFailure {
+    pub code: FailureCode,
+    pub message: String,
+}
+
+impl WorkerFailure {
+    pub fn new(code: FailureCode, message: impl Into<String>) -> Self {
+        WorkerFailure {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// The user cancelled: callers stop rather than go on to the next item.
+    pub fn is_cancelled(&self) -> bool {
+        self.code == FailureCode::Cancelled
+    }
+}
+
+impl Ended {
+    /// The failure this end means, or `None` for a clean `Done`. `what`
+    /// names the worker's task in the timeout message ("worker",
+    /// "quantizer", "quality pass"), so every supervisor words the same end
+    /// the same way.
+    pub fn failure(self, what: &str) -> Option<WorkerFailure> {
+        let (code, message) = match self {
+            Ended::Done => return None,
+            Ended::Fatal { code, message } => (code, message),
+            Ended::Crashed(why) => (FailureCode::Crashed, why),
+            Ended::TimedOut(d) => (
+                FailureCode::TimedOut,
+                format!(
+                    "the {what} reported nothing for {} s and was killed",
+                    d.as_secs()
+                ),
+            ),
+            Ended::Cancelled => (FailureCode::Cancelled, "cancelled by the user".to_string()),
+        };
+        Some(WorkerFailure { code, message })
+    }
 }
 
 /// Settings for spawning workers.
@@ -200,7 +246,11 @@ pub async fn run(
     };
     let _ = tokio::time::timeout(Duration::from_secs(2), stderr_task).await;
     if let Some((code, message)) = fatal {
-        return Ended::Fatal { code, message };
+        // Parsed, not matched: a code this build does not know is kept.
+        return Ended::Fatal {
+            code: FailureCode::from(code),
+            message,
+        };
     }
     match status {
         Some(s) if s.success() && done => Ended::Done,
@@ -243,4 +293,38 @@ pub async fn probe(exe: &std::path::Path, timeout: Duration) -> Option<Event> {
         .ok()??;
     let _ = tokio::time::timeout(timeout, child.wait()).await;
     serde_json::from_str(&line).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_end_is_one_failure_worded_for_its_task() {
+        assert_eq!(Ended::Done.failure("worker"), None);
+        let f = Ended::TimedOut(Duration::from_secs(30))
+            .failure("quantizer")
+            .unwrap();
+        assert_eq!(f.code, FailureCode::TimedOut);
+        assert_eq!(
+            f.message,
+            "the quantizer reported nothing for 30 s and was killed"
+        );
+        let f = Ended::Cancelled.failure("worker").unwrap();
+        assert!(f.is_cancelled());
+        assert_eq!(f.message, "cancelled by the user");
+        let f = Ended::Crashed("signal 6".into()).failure("worker").unwrap();
+        assert_eq!(
+            (f.code, f.message.as_str()),
+            (FailureCode::Crashed, "signal 6")
+        );
+        let f = Ended::Fatal {
+            code: FailureCode::from("load_failed"),
+            message: "no".into(),
+        }
+        .failure("worker")
+        .unwrap();
+        assert_eq!(f.code, FailureCode::LoadFailed);
+        assert!(!f.is_cancelled());
+    }
 }

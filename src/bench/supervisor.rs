@@ -1,0 +1,538 @@
+//! The supervisor of one worker: it turns the worker's events into runs,
+//! results and progress, and decides what its end means for the runs.
+//!
+//! Each worker event has one handler, and so has the worker's end; the loop
+//! in [`supervise`] only passes events to them. Everything the handlers
+//! share (the runs, the test in flight, what the worker said about itself)
+//! lives in [`Supervisor`], so a handler reads as what happens when that
+//! event arrives.
+
+use tokio::sync::mpsc;
+
+use super::figures::figures;
+use super::plan::{BenchRequest, RunConfig};
+use super::recorder::Recorder;
+use super::run::{check_memory, BenchContext, BenchOutcome, PreparedModel};
+use super::{BenchEvent, Flow, Reporter};
+use crate::error::{DynoError, Result};
+use crate::store::{NewRun, Store, WorkerFacts};
+use crate::telemetry::Phase;
+use crate::vocab::failure::FailureCode;
+use crate::worker::client::{self, Ended, WorkerFailure};
+use crate::worker::protocol::{Event, Sample, WorkerPlan, WorkerRequest};
+
+/// Run `runs` (one model load) in one worker. Returns the runs left to do
+/// by a fresh worker: those not started when this one crashed.
+pub(super) async fn supervise<'c>(
+    ctx: &BenchContext<'_>,
+    model: &PreparedModel,
+    runs: &[&'c RunConfig],
+    req: &BenchRequest,
+    reporter: &mut dyn Reporter,
+    out: &mut BenchOutcome,
+    rec: &mut Recorder,
+) -> Result<Vec<&'c RunConfig>> {
+    let mut sup = Supervisor::new(ctx, model, runs, req, reporter, out, rec);
+    sup.announce();
+    let memory = if ctx.memory_check {
+        match check_memory(model, runs) {
+            Ok(left) => left,
+            Err(why) => {
+                let refused = WorkerFailure::new(FailureCode::InsufficientMemory, why);
+                sup.fail_unstarted(&refused).await?;
+                return Ok(Vec::new());
+            }
+        }
+    } else {
+        None
+    };
+    let plan = WorkerPlan {
+        model_path: model.info.path.clone(),
+        model: runs[0].model.clone(),
+        jobs: runs.iter().flat_map(|c| c.jobs()).collect(),
+        reps: req.reps,
+        warmup: req.warmup,
+        memory,
+    };
+
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let worker = tokio::spawn(client::run(
+        WorkerRequest::Bench(plan),
+        ctx.worker.clone(),
+        ctx.cancel.clone(),
+        tx,
+    ));
+    while let Some(ev) = rx.recv().await {
+        // `None`: the event matched nothing in flight and changed nothing.
+        let Some(flow) = sup.on_event(ev).await? else {
+            continue;
+        };
+        if flow == Flow::Stop {
+            ctx.cancel.cancel();
+        }
+        sup.flush_telemetry().await?;
+    }
+    let ended = worker
+        .await
+        .map_err(|e| DynoError::Worker(format!("the worker supervisor failed: {e}")))?;
+    sup.on_end(ended).await
+}
+
+/// Whether every repetition is written to SQLite as it arrives (the
+/// default) rather than held until its test ends (`DYNO_HOLD_SAMPLES=1`).
+///
+/// Written as they arrive, a kill -9 loses nothing measured: the test in
+/// progress keeps its repetitions and is marked interrupted. Holding them
+/// keeps the parent from writing while the worker times, but measured here
+/// it bought nothing: Dyno holding against Dyno writing each, alternated
+/// over 8 rounds on both test models, differed by less than the rounds'
+/// spread (docs/method.md, "Fidelity"). The variable stays so
+/// `HOLD_SAMPLES=1 scripts/bench/vs-llama-bench.sh` can measure it again on
+/// other hardware, where a slow disk might change the answer.
+fn commit_each_sample() -> bool {
+    std::env::var_os("DYNO_HOLD_SAMPLES").is_none_or(|v| v != "1")
+}
+
+/// Per-run bookkeeping inside one worker.
+struct RunState<'c> {
+    config: &'c RunConfig,
+    /// Made when the run's first test starts.
+    run_id: Option<i64>,
+    /// The first failure, which the run is closed with.
+    failure: Option<WorkerFailure>,
+    tests_done: usize,
+    finished: bool,
+}
+
+/// The test in flight.
+struct Current {
+    run: usize,
+    test: usize,
+    result_id: i64,
+    samples: Vec<Sample>,
+}
+
+/// The state of one worker's supervision.
+struct Supervisor<'s, 'c> {
+    ctx: &'s BenchContext<'s>,
+    model: &'s PreparedModel,
+    req: &'s BenchRequest,
+    reporter: &'s mut dyn Reporter,
+    out: &'s mut BenchOutcome,
+    rec: &'s mut Recorder,
+    states: Vec<RunState<'c>>,
+    /// Job `i` of the worker is test `.1` of run `.0`.
+    job_map: Vec<(usize, usize)>,
+    current: Option<Current>,
+    /// What the worker said about itself, stored on every run it makes.
+    facts: WorkerFacts,
+    each_sample: bool,
+}
+
+impl<'s, 'c> Supervisor<'s, 'c> {
+    fn new(
+        ctx: &'s BenchContext<'s>,
+        model: &'s PreparedModel,
+        runs: &[&'c RunConfig],
+        req: &'s BenchRequest,
+        reporter: &'s mut dyn Reporter,
+        out: &'s mut BenchOutcome,
+        rec: &'s mut Recorder,
+    ) -> Self {
+        let states = runs
+            .iter()
+            .map(|c| RunState {
+                config: c,
+                run_id: None,
+                failure: None,
+                tests_done: 0,
+                finished: false,
+            })
+            .collect();
+        let job_map = runs
+            .iter()
+            .enumerate()
+            .flat_map(|(ri, c)| c.jobs().enumerate().map(move |(ti, _)| (ri, ti)))
+            .collect();
+        let facts = WorkerFacts {
+            telemetry_sources: rec.sources_json(),
+            ..WorkerFacts::default()
+        };
+        Supervisor {
+            ctx,
+            model,
+            req,
+            reporter,
+            out,
+            rec,
+            states,
+            job_map,
+            current: None,
+            facts,
+            each_sample: commit_each_sample(),
+        }
+    }
+
+    /// Tell the reporter a worker is starting; a stop cancels at once.
+    fn announce(&mut self) {
+        let flow = self.reporter.event(&BenchEvent::Loading {
+            model: &self.model.info,
+            n_runs: self.states.len(),
+            unavailable: &self.rec.unavailable(),
+        });
+        if flow == Flow::Stop {
+            self.ctx.cancel.cancel();
+        }
+    }
+
+    /// Pass one event to its handler. `None` when it matched no test in
+    /// flight: it is dropped without a telemetry flush.
+    async fn on_event(&mut self, ev: Event) -> Result<Option<Flow>> {
+        let flow = match ev {
+            Event::Ready {
+                pid,
+                llama_cpp_build,
+                backend,
+                devices,
+                system_info,
+                ..
+            } => {
+                self.rec.set_pid(pid);
+                self.facts.backend = Some(backend);
+                self.facts.llama_cpp_build = Some(llama_cpp_build);
+                self.facts.devices_json =
+                    Some(serde_json::to_string(&devices).expect("devices serialise"));
+                self.facts.system_info = Some(system_info);
+                Flow::Continue
+            }
+            Event::Loaded {
+                load_time_ms,
+                model_desc,
+                n_gpu_layers,
+                tokens_per_word,
+                offload,
+                ..
+            } => {
+                self.facts.offload_json = offload
+                    .as_ref()
+                    .map(|o| serde_json::to_string(o).expect("offload serialises"));
+                self.facts.tokens_per_word = tokens_per_word;
+                self.facts.load_time_ms = Some(load_time_ms);
+                self.facts.model_desc = Some(model_desc);
+                self.facts.n_gpu_layers = Some(i64::from(n_gpu_layers));
+                self.reporter.event(&BenchEvent::Loaded {
+                    model: &self.model.info,
+                    load_time_ms,
+                })
+            }
+            // A test begins with its warm-up, even when warm-up is off.
+            Event::Phase {
+                phase,
+                job: Some(j),
+            } if phase == "warmup" => return self.on_test_started(j).await,
+            Event::Phase { phase, job } => {
+                self.rec.phase(Phase::parse(&phase), job);
+                Flow::Continue
+            }
+            Event::Sample { job, rep, sample } => return self.on_sample(job, rep, sample).await,
+            Event::JobDone { job } if self.current.is_some() => {
+                return self.on_test_finished(job, None).await
+            }
+            Event::JobFailed { job, error } if self.current.is_some() => {
+                return self.on_test_finished(job, Some(error)).await
+            }
+            Event::Done { peak_rss_bytes } => {
+                for id in self.states.iter().filter_map(|s| s.run_id) {
+                    self.ctx.store.set_run_peak_rss(id, peak_rss_bytes).await?;
+                }
+                Flow::Continue
+            }
+            // The end says the same as a `Fatal` event (see `on_end`); the
+            // rest belong to other tasks, or to a test no longer in flight.
+            Event::Fatal { .. }
+            | Event::JobDone { .. }
+            | Event::JobFailed { .. }
+            | Event::Progress { .. }
+            | Event::Quantized { .. }
+            | Event::Quality { .. } => Flow::Continue,
+        };
+        Ok(Some(flow))
+    }
+
+    /// Store the telemetry read so far. Held repetitions hold it back too:
+    /// then nothing is written in this process while the worker is timing.
+    async fn flush_telemetry(&mut self) -> Result<()> {
+        if self.current.is_none() || self.each_sample {
+            self.rec.flush(self.ctx.store).await?;
+        }
+        Ok(())
+    }
+
+    /// Job `j` starts its warm-up: its run is made if this is the run's
+    /// first test, then its result row.
+    async fn on_test_started(&mut self, j: usize) -> Result<Option<Flow>> {
+        self.rec.phase(Phase::Warmup, Some(j));
+        let Some(&(ri, ti)) = self.job_map.get(j) else {
+            return Ok(None);
+        };
+        let mut flow = Flow::Continue;
+        let st = &mut self.states[ri];
+        let run_id = match st.run_id {
+            Some(id) => id,
+            None => {
+                let id = create_run(self.ctx, self.model, st.config, &self.facts).await?;
+                st.run_id = Some(id);
+                self.out.run_ids.push(id);
+                self.rec.run_started(id);
+                flow = self.reporter.event(&BenchEvent::RunStarted {
+                    run_id: id,
+                    model: &self.model.info,
+                    config: st.config,
+                });
+                id
+            }
+        };
+        let test = &st.config.tests[ti];
+        let result_id = self
+            .ctx
+            .store
+            .start_result(run_id, test, self.req.reps)
+            .await?;
+        self.rec.test_started(j, run_id, result_id);
+        self.current = Some(Current {
+            run: ri,
+            test: ti,
+            result_id,
+            samples: Vec::new(),
+        });
+        if flow == Flow::Continue {
+            flow = self
+                .reporter
+                .event(&BenchEvent::TestStarted { run_id, test });
+        }
+        Ok(Some(flow))
+    }
+
+    /// One repetition of the test in flight: kept, and stored at once
+    /// unless repetitions are held.
+    async fn on_sample(&mut self, job: usize, rep: u32, sample: Sample) -> Result<Option<Flow>> {
+        let Some(cur) = self
+            .current
+            .as_mut()
+            .filter(|c| self.job_map.get(job) == Some(&(c.run, c.test)))
+        else {
+            return Ok(None);
+        };
+        cur.samples.push(sample);
+        if self.each_sample {
+            self.ctx
+                .store
+                .set_result_samples(cur.result_id, &cur.samples)
+                .await?;
+        }
+        let st = &self.states[cur.run];
+        Ok(Some(self.reporter.event(&BenchEvent::Sample {
+            run_id: st.run_id.unwrap_or_default(),
+            test: &st.config.tests[cur.test],
+            rep,
+            reps: self.req.reps,
+        })))
+    }
+
+    /// The test in flight ended, cleanly or with `error`; its run closes
+    /// after its last test. Called only while a test is in flight.
+    async fn on_test_finished(
+        &mut self,
+        job: usize,
+        error: Option<String>,
+    ) -> Result<Option<Flow>> {
+        self.rec.phase(Phase::Idle, None);
+        let cur = self.current.take().expect("called with a test in flight");
+        if self.job_map.get(job) != Some(&(cur.run, cur.test)) {
+            return Ok(None);
+        }
+        let st = &mut self.states[cur.run];
+        let test = &st.config.tests[cur.test];
+        let status = if error.is_some() { "failed" } else { "ok" };
+        let headline = figures(test, &cur.samples)
+            .headline
+            .map(|f| (f.mean, f.stddev));
+        self.ctx
+            .store
+            .finish_result(
+                cur.result_id,
+                status,
+                error.as_deref(),
+                &cur.samples,
+                headline,
+            )
+            .await?;
+        if let Some(e) = &error {
+            st.failure.get_or_insert_with(|| {
+                WorkerFailure::new(FailureCode::TestFailed, format!("{}: {e}", test.name()))
+            });
+        }
+        st.tests_done += 1;
+        let run_id = st.run_id.expect("a test ran, so its run exists");
+        let mut flow = self.reporter.event(&BenchEvent::TestFinished {
+            run_id,
+            test,
+            status,
+            error: error.as_deref(),
+        });
+        if st.tests_done == st.config.tests.len()
+            && finish_run(self.ctx.store, st, None, &mut *self.reporter).await? == Flow::Stop
+        {
+            flow = Flow::Stop;
+        }
+        Ok(Some(flow))
+    }
+
+    /// The worker is gone. A clean end leaves nothing to do. Otherwise the
+    /// test in flight keeps its samples and fails (or is cancelled) with the
+    /// reason, as do the runs it had started; the runs it had not started
+    /// go back to the caller for a fresh worker, unless the user cancelled
+    /// or the model itself failed.
+    async fn on_end(mut self, ended: Ended) -> Result<Vec<&'c RunConfig>> {
+        let timed_out = matches!(ended, Ended::TimedOut(_));
+        if ended == Ended::Cancelled {
+            self.out.cancelled = true;
+        }
+        let Some(mut failure) = ended.failure("worker") else {
+            return Ok(Vec::new());
+        };
+        if timed_out {
+            failure
+                .message
+                .push_str("; a repetition this slow needs a larger --timeout");
+        }
+        let cancelled = failure.is_cancelled();
+        let result_status = if cancelled { "cancelled" } else { "failed" };
+        let store = self.ctx.store;
+
+        if let Some(cur) = self.current.take() {
+            let st = &mut self.states[cur.run];
+            let test = &st.config.tests[cur.test];
+            let headline = figures(test, &cur.samples)
+                .headline
+                .map(|f| (f.mean, f.stddev));
+            store
+                .finish_result(
+                    cur.result_id,
+                    result_status,
+                    Some(&failure.message),
+                    &cur.samples,
+                    headline,
+                )
+                .await?;
+            st.failure = Some(WorkerFailure::new(
+                failure.code.clone(),
+                format!("{}: {}", test.name(), failure.message),
+            ));
+            self.reporter.event(&BenchEvent::TestFinished {
+                run_id: st.run_id.expect("a test ran, so its run exists"),
+                test,
+                status: result_status,
+                error: Some(&failure.message),
+            });
+        }
+        // Runs the worker had started and not finished (the one in flight,
+        // or one between two of its tests) end with the worker's reason.
+        for st in self
+            .states
+            .iter_mut()
+            .filter(|s| s.run_id.is_some() && !s.finished)
+        {
+            st.failure.get_or_insert_with(|| failure.clone());
+            finish_run(store, st, Some(cancelled), &mut *self.reporter).await?;
+        }
+        if cancelled {
+            // Runs never started are not recorded: nothing was measured or tried.
+            return Ok(Vec::new());
+        }
+        if !self.states.iter().any(|s| s.run_id.is_some()) {
+            // The model itself failed (load error, crash while loading):
+            // every configuration of this load fails for the same reason,
+            // and a new worker would only fail again.
+            self.fail_unstarted(&failure).await?;
+            return Ok(Vec::new());
+        }
+        Ok(self
+            .states
+            .iter()
+            .filter(|s| s.run_id.is_none())
+            .map(|s| s.config)
+            .collect())
+    }
+
+    /// Record every run of a load that never started as failed with one
+    /// reason, so the refusal or load error is stored with its conditions.
+    async fn fail_unstarted(&mut self, failure: &WorkerFailure) -> Result<()> {
+        for st in self.states.iter_mut() {
+            let id = create_run(self.ctx, self.model, st.config, &self.facts).await?;
+            st.run_id = Some(id);
+            self.out.run_ids.push(id);
+            if self.rec.current_run().is_none() {
+                self.rec.run_started(id);
+            }
+            self.reporter.event(&BenchEvent::RunStarted {
+                run_id: id,
+                model: &self.model.info,
+                config: st.config,
+            });
+            st.failure = Some(failure.clone());
+            finish_run(self.ctx.store, st, Some(false), &mut *self.reporter).await?;
+        }
+        Ok(())
+    }
+}
+
+async fn create_run(
+    ctx: &BenchContext<'_>,
+    model: &PreparedModel,
+    config: &RunConfig,
+    facts: &WorkerFacts,
+) -> Result<i64> {
+    let id = ctx
+        .store
+        .create_run(&NewRun {
+            sweep_id: ctx.sweep_id,
+            machine_id: ctx.machine_id,
+            model_id: model.model_id,
+            config,
+        })
+        .await?;
+    ctx.store.set_worker_facts(id, facts).await?;
+    Ok(id)
+}
+
+/// Close a run: ok when every test passed, else failed (or cancelled) with
+/// its first failure.
+async fn finish_run(
+    store: &Store,
+    st: &mut RunState<'_>,
+    cancelled: Option<bool>,
+    reporter: &mut dyn Reporter,
+) -> Result<Flow> {
+    if st.finished {
+        return Ok(Flow::Continue);
+    }
+    st.finished = true;
+    let run_id = st.run_id.expect("only started runs are finished");
+    let status = match (&st.failure, cancelled) {
+        (_, Some(true)) => "cancelled",
+        (Some(_), _) => "failed",
+        (None, _) => "ok",
+    };
+    // The store keeps the code as its text.
+    let failure = st
+        .failure
+        .as_ref()
+        .map(|f| (f.code.as_str(), f.message.as_str()));
+    store.finish_run(run_id, status, failure, None).await?;
+    Ok(reporter.event(&BenchEvent::RunFinished {
+        run_id,
+        status,
+        error: failure.map(|f| f.1),
+    }))
+}

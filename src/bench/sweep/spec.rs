@@ -1,0 +1,128 @@
+//! What defines a sweep: where its levels come from, which levels, the
+//! benchmark plan and the quality settings. Stored as the sweep's
+//! `args_json` and hashed into its resume key.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::bench::plan::BenchRequest;
+use crate::quality;
+
+/// Where a sweep's levels come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// GGUF files of one model.
+    Files(Vec<PathBuf>),
+    /// Every GGUF file in a folder.
+    Dir(PathBuf),
+    /// One high-precision GGUF, quantised locally into the ladder.
+    From(PathBuf),
+    /// A Hugging Face repo: its levels are downloaded, then swept as files.
+    Repo(String),
+}
+
+impl Source {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Source::Files(_) => "files",
+            Source::Dir(_) => "dir",
+            Source::From(_) => "from",
+            Source::Repo(_) => "repo",
+        }
+    }
+}
+
+/// How quality is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct QualitySettings {
+    /// Tokens of text evaluated (rounded up to whole chunks).
+    pub tokens: u32,
+    /// Reference top-k kept per position; 0 keeps the whole vocabulary.
+    pub topk: u32,
+}
+
+impl QualitySettings {
+    pub fn n_chunks(&self) -> u32 {
+        quality::n_chunks(self.tokens)
+    }
+}
+
+/// Everything that defines a sweep; stored as its `args_json`, so
+/// `--resume ID` can run it again.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SweepSpec {
+    pub source: Source,
+    /// Canonical level names; `None` takes the default ladder (for `from`)
+    /// or every file (for `files` and `dir`).
+    pub levels: Option<Vec<String>>,
+    pub request: BenchRequest,
+    /// `None`: `--no-quality`.
+    pub quality: Option<QualitySettings>,
+}
+
+impl SweepSpec {
+    /// Identity of the work on this machine: the same key means the same
+    /// sweep, which is then resumed rather than started again.
+    pub fn resume_key(&self, machine_fingerprint: &str) -> String {
+        let mut h = Sha256::new();
+        h.update(serde_json::to_vec(&self.canonical()).expect("spec serialises"));
+        h.update(machine_fingerprint.as_bytes());
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The spec with absolute paths, so `./a.gguf` and `/x/a.gguf` match.
+    pub fn canonical(&self) -> SweepSpec {
+        let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let mut s = self.clone();
+        s.source = match &self.source {
+            Source::Files(f) => Source::Files(f.iter().map(|p| abs(p)).collect()),
+            Source::Dir(d) => Source::Dir(abs(d)),
+            Source::From(b) => Source::From(abs(b)),
+            Source::Repo(r) => Source::Repo(r.clone()),
+        };
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_spec_has_the_same_key_and_a_different_plan_another() {
+        let spec = SweepSpec {
+            source: Source::From("/nonexistent/base.gguf".into()),
+            levels: Some(vec!["Q8_0".into()]),
+            request: BenchRequest::defaults(2),
+            quality: Some(QualitySettings {
+                tokens: 2048,
+                topk: 64,
+            }),
+        };
+        let k = spec.resume_key("machine-a");
+        assert_eq!(k, spec.clone().resume_key("machine-a"));
+        assert_ne!(k, spec.resume_key("machine-b"), "another machine");
+        let mut other = spec.clone();
+        other.request.reps = 3;
+        assert_ne!(k, other.resume_key("machine-a"), "another plan");
+        let mut no_q = spec.clone();
+        no_q.quality = None;
+        assert_ne!(k, no_q.resume_key("machine-a"));
+    }
+
+    #[test]
+    fn specs_round_trip_through_json_for_resume() {
+        let spec = SweepSpec {
+            source: Source::Files(vec!["a.gguf".into(), "b.gguf".into()]),
+            levels: None,
+            request: BenchRequest::defaults(4),
+            quality: None,
+        };
+        let back: SweepSpec = serde_json::from_str(&serde_json::to_string(&spec).unwrap()).unwrap();
+        assert_eq!(back.source, spec.source);
+        assert_eq!(back.request.n_threads, [4]);
+    }
+}

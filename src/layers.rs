@@ -1,0 +1,132 @@
+//! The test that keeps the layers of the crate's top-level documentation
+//! true. It reads the numbered list under "# Layers" in `lib.rs`, then every
+//! source file, and fails on a `crate::` path that reaches a module listed
+//! later than the file's own, on a use of `engine` outside `worker`, and on
+//! a top-level module the list does not place. Reading the source text keeps
+//! the rule honest for paths written inline as well as in `use` lines.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The modules in layer order, bottom first, as `lib.rs` lists them.
+fn order(lib: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in lib.lines() {
+        let Some(doc) = line.strip_prefix("//!") else {
+            continue;
+        };
+        let doc = doc.trim();
+        if doc.starts_with('#') {
+            inside = doc == "# Layers";
+            continue;
+        }
+        // Only a numbered item's first line names modules: "3. `engine`, ...".
+        let numbered = doc.split_once(". ").filter(|(n, _)| n.parse::<u32>().is_ok());
+        if let (true, Some((_, rest))) = (inside, numbered) {
+            let names = rest.split(':').next().unwrap_or("");
+            out.extend(names.split('`').skip(1).step_by(2).map(str::to_string));
+        }
+    }
+    out
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("src is readable") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The top-level module a file belongs to: `src/bench/run.rs` is `bench`,
+/// `src/units.rs` is `units`; `lib.rs` and `main.rs` belong to none.
+fn module_of(src: &Path, file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(src).ok()?;
+    let first = rel.components().next()?.as_os_str().to_str()?;
+    let name = first.strip_suffix(".rs").unwrap_or(first);
+    (name != "lib" && name != "main").then(|| name.to_string())
+}
+
+/// Every `crate::name` in a line's code, comments left out.
+fn crate_paths(line: &str) -> Vec<&str> {
+    let code = line.split("//").next().unwrap_or("");
+    code.match_indices("crate::")
+        // `dyno_crate::x` or `some_crate::x` is not this crate.
+        .filter(|(i, _)| !code[..*i].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+        .map(|(i, m)| {
+            let rest = &code[i + m.len()..];
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            &rest[..end]
+        })
+        .collect()
+}
+
+#[test]
+fn no_module_reaches_up_the_layers() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).expect("lib.rs");
+    let order = order(&lib);
+    assert!(order.len() > 10, "lib.rs lists the layers: {order:?}");
+    let rank: HashMap<&str, usize> = order.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
+
+    let declared: Vec<&str> = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub mod ")?.strip_suffix(';'))
+        .collect();
+    let unplaced: Vec<&&str> = declared.iter().filter(|m| !rank.contains_key(**m)).collect();
+    assert!(unplaced.is_empty(), "modules missing from the layer list in lib.rs: {unplaced:?}");
+
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut wrong = Vec::new();
+    for file in &files {
+        let Some(module) = module_of(&src, file) else {
+            continue;
+        };
+        let Some(&own) = rank.get(module.as_str()) else {
+            continue; // `layers` itself, a test-only module
+        };
+        let text = std::fs::read_to_string(file).expect("source file");
+        for (n, line) in text.lines().enumerate() {
+            for used in crate_paths(line) {
+                let Some(&theirs) = rank.get(used) else {
+                    continue;
+                };
+                let why = if theirs > own {
+                    "reaches up the layers"
+                } else if used == "engine" && module != "engine" && module != "worker" {
+                    "uses the engine outside the worker process"
+                } else {
+                    continue;
+                };
+                wrong.push(format!(
+                    "{}:{}: {module} -> {used}: {why}: {}",
+                    file.strip_prefix(&src).unwrap_or(file).display(),
+                    n + 1,
+                    line.trim()
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports against the layer order in lib.rs:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_layer_reader_sees_paths_and_skips_comments() {
+    assert_eq!(crate_paths("use crate::vocab::{A, B};"), ["vocab"]);
+    assert_eq!(crate_paths("let x = crate::units::human_bytes(1); // crate::cli"), ["units"]);
+    assert!(crate_paths("use llama_cpp_2::model; // not crate::x").is_empty());
+    assert!(crate_paths("use some_crate::thing;").is_empty());
+    let lib = "//! # Layers\n//!\n//! 1. `a`, `b`: the bottom. `c` is\n//!    named, not placed.\n//! 2. `d`: top.\n//! # Other\n//! 3. `e`: no.\n";
+    assert_eq!(order(lib), ["a", "b", "d"]);
+}
