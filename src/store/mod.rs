@@ -762,6 +762,8 @@ fn process_alive(pid: i64) -> bool {
             return false;
         };
         // Signal 0 checks existence; EPERM means it exists under another user.
+        // SAFETY: kill takes plain integers and, with signal 0, sends
+        // nothing; it touches no memory of ours.
         let rc = unsafe { libc::kill(pid, 0) };
         rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
     }
