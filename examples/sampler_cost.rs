@@ -9,7 +9,10 @@
 use std::time::{Duration, Instant};
 
 fn cpu_time_s() -> f64 {
+    // SAFETY: rusage is a C struct of integers and timevals, for which
+    // all-zero bytes are a valid value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes one rusage into `ru`, a local of that type.
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     tv(ru.ru_utime) + tv(ru.ru_stime)

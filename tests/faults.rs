@@ -208,6 +208,8 @@ fn wait_gone(s: &Scratch) {
 fn ctrl_c_cancels_keeps_the_measured_test_and_leaves_no_worker() {
     let s = Scratch::new();
     let child = start_hanging_bench(&s);
+    // SAFETY: kill takes plain integers and touches no memory of ours; the
+    // child is still ours to wait for, so its pid cannot have been reused.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let o = child.wait_with_output().unwrap();
     assert_code(&o, 130);

@@ -368,6 +368,8 @@ fn a_failed_or_cancelled_quantisation_leaves_no_partial_file() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    // SAFETY: kill takes plain integers and touches no memory of ours; the
+    // child is still ours to wait for, so its pid cannot have been reused.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));

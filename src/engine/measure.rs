@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use super::llama::{Batch, Context, Model, Token};
 use super::EngineError;
-use crate::worker::protocol::{Job, Sample, TestKind};
+use crate::worker::protocol::{Job, Sample, TestKind, TestSpec};
 
 /// xorshift64*: a tiny deterministic generator for token ids. The ids only
 /// need to be valid and not repeat trivially; their values do not change the
@@ -98,8 +98,8 @@ fn argmax(logits: &[f32]) -> Option<Token> {
 /// Refuse to time a model whose output is garbage: corrupt weights (or a
 /// broken kernel) give NaN or infinite logits, and a speed measured on them
 /// means nothing. Checked outside the timed region.
-fn check_logits(ctx: &Context, model: &Model) -> Result<(), EngineError> {
-    let logits = ctx.logits(-1, model.n_vocab());
+fn check_logits(ctx: &Context) -> Result<(), EngineError> {
+    let logits = ctx.logits(-1);
     if logits.is_empty() || logits.iter().all(|x| x.is_finite()) {
         Ok(())
     } else {
@@ -145,82 +145,120 @@ pub fn run_job(
     ctx.clear();
 
     if warmup {
-        if t.n_prompt > 0 {
-            prompt(&mut ctx, model, t.n_prompt, n_batch, rng)?;
-        }
-        if t.n_gen > 0 {
-            gen(&mut ctx, model, 1, None, rng)?;
-        }
-        check_logits(&ctx, model)?;
+        warm_up(&mut ctx, model, t, n_batch, rng)?;
     }
 
     on_timed();
     for rep in 0..reps {
         ctx.clear();
         if t.n_depth > 0 {
-            let cached = cache.depth == t.n_depth
-                && !cache.state.is_empty()
-                && ctx.restore_seq0(&cache.state);
-            if !cached {
-                prompt(&mut ctx, model, t.n_depth, n_batch, rng)?;
-                cache.depth = t.n_depth;
-                cache.state = ctx.save_seq0();
-            }
+            fill_depth(&mut ctx, model, t.n_depth, n_batch, cache, rng)?;
         }
-        let sample = match t.kind {
-            TestKind::Prompt => {
-                let t0 = Instant::now();
-                prompt(&mut ctx, model, t.n_prompt, n_batch, rng)?;
-                let ns = elapsed_ns(t0);
-                Sample {
-                    total_ns: ns,
-                    prompt_ns: Some(ns),
-                    gen_ns: None,
-                    ttft_ns: None,
-                }
-            }
-            TestKind::Gen => {
-                let t0 = Instant::now();
-                gen(&mut ctx, model, t.n_gen, None, rng)?;
-                let ns = elapsed_ns(t0);
-                Sample {
-                    total_ns: ns,
-                    prompt_ns: None,
-                    gen_ns: Some(ns),
-                    ttft_ns: None,
-                }
-            }
-            TestKind::PromptGen => {
-                let t0 = Instant::now();
-                prompt(&mut ctx, model, t.n_prompt, n_batch, rng)?;
-                let prompt_ns = elapsed_ns(t0);
-                // The first token comes from the prefill's logits: sampling it
-                // (greedy here) ends the time to first token.
-                let first = argmax(ctx.logits(-1, model.n_vocab()));
-                let ttft_ns = elapsed_ns(t0);
-                let first = first.ok_or(EngineError::NonFinite)?;
-                let t1 = Instant::now();
-                gen(&mut ctx, model, t.n_gen, Some(first), rng)?;
-                let gen_ns = elapsed_ns(t1);
-                Sample {
-                    total_ns: elapsed_ns(t0),
-                    prompt_ns: Some(prompt_ns),
-                    gen_ns: Some(gen_ns),
-                    ttft_ns: Some(ttft_ns),
-                }
-            }
-            TestKind::Parallel => {
-                parallel(&mut ctx, model, t.n_prompt, t.n_gen, n_seq, n_batch, rng)?
-            }
-        };
+        let sample = timed_sample(&mut ctx, model, t, n_seq, n_batch, rng)?;
         if rep == 0 && !warmup {
             // No warm-up looked at the output: check it once here, before
             // the first figure is reported.
-            check_logits(&ctx, model)?;
+            check_logits(&ctx)?;
         }
         on_sample(rep, sample);
     }
     Ok(())
+}
+
+/// One untimed pp of the test's prompt length and one decoded token, then a
+/// look at the output (see [`check_logits`]).
+fn warm_up(
+    ctx: &mut Context,
+    model: &Model,
+    t: &TestSpec,
+    n_batch: u32,
+    rng: &mut Rng,
+) -> Result<(), EngineError> {
+    if t.n_prompt > 0 {
+        prompt(ctx, model, t.n_prompt, n_batch, rng)?;
+    }
+    if t.n_gen > 0 {
+        gen(ctx, model, 1, None, rng)?;
+    }
+    check_logits(ctx)
+}
+
+/// Bring sequence 0 to `depth` tokens before the clock starts: restored
+/// from `cache` when it holds that depth, else prefilled and saved there.
+fn fill_depth(
+    ctx: &mut Context,
+    model: &Model,
+    depth: u32,
+    n_batch: u32,
+    cache: &mut DepthCache,
+    rng: &mut Rng,
+) -> Result<(), EngineError> {
+    let cached = cache.depth == depth && !cache.state.is_empty() && ctx.restore_seq0(&cache.state);
+    if !cached {
+        prompt(ctx, model, depth, n_batch, rng)?;
+        cache.depth = depth;
+        cache.state = ctx.save_seq0();
+    }
+    Ok(())
+}
+
+/// One timed repetition of the test, from a cache already cleared (and
+/// filled to the test's depth). Only llama.cpp's work (and, for TTFT, the
+/// greedy pick of the first token) lies between a clock's start and stop:
+/// keep allocation, logging and checks out of them, or the figures stop
+/// agreeing with llama-bench's.
+fn timed_sample(
+    ctx: &mut Context,
+    model: &Model,
+    t: &TestSpec,
+    n_seq: u32,
+    n_batch: u32,
+    rng: &mut Rng,
+) -> Result<Sample, EngineError> {
+    Ok(match t.kind {
+        TestKind::Prompt => {
+            let t0 = Instant::now();
+            prompt(ctx, model, t.n_prompt, n_batch, rng)?;
+            let ns = elapsed_ns(t0);
+            Sample {
+                total_ns: ns,
+                prompt_ns: Some(ns),
+                gen_ns: None,
+                ttft_ns: None,
+            }
+        }
+        TestKind::Gen => {
+            let t0 = Instant::now();
+            gen(ctx, model, t.n_gen, None, rng)?;
+            let ns = elapsed_ns(t0);
+            Sample {
+                total_ns: ns,
+                prompt_ns: None,
+                gen_ns: Some(ns),
+                ttft_ns: None,
+            }
+        }
+        TestKind::PromptGen => {
+            let t0 = Instant::now();
+            prompt(ctx, model, t.n_prompt, n_batch, rng)?;
+            let prompt_ns = elapsed_ns(t0);
+            // The first token comes from the prefill's logits: sampling it
+            // (greedy here) ends the time to first token.
+            let first = argmax(ctx.logits(-1));
+            let ttft_ns = elapsed_ns(t0);
+            let first = first.ok_or(EngineError::NonFinite)?;
+            let t1 = Instant::now();
+            gen(ctx, model, t.n_gen, Some(first), rng)?;
+            let gen_ns = elapsed_ns(t1);
+            Sample {
+                total_ns: elapsed_ns(t0),
+                prompt_ns: Some(prompt_ns),
+                gen_ns: Some(gen_ns),
+                ttft_ns: Some(ttft_ns),
+            }
+        }
+        TestKind::Parallel => parallel(ctx, model, t.n_prompt, t.n_gen, n_seq, n_batch, rng)?,
+    })
 }
 
 /// `n_seq` sequences: prefill `n_prompt` tokens each (all sequences in one

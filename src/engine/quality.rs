@@ -64,7 +64,6 @@ pub fn evaluate(
 ) -> Result<(), EngineError> {
     let params = chunk_context(n_threads, chunk);
     let mut ctx = Context::new(model, &params, chunk, 1)?;
-    let n_vocab = model.n_vocab();
     let first = (chunk / 2) as usize;
     let mut batch = Batch::new(SCORED_BATCH, 1);
     for (ci, c) in tokens.chunks(chunk as usize).enumerate() {
@@ -81,7 +80,7 @@ pub fn evaluate(
             }
             ctx.decode_batch(&mut batch)?;
             for j in start..end {
-                let logits = ctx.logits((j - start) as i32, n_vocab);
+                let logits = ctx.logits((j - start) as i32);
                 if logits.iter().any(|x| !x.is_finite()) {
                     return Err(EngineError::NonFinite);
                 }

@@ -96,7 +96,9 @@ fn lock_blob(cache: &Path, repo: &str, sha: &str) -> Result<BlobLock> {
     #[cfg(unix)]
     {
         use std::os::unix::io::AsRawFd;
-        // SAFETY: flock on an fd we own; released when the file closes.
+        // SAFETY: `f` owns the descriptor and outlives the call; flock reads
+        // no memory of ours. The lock goes with the descriptor when
+        // `BlobLock` closes the file.
         if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             return Err(DynoError::BadInput(format!(
                 "another process is downloading {sha} into {} right now; wait for it to finish",
@@ -135,8 +137,9 @@ fn start_writeback(f: &std::fs::File, start: u64, len: u64) {
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::io::AsRawFd;
-        // SAFETY: an fd we own; the call only schedules I/O. Failure is
-        // harmless (the final fsync still runs).
+        // SAFETY: `f` owns the descriptor and outlives the call, which only
+        // schedules writeback of its pages and touches no memory of ours.
+        // Failure is harmless (the final fsync still runs).
         unsafe {
             libc::sync_file_range(
                 f.as_raw_fd(),

@@ -134,8 +134,11 @@ fn free_space(_dir: &Path) -> Option<u64> {
 fn free_space(dir: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs is a C struct of integers (and padding), for which
+    // all-zero bytes are a valid value.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is a valid NUL-terminated path and `st` a writable struct.
+    // SAFETY: `c` is a NUL-terminated path and `st` a struct of the type
+    // statvfs writes, both alive for the call.
     let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
     (rc == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
 }

@@ -159,6 +159,9 @@ pub async fn run(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // SAFETY: the closure runs in the forked child before exec, where only
+    // async-signal-safe calls are allowed: it makes two system calls
+    // (prctl, setpgid), allocates nothing and takes no lock.
     #[cfg(target_os = "linux")]
     unsafe {
         cmd.pre_exec(|| {

@@ -21,7 +21,10 @@ fn emit(ev: &Event) {
 }
 
 fn peak_rss_bytes() -> u64 {
+    // SAFETY: rusage is a C struct of integers and timevals, for which
+    // all-zero bytes are a valid value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes one rusage into `ru`, a local of that type.
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
         return 0;
     }
