@@ -2,7 +2,7 @@
 # GPU offload without a GPU: build Dyno with llama.cpp's Vulkan backend and
 # run it on Mesa's software Vulkan driver (lavapipe), which runs on the CPU.
 # Layers then really go to a Vulkan device, so the offload tests
-# (tests/offload.rs, module `vulkan`) check llama.cpp's own report that they
+# (tests/it/offload.rs, module `vulkan`) check llama.cpp's own report that they
 # did, and an offload sweep gives real numbers.
 #
 # Separate from CI (scripts/test.sh): it compiles llama.cpp a second time,
@@ -57,7 +57,7 @@ bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS"
 export VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
 export GGML_VK_VISIBLE_DEVICES=0
 
-cargo test --release -p dyno --features vulkan --test offload -- --test-threads=1
+cargo test --release -p dyno --features vulkan --test it -- --test-threads=1 offload::
 [ "${1:-}" = test ] && exit 0
 
 dyno="$CARGO_TARGET_DIR/release/dyno"

@@ -5,11 +5,9 @@
 //! and removed again without touching the files. Also where exports may be
 //! written: the right extension, and no file replaced without `--force`.
 
-mod common;
-
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 /// `dyno` that sees only the places added here, not this machine's caches.
 fn isolated(s: &Scratch) -> impl Fn() -> Command + '_ {
@@ -183,17 +181,7 @@ fn unusable_places_are_refused_with_what_to_do() {
 #[test]
 fn exports_need_the_formats_extension_and_force_to_replace() {
     let s = Scratch::new();
-    let o = s.run(&[
-        "bench",
-        model(SMOL).to_str().unwrap(),
-        "-p",
-        "16",
-        "-n",
-        "4",
-        "-r",
-        "1",
-        "--json",
-    ]);
+    let o = s.bench("-p 16 -n 4 -r 1 --json");
     assert_code(&o, 0);
     let id = json(&o)["runs"][0]["run_id"].to_string();
 

@@ -3,31 +3,16 @@
 //! recorded with the reason, what was measured is kept, and the benchmark
 //! goes on.
 
-mod common;
-
-use std::path::Path;
+use std::ffi::OsString;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 
-fn smol_args(model: &Path, extra: &[&str]) -> Vec<String> {
-    let mut v: Vec<String> = [
-        "bench",
-        model.to_str().unwrap(),
-        "-p",
-        "16",
-        "-n",
-        "4",
-        "-r",
-        "1",
-        "--json",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    v.extend(extra.iter().map(|s| s.to_string()));
-    v
+/// A short bench of SmolLM2 (pp16 and tg4, one repetition each), then
+/// `extra`.
+fn smol_args(extra: &str) -> Vec<OsString> {
+    argv(&format!("bench SMOL -p 16 -n 4 -r 1 --json {extra}"))
 }
 
 #[test]
@@ -37,7 +22,7 @@ fn abort_mid_run_fails_that_run_and_the_next_runs_on_a_fresh_worker() {
         .dyno()
         .env("DYNO_TEST_FAULT", "abort@job:1")
         .env("DYNO_TEST_FAULT_ONCE", s.path("fired"))
-        .args(smol_args(&model(SMOL), &["-t", "1,2"]))
+        .args(smol_args("-t 1,2"))
         .output()
         .unwrap();
     assert_code(&o, 1);
@@ -73,7 +58,7 @@ fn segfault_while_loading_fails_the_model_and_the_next_model_runs() {
         .dyno()
         .env("DYNO_TEST_FAULT", "segv@load")
         .env("DYNO_TEST_FAULT_ONCE", s.path("fired"))
-        .args(smol_args(&model(SMOL), &[model(GEMMA).to_str().unwrap()]))
+        .args(smol_args("GEMMA"))
         .output()
         .unwrap();
     assert_code(&o, 1);
@@ -101,7 +86,7 @@ fn a_hung_worker_is_killed_after_the_timeout() {
         .env("DYNO_TEST_FAULT", "hang@job:1")
         // Long enough that a healthy load or test on a busy 2-core machine
         // (the suite runs tests in parallel) is never taken for a hang.
-        .args(smol_args(&model(SMOL), &["--timeout", "15"]))
+        .args(smol_args("--timeout 15"))
         .output()
         .unwrap();
     assert_code(&o, 1);
@@ -144,7 +129,7 @@ fn start_hanging_bench(s: &Scratch) -> Child {
     let mut child = s
         .dyno()
         .env("DYNO_TEST_FAULT", "hang@job:1")
-        .args(smol_args(&model(SMOL), &[]))
+        .args(smol_args(""))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -272,9 +257,7 @@ fn killed_mid_test(hold: bool) -> serde_json::Value {
     }
     let mut child = cmd
         .env("DYNO_TEST_FAULT", "hang@sample:1:0")
-        .arg("bench")
-        .arg(model(SMOL))
-        .args(["-p", "16", "-n", "4", "-r", "3", "--json"])
+        .args(argv("bench SMOL -p 16 -n 4 -r 3 --json"))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -310,20 +293,17 @@ fn a_test_that_cannot_fit_fails_alone_and_the_run_goes_on() {
     // check refuses that test before llama.cpp is asked; with the check off,
     // llama.cpp cannot allocate the context and says so. Either way the
     // worker reports that test as failed and runs the next one.
-    for (extra, says) in [(None, "KV cache"), (Some("--no-memory-check"), "context")] {
-        let mut args = vec!["-d", "10000000,0"];
-        args.extend(extra);
-        a_test_fails_alone(&args, says);
+    for (extra, says) in [
+        ("-d 10000000,0", "KV cache"),
+        ("-d 10000000,0 --no-memory-check", "context"),
+    ] {
+        a_test_fails_alone(extra, says);
     }
 }
 
-fn a_test_fails_alone(extra: &[&str], says: &str) {
+fn a_test_fails_alone(extra: &str, says: &str) {
     let s = Scratch::new();
-    let o = s
-        .dyno()
-        .args(smol_args(&model(SMOL), extra))
-        .output()
-        .unwrap();
+    let o = s.dyno().args(smol_args(extra)).output().unwrap();
     assert_code(&o, 1);
     let j = json(&o);
     let r = &j["runs"][0];
@@ -359,7 +339,7 @@ fn a_model_too_big_for_free_memory_is_refused_before_loading() {
     let o = s
         .dyno()
         .env("DYNO_MEMORY_LIMIT", "100M")
-        .args(smol_args(&model(SMOL), &[]))
+        .args(smol_args(""))
         .output()
         .unwrap();
     assert_code(&o, 2);
@@ -385,7 +365,7 @@ fn a_model_too_big_for_free_memory_is_refused_before_loading() {
     let o = s
         .dyno()
         .env("DYNO_MEMORY_LIMIT", "100M")
-        .args(smol_args(&model(SMOL), &["--no-memory-check"]))
+        .args(smol_args("--no-memory-check"))
         .output()
         .unwrap();
     assert_code(&o, 0);
@@ -394,7 +374,7 @@ fn a_model_too_big_for_free_memory_is_refused_before_loading() {
     let o = s
         .dyno()
         .env("DYNO_MEMORY_LIMIT", "lots")
-        .args(smol_args(&model(SMOL), &[]))
+        .args(smol_args(""))
         .output()
         .unwrap();
     assert_code(&o, 2);
@@ -408,26 +388,8 @@ fn a_model_too_big_for_free_memory_is_refused_before_loading() {
 }
 
 /// `dyno sweep` over two levels quantised from SmolLM2, measured Q8_0 first.
-fn sweep_args() -> Vec<String> {
-    let smol = model(SMOL);
-    [
-        "sweep",
-        "--from",
-        smol.to_str().unwrap(),
-        "--levels",
-        "q8_0,q4_0",
-        "--no-quality",
-        "-p",
-        "16",
-        "-n",
-        "4",
-        "-r",
-        "1",
-        "--json",
-    ]
-    .iter()
-    .map(|a| a.to_string())
-    .collect()
+fn sweep_args() -> Vec<OsString> {
+    argv("sweep --from SMOL --levels q8_0,q4_0 --no-quality -p 16 -n 4 -r 1 --json")
 }
 
 #[test]

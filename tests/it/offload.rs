@@ -8,9 +8,7 @@
 //! there, layers really run on a Vulkan device, and llama.cpp's own load
 //! report must say so.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn smol() -> String {

@@ -2,9 +2,7 @@
 //! and says what to do. Nothing panics and no run is started for a file the
 //! header check can reject.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 /// Run `dyno bench` on `path` and return its stderr, checking exit code 2.
 fn bench_fails(s: &Scratch, path: &std::path::Path, extra: &[&str]) -> String {
@@ -200,17 +198,7 @@ fn a_corpus_of_malformed_models_is_rejected_one_line_each_without_damage() {
     let s = Scratch::new();
     let real = std::fs::read(model(SMOL)).unwrap();
     // A stored run first, to prove bad input never touches what is there.
-    let o = s.run(&[
-        "bench",
-        model(SMOL).to_str().unwrap(),
-        "-p",
-        "8",
-        "-n",
-        "2",
-        "-r",
-        "1",
-        "--no-telemetry",
-    ]);
+    let o = s.bench("-p 8 -n 2 -r 1 --no-telemetry");
     assert_code(&o, 0);
 
     // Where the first tensor's description sits: its name, then n_dims (u32),
@@ -340,30 +328,17 @@ fn a_corpus_of_malformed_models_is_rejected_one_line_each_without_damage() {
 #[test]
 fn two_processes_write_one_database_at_once() {
     let s = Scratch::new();
-    let m = model(SMOL);
-    let args = [
-        "bench",
-        m.to_str().unwrap(),
-        "-p",
-        "16,32",
-        "-n",
-        "4",
-        "-r",
-        "2",
-        "-t",
-        "1",
-        "--json",
-    ];
+    let args = argv("bench SMOL -p 16,32 -n 4 -r 2 -t 1 --json");
     let a = s
         .dyno()
-        .args(args)
+        .args(&args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let b = s
         .dyno()
-        .args(args)
+        .args(&args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -3,9 +3,7 @@
 //! and `dyno presets` says what each measures and how long it should take,
 //! learning the time from this machine's stored runs.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn a_preset_runs_its_plan_and_estimates_learn_from_stored_runs() {
@@ -37,7 +35,7 @@ fn a_preset_runs_its_plan_and_estimates_learn_from_stored_runs() {
         assert!(0.0 < lo && lo < mid && mid < hi, "{e}");
     }
 
-    let o = s.run(&["bench", smol, "--preset", "quick", "--json"]);
+    let o = s.bench("--preset quick --json");
     assert_code(&o, 0);
     let run = &json(&o)["runs"][0];
     let tests: Vec<(&str, u64)> = run["results"]
@@ -64,11 +62,8 @@ fn a_preset_runs_its_plan_and_estimates_learn_from_stored_runs() {
 #[test]
 fn a_preset_cannot_be_mixed_with_the_options_it_sets() {
     let s = Scratch::new();
-    let smol = model(SMOL);
-    for extra in [["-p", "64"], ["-r", "2"], ["-n", "8"]] {
-        let mut args = vec!["bench", smol.to_str().unwrap(), "--preset", "quick"];
-        args.extend(extra);
-        let o = s.run(&args);
+    for extra in ["-p 64", "-r 2", "-n 8"] {
+        let o = s.bench(&format!("--preset quick {extra}"));
         assert_code(&o, 2);
         assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
     }

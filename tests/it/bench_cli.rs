@@ -1,9 +1,9 @@
 //! `dyno bench` end to end: the real binary, real llama.cpp, the real
-//! SmolLM2-135M and gemma-3-270m models, and a real SQLite file.
+//! SmolLM2-135M and gemma-3-270m models, and a real SQLite file. Also the
+//! size column as llama-bench prints it, and more parallel sequences than a
+//! batch holds.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 const SMOL_SHA256: &str = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
@@ -31,29 +31,7 @@ fn check_figures(name: &str, fig: &Value, reps: usize) {
 fn bench_json_has_every_test_figure_and_condition() {
     let s = Scratch::new();
     let model = model(SMOL);
-    let o = s.run(&[
-        "bench",
-        model.to_str().unwrap(),
-        "-p",
-        "32",
-        "-n",
-        "8",
-        "--pg",
-        "16,4",
-        "-d",
-        "0,16",
-        "--npl",
-        "2",
-        "--npp",
-        "8",
-        "--ntg",
-        "4",
-        "-r",
-        "2",
-        "-t",
-        "2",
-        "--json",
-    ]);
+    let o = s.bench("-p 32 -n 8 --pg 16,4 -d 0,16 --npl 2 --npp 8 --ntg 4 -r 2 -t 2 --json");
     assert_code(&o, 0);
     let j = json(&o);
     assert_eq!(j["schema_version"], 1);
@@ -242,22 +220,7 @@ fn bench_json_has_every_test_figure_and_condition() {
 #[test]
 fn context_lists_share_a_load_and_model_lists_reload() {
     let s = Scratch::new();
-    let model = model(SMOL);
-    let o = s.run(&[
-        "bench",
-        model.to_str().unwrap(),
-        "-p",
-        "16",
-        "-n",
-        "4",
-        "-r",
-        "1",
-        "-t",
-        "1,2",
-        "--mmap",
-        "1,0",
-        "--json",
-    ]);
+    let o = s.bench("-p 16 -n 4 -r 1 -t 1,2 --mmap 1,0 --json");
     assert_code(&o, 0);
     let j = json(&o);
     let runs = j["runs"].as_array().unwrap();
@@ -285,24 +248,12 @@ fn context_lists_share_a_load_and_model_lists_reload() {
 fn table_is_llama_bench_shaped_and_db_flag_is_honoured() {
     let s = Scratch::new();
     let db = s.path("flag.db");
-    let model = model(SMOL);
     let o = s
         .dyno()
         .env_remove("DYNO_DB")
-        .args([
-            "--db",
-            db.to_str().unwrap(),
-            "bench",
-            model.to_str().unwrap(),
-            "-p",
-            "16",
-            "-n",
-            "4",
-            "--pg",
-            "8,2",
-            "-r",
-            "1",
-        ])
+        .arg("--db")
+        .arg(&db)
+        .args(argv("bench SMOL -p 16 -n 4 --pg 8,2 -r 1"))
         .output()
         .unwrap();
     assert_code(&o, 0);
@@ -329,18 +280,7 @@ fn table_is_llama_bench_shaped_and_db_flag_is_honoured() {
 #[test]
 fn gemma_runs_through_the_same_path() {
     let s = Scratch::new();
-    let model = model(GEMMA);
-    let o = s.run(&[
-        "bench",
-        model.to_str().unwrap(),
-        "-p",
-        "16",
-        "-n",
-        "4",
-        "-r",
-        "2",
-        "--json",
-    ]);
+    let o = s.run_line("bench GEMMA -p 16 -n 4 -r 2 --json");
     assert_code(&o, 0);
     let j = json(&o);
     let r = &j["runs"][0];
@@ -352,4 +292,54 @@ fn gemma_runs_through_the_same_path() {
         "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
     );
     assert!(f(&r["results"][1]["mean_tokens_per_s"]) > 0.0);
+}
+
+/// The size `dyno bench` prints is llama-bench's: the bytes of the model's
+/// tensors, not the file's (which adds the GGUF header and metadata).
+#[test]
+fn the_gemma_table_shows_the_weight_size_as_llama_bench_does() {
+    let s = Scratch::new();
+    let o = s.run_line("bench GEMMA -p 8 -n 2 -r 1 --no-telemetry");
+    assert_code(&o, 0);
+    let table = stdout(&o);
+    // llama-bench: "| gemma3 270M Q4_K - Medium | 235.16 MiB | 268.10 M | ..."
+    assert!(table.contains(" 235.16 MiB "), "{table}");
+    assert!(
+        !table.contains("241.39 MiB"),
+        "the file size is shown as the size: {table}"
+    );
+}
+
+/// Issue K5: more parallel sequences than `-b` tokens per batch. One decode
+/// step of 64 sequences is 64 tokens, past llama.cpp's `n_batch` of 32,
+/// which used to trip its `n_tokens_all <= n_batch` assert and abort the
+/// worker.
+///
+/// Kept short (2 + 2 tokens, no warm-up): llama.cpp gives each of the 64
+/// sequences at least 256 cells of KV cache, so every chunk attends over
+/// 16 K cells and even this takes seconds on two cores.
+#[test]
+fn more_sequences_than_the_batch_size_are_decoded_in_chunks() {
+    let s = Scratch::new();
+    let o = s.bench("-p 0 -n 0 --npl 64 --npp 2 --ntg 2 -b 32 -r 1 --no-warmup --json");
+    assert_code(&o, 0);
+    let j = json(&o);
+    let r = &j["runs"][0];
+    assert_eq!(r["status"], "ok", "{r}");
+    let results = r["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{results:?}");
+    let par = &results[0];
+    assert_eq!(par["test"], "pp2+tg2@npl64");
+    assert_eq!(par["status"], "ok", "{par}");
+    assert_eq!(par["n_parallel"], 64);
+    let total = samples(&par["decode_tokens_per_s"]["samples"]);
+    let per_seq = samples(&par["decode_per_sequence_tokens_per_s"]["samples"]);
+    assert_eq!((total.len(), per_seq.len()), (1, 1));
+    assert!(per_seq[0] > 0.0 && per_seq[0].is_finite(), "{per_seq:?}");
+    assert!(
+        (total[0] - 64.0 * per_seq[0]).abs() < 1e-6 * total[0],
+        "total {total:?} != 64 x {per_seq:?}"
+    );
+    let prefill = samples(&par["prefill_tokens_per_s"]["samples"]);
+    assert!(prefill[0] > 0.0 && prefill[0].is_finite(), "{prefill:?}");
 }

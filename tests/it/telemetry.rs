@@ -2,26 +2,11 @@
 //! real model. This machine has no GPU and (usually) no readable RAPL, so
 //! those fields must come back null with the reason, never as an error.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
-fn bench(s: &Scratch, extra: &[&str]) -> Value {
-    let m = model(SMOL);
-    let mut args = vec![
-        "bench",
-        m.to_str().unwrap(),
-        "-p",
-        "64",
-        "-n",
-        "16",
-        "-r",
-        "3",
-        "--json",
-    ];
-    args.extend_from_slice(extra);
-    let o = s.run(&args);
+fn bench(s: &Scratch, extra: &str) -> Value {
+    let o = s.bench(&format!("-p 64 -n 16 -r 3 --json {extra}"));
     assert_code(&o, 0);
     json(&o)
 }
@@ -29,7 +14,7 @@ fn bench(s: &Scratch, extra: &[&str]) -> Value {
 #[test]
 fn every_run_carries_telemetry_and_decode_carries_the_roofline() {
     let s = Scratch::new();
-    let j = bench(&s, &[]);
+    let j = bench(&s, "");
     let bw = j["machine"]["memory_bandwidth_bytes_per_s"]
         .as_f64()
         .unwrap();
@@ -148,16 +133,7 @@ fn every_run_carries_telemetry_and_decode_carries_the_roofline() {
         .all(|(id, _)| id.is_some()));
     assert!(rows.windows(2).all(|w| w[1].1.t_ms >= w[0].1.t_ms));
 
-    let o = s.run(&[
-        "bench",
-        model(SMOL).to_str().unwrap(),
-        "-p",
-        "16",
-        "-n",
-        "4",
-        "-r",
-        "1",
-    ]);
+    let o = s.bench("-p 16 -n 4 -r 1");
     assert_code(&o, 0);
     assert!(
         stdout(&o).lines().next().unwrap().contains("roofline"),
@@ -169,7 +145,7 @@ fn every_run_carries_telemetry_and_decode_carries_the_roofline() {
 #[test]
 fn telemetry_can_be_switched_off() {
     let s = Scratch::new();
-    let j = bench(&s, &["--no-telemetry"]);
+    let j = bench(&s, "--no-telemetry");
     let r = &j["runs"][0];
     assert!(r["telemetry"].is_null());
     assert!(r["results"][0]["telemetry"].is_null());

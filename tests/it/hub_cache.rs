@@ -4,15 +4,11 @@
 //! time Dyno meets it and downloaded again, and a blob that changed after it
 //! was checked is checked again.
 
-mod common;
-#[path = "fixtures/fake_hub.rs"]
-mod fake_hub;
-
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
-use common::*;
-use fake_hub::{Body, FakeHub, RepoSpec};
+use crate::common::*;
+use crate::fake_hub::{Body, FakeHub, RepoSpec};
 
 const REPO: &str = "org/k2-GGUF";
 const FILE: &str = "k2-Q8_0.gguf";
@@ -31,26 +27,11 @@ fn hub() -> FakeHub {
     }])
 }
 
-/// `dyno` with a private HOME and HF cache, no ambient token or endpoint.
-fn dyno(s: &Scratch, hub: &FakeHub) -> Command {
-    let mut c = s.dyno();
-    c.env("HOME", s.path("home"))
-        .env("HF_HOME", s.path("hf"))
-        .env("HF_ENDPOINT", &hub.url)
-        .env("DYNO_CACHE_DIR", s.path("cache"))
-        .env_remove("HF_TOKEN")
-        .env_remove("HUGGING_FACE_HUB_TOKEN")
-        .env_remove("HF_TOKEN_PATH")
-        .env_remove("HF_HUB_CACHE")
-        .env_remove("XDG_CACHE_HOME");
-    c
-}
-
 fn pull(s: &Scratch, hub: &FakeHub) -> Output {
-    dyno(s, hub)
-        .args(["hub", "pull", REPO, "--file", FILE, "--json"])
-        .output()
-        .expect("dyno runs")
+    run(
+        s.hub_dyno(&hub.url),
+        &["hub", "pull", REPO, "--file", FILE, "--json"],
+    )
 }
 
 fn blob(s: &Scratch, hub: &FakeHub) -> PathBuf {

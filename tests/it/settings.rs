@@ -6,15 +6,11 @@
 //! and a cancelled download's partial file is discarded, so the next pull
 //! starts from the beginning.
 
-mod common;
-#[path = "fixtures/fake_hub.rs"]
-mod fake_hub;
-
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-use common::*;
-use fake_hub::{Body, FakeHub, RepoSpec};
+use crate::common::*;
+use crate::fake_hub::{Body, FakeHub, RepoSpec};
 
 const REPO: &str = "org/tiny-GGUF";
 const FILE: &str = "tiny-Q8_0.gguf";
@@ -42,10 +38,6 @@ fn dyno(s: &Scratch) -> Command {
         .env_remove("HF_HUB_CACHE")
         .env_remove("XDG_CACHE_HOME");
     c
-}
-
-fn run(mut c: Command, args: &[&str]) -> Output {
-    c.args(args).output().expect("dyno runs")
 }
 
 fn settings(s: &Scratch) -> serde_json::Value {

@@ -2,22 +2,15 @@
 //! quantisation, quality against the reference, resume, a failing level,
 //! and cancel cleaning up partial files.
 
-mod common;
-
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 
-/// A small plan: the test is about the sweep, not the timings.
-const SMALL: [&str; 8] = ["-p", "32", "-n", "8", "-r", "1", "-t", "2"];
-
-fn sweep_args(extra: &[&str]) -> Vec<String> {
-    let mut v = vec!["sweep".to_string()];
-    v.extend(SMALL.iter().map(|s| s.to_string()));
-    v.extend(extra.iter().map(|s| s.to_string()));
-    v
+/// `dyno sweep` with a small plan (the test is about the sweep, not the
+/// timings), then `extra`.
+fn sweep_args(extra: &str) -> Vec<OsString> {
+    argv(&format!("sweep -p 32 -n 8 -r 1 -t 2 {extra}"))
 }
 
 fn files_under(dir: &Path) -> Vec<PathBuf> {
@@ -39,19 +32,12 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 fn a_local_sweep_quantises_measures_and_kld_grows_as_bits_drop() {
     let s = Scratch::new();
     let cache = s.path("cache");
-    let smol = model(SMOL);
     let o = s
         .dyno()
         .env("DYNO_CACHE_DIR", &cache)
-        .args(sweep_args(&[
-            "--from",
-            smol.to_str().unwrap(),
-            "--levels",
-            "q4_0,F16,q8_0",
-            "--quality-tokens",
-            "512",
-            "--json",
-        ]))
+        .args(sweep_args(
+            "--from SMOL --levels q4_0,F16,q8_0 --quality-tokens 512 --json",
+        ))
         .output()
         .unwrap();
     assert_code(&o, 0);
@@ -148,17 +134,9 @@ fn a_local_sweep_quantises_measures_and_kld_grows_as_bits_drop() {
     let exact = s
         .dyno()
         .env("DYNO_CACHE_DIR", &cache)
-        .args(sweep_args(&[
-            "--from",
-            smol.to_str().unwrap(),
-            "--levels",
-            "q4_0",
-            "--quality-tokens",
-            "512",
-            "--quality-topk",
-            "0",
-            "--json",
-        ]))
+        .args(sweep_args(
+            "--from SMOL --levels q4_0 --quality-tokens 512 --quality-topk 0 --json",
+        ))
         .output()
         .unwrap();
     assert_code(&exact, 0);
@@ -180,19 +158,14 @@ fn a_local_sweep_quantises_measures_and_kld_grows_as_bits_drop() {
     );
 }
 
+// The tests that crash a worker or the quantizer need a build that acts on
+// DYNO_TEST_FAULT (`--features test-faults`, as scripts/test.sh builds).
+#[cfg(feature = "test-faults")]
 #[test]
 fn running_a_sweep_again_skips_levels_already_measured() {
     let s = Scratch::new();
     let cache = s.path("cache");
-    let smol = model(SMOL);
-    let args = sweep_args(&[
-        "--from",
-        smol.to_str().unwrap(),
-        "--levels",
-        "q8_0,q4_0",
-        "--no-quality",
-        "--json",
-    ]);
+    let args = sweep_args("--from SMOL --levels q8_0,q4_0 --no-quality --json");
     // The first worker to load a model crashes: Q8_0 fails, Q4_0 runs.
     let first = s
         .dyno()
@@ -305,11 +278,14 @@ fn a_corrupt_file_among_the_levels_fails_alone() {
     assert!(card.contains("failed: "), "{card}");
 }
 
+#[cfg(feature = "test-faults")]
 #[test]
 fn a_failed_or_cancelled_quantisation_leaves_no_partial_file() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
     let s = Scratch::new();
     let cache = s.path("cache");
-    let smol = model(SMOL);
     // The quantizer dies after writing: that level fails, its half-made
     // file is deleted, and the next level is made and measured.
     let o = s
@@ -317,14 +293,9 @@ fn a_failed_or_cancelled_quantisation_leaves_no_partial_file() {
         .env("DYNO_CACHE_DIR", &cache)
         .env("DYNO_TEST_FAULT", "abort@quantized")
         .env("DYNO_TEST_FAULT_ONCE", s.path("fired"))
-        .args(sweep_args(&[
-            "--from",
-            smol.to_str().unwrap(),
-            "--levels",
-            "q8_0,q4_0",
-            "--no-quality",
-            "--json",
-        ]))
+        .args(sweep_args(
+            "--from SMOL --levels q8_0,q4_0 --no-quality --json",
+        ))
         .output()
         .unwrap();
     assert_code(&o, 1);
@@ -343,13 +314,7 @@ fn a_failed_or_cancelled_quantisation_leaves_no_partial_file() {
         .dyno()
         .env("DYNO_CACHE_DIR", &cache2)
         .env("DYNO_TEST_FAULT", "hang@quantized")
-        .args(sweep_args(&[
-            "--from",
-            smol.to_str().unwrap(),
-            "--levels",
-            "q8_0",
-            "--no-quality",
-        ]))
+        .args(sweep_args("--from SMOL --levels q8_0 --no-quality"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -391,16 +356,10 @@ fn a_failed_or_cancelled_quantisation_leaves_no_partial_file() {
 fn a_level_the_disk_has_no_room_for_fails_alone_with_nothing_half_made() {
     let s = Scratch::new();
     let cache = s.path("cache");
-    let smol = model(SMOL);
     let mut c = s.dyno();
-    c.env("DYNO_CACHE_DIR", &cache).args(sweep_args(&[
-        "--from",
-        smol.to_str().unwrap(),
-        "--levels",
-        "q8_0,q4_1",
-        "--no-quality",
-        "--json",
-    ]));
+    c.env("DYNO_CACHE_DIR", &cache).args(sweep_args(
+        "--from SMOL --levels q8_0,q4_1 --no-quality --json",
+    ));
     // Q8_0 of SmolLM2 is about 140 MB; the cache gets 40 MiB.
     let (o, left) = on_small_disk(&c, &cache, "40m");
     assert_code(&o, 1);

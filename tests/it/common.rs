@@ -1,7 +1,11 @@
 //! Shared helpers for the integration tests: run the real `dyno` binary
 //! against the real test models, each test with its own SQLite file.
-#![allow(dead_code)] // each test file uses a different subset
+//!
+//! Commands are written the way one types them, `s.bench("-p 16 -n 4
+//! --json")` or `argv("sweep --from SMOL --levels q8_0 --json")`, so a test
+//! reads as the command it runs and the model path is inserted in one place.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -56,6 +60,51 @@ impl Scratch {
     pub fn run(&self, args: &[&str]) -> Output {
         self.dyno().args(args).output().expect("dyno runs")
     }
+    /// `dyno` against the hub at `endpoint` (a fake hub's URL), with a
+    /// private HOME, HF home and quantisation cache, and none of this
+    /// machine's tokens, caches or Ollama models.
+    pub fn hub_dyno(&self, endpoint: &str) -> Command {
+        let mut c = self.dyno();
+        c.env("HOME", self.path("home"))
+            .env("HF_HOME", self.path("hf"))
+            .env("HF_ENDPOINT", endpoint)
+            .env("DYNO_CACHE_DIR", self.path("cache"))
+            .env_remove("HF_TOKEN")
+            .env_remove("HUGGING_FACE_HUB_TOKEN")
+            .env_remove("HF_TOKEN_PATH")
+            .env_remove("HF_HUB_CACHE")
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("OLLAMA_MODELS");
+        c
+    }
+    /// `dyno` with the arguments of `line`, as [`argv`] reads it.
+    pub fn run_line(&self, line: &str) -> Output {
+        self.dyno().args(argv(line)).output().expect("dyno runs")
+    }
+    /// `dyno bench` of SmolLM2 with the options in `opts`: the benchmark most
+    /// tests run, `s.bench("-p 16 -n 4 -r 1 --json")`.
+    pub fn bench(&self, opts: &str) -> Output {
+        self.run_line(&format!("bench SMOL {opts}"))
+    }
+}
+
+/// The arguments of a `dyno` command written as one line: split on
+/// whitespace, with the words `SMOL` and `GEMMA` standing for the paths of
+/// those test models (each one argument, whatever characters the path
+/// holds). No quoting: an argument with a space is passed on its own.
+pub fn argv(line: &str) -> Vec<OsString> {
+    line.split_whitespace()
+        .map(|word| match word {
+            "SMOL" => model(SMOL).into_os_string(),
+            "GEMMA" => model(GEMMA).into_os_string(),
+            _ => OsString::from(word),
+        })
+        .collect()
+}
+
+/// Run `c` (a `dyno` set up by the test) with `args`.
+pub fn run(mut c: Command, args: &[&str]) -> Output {
+    c.args(args).output().expect("dyno runs")
 }
 
 pub fn stdout(o: &Output) -> String {

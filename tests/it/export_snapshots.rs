@@ -8,7 +8,7 @@ use dyno::report::import::parse;
 use dyno::report::sweep::{markdown as sweep_markdown, SweepReport};
 
 fn fixture() -> &'static str {
-    include_str!("fixtures/sweep-export.json")
+    include_str!("../fixtures/sweep-export.json")
 }
 
 #[test]

@@ -3,27 +3,12 @@
 //! counterpart (not only the first per level), a run meets the sweep level
 //! of its own quant, and whatever has no counterpart is named with why.
 
-mod common;
+use crate::common::*;
 
-use common::*;
-
-fn sweep(s: &Scratch, extra: &[&str]) -> String {
-    let m = model(SMOL);
-    let mut args = vec![
-        "sweep",
-        "--files",
-        m.to_str().unwrap(),
-        "-p",
-        "16",
-        "-n",
-        "4",
-        "-r",
-        "2",
-        "--no-quality",
-        "--json",
-    ];
-    args.extend(extra);
-    let o = s.run(&args);
+fn sweep(s: &Scratch, extra: &str) -> String {
+    let o = s.run_line(&format!(
+        "sweep --files SMOL -p 16 -n 4 -r 2 --no-quality --json {extra}"
+    ));
     assert_code(&o, 0);
     format!("sweep:{}", json(&o)["sweep_id"])
 }
@@ -31,7 +16,7 @@ fn sweep(s: &Scratch, extra: &[&str]) -> String {
 #[test]
 fn every_configuration_of_a_sweep_is_compared_with_its_own() {
     let s = Scratch::new();
-    let a = sweep(&s, &["-t", "1,2"]);
+    let a = sweep(&s, "-t 1,2");
     let o = s.run(&["compare", &a, &a, "--json"]);
     assert_code(&o, 0);
     let c = json(&o);
@@ -54,36 +39,11 @@ fn every_configuration_of_a_sweep_is_compared_with_its_own() {
 #[test]
 fn a_run_meets_its_own_level_of_a_sweep_and_the_rest_is_named() {
     let s = Scratch::new();
-    let m = model(SMOL);
     // A sweep of the Q4_1 file and a Q8_0 made from it.
-    let o = s.run(&[
-        "sweep",
-        "--from",
-        m.to_str().unwrap(),
-        "--levels",
-        "Q4_1,Q8_0",
-        "-p",
-        "16",
-        "-n",
-        "4",
-        "-r",
-        "2",
-        "--no-quality",
-        "--json",
-    ]);
+    let o = s.run_line("sweep --from SMOL --levels Q4_1,Q8_0 -p 16 -n 4 -r 2 --no-quality --json");
     assert_code(&o, 0);
     let sw = format!("sweep:{}", json(&o)["sweep_id"]);
-    let o = s.run(&[
-        "bench",
-        m.to_str().unwrap(),
-        "-p",
-        "16",
-        "-n",
-        "4",
-        "-r",
-        "2",
-        "--json",
-    ]);
+    let o = s.bench("-p 16 -n 4 -r 2 --json");
     assert_code(&o, 0);
     let run = json(&o)["runs"][0]["run_id"].to_string();
     let o = s.run(&["compare", &run, &sw, "--json"]);

@@ -5,15 +5,11 @@
 //! cache layout, and `dyno sweep --repo`. Then discovery of models already on
 //! disk in fake LM Studio and Ollama trees.
 
-mod common;
-#[path = "fixtures/fake_hub.rs"]
-mod fake_hub;
-
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-use common::*;
-use fake_hub::{Body, FakeHub, RepoSpec};
+use crate::common::*;
+use crate::fake_hub::{Body, FakeHub, RepoSpec};
 
 const REPO: &str = "org/tiny-GGUF";
 const Q41: &str = "tiny-Q4_1.gguf";
@@ -58,26 +54,6 @@ fn hub() -> FakeHub {
     ])
 }
 
-/// `dyno` with a private HOME and HF cache, no ambient token or endpoint.
-fn dyno(s: &Scratch, hub: &FakeHub) -> Command {
-    let mut c = s.dyno();
-    c.env("HOME", s.path("home"))
-        .env("HF_HOME", s.path("hf"))
-        .env("HF_ENDPOINT", &hub.url)
-        .env("DYNO_CACHE_DIR", s.path("cache"))
-        .env_remove("HF_TOKEN")
-        .env_remove("HUGGING_FACE_HUB_TOKEN")
-        .env_remove("HF_TOKEN_PATH")
-        .env_remove("HF_HUB_CACHE")
-        .env_remove("XDG_CACHE_HOME")
-        .env_remove("OLLAMA_MODELS");
-    c
-}
-
-fn run(mut c: Command, args: &[&str]) -> Output {
-    c.args(args).output().expect("dyno runs")
-}
-
 fn repo_dir(s: &Scratch) -> PathBuf {
     s.path("hf").join("hub").join("models--org--tiny-GGUF")
 }
@@ -85,7 +61,7 @@ fn repo_dir(s: &Scratch) -> PathBuf {
 #[test]
 fn search_and_ls_group_levels_split_parts_and_extras() {
     let (s, hub) = (Scratch::new(), hub());
-    let o = run(dyno(&s, &hub), &["hub", "search", "gguf", "--json"]);
+    let o = run(s.hub_dyno(&hub.url), &["hub", "search", "gguf", "--json"]);
     assert_code(&o, 0);
     let ids: Vec<String> = json(&o)
         .as_array()
@@ -99,7 +75,7 @@ fn search_and_ls_group_levels_split_parts_and_extras() {
     let search = q.iter().find(|r| r.path == "/api/models").unwrap();
     assert!(search.query.contains("filter=gguf"), "{search:?}");
 
-    let o = run(dyno(&s, &hub), &["hub", "ls", REPO, "--json"]);
+    let o = run(s.hub_dyno(&hub.url), &["hub", "ls", REPO, "--json"]);
     assert_code(&o, 0);
     let l = json(&o);
     assert_eq!(l["commit"], hub.commit(REPO));
@@ -114,7 +90,7 @@ fn search_and_ls_group_levels_split_parts_and_extras() {
     assert_eq!(levels[1]["fit"], "ram");
     assert_eq!(l["mmproj"].as_array().unwrap().len(), 1);
     assert_eq!(l["imatrix"].as_array().unwrap().len(), 1);
-    let o = run(dyno(&s, &hub), &["hub", "ls", REPO]);
+    let o = run(s.hub_dyno(&hub.url), &["hub", "ls", REPO]);
     assert_code(&o, 0);
     assert!(stdout(&o).contains("fits in RAM"), "{}", stdout(&o));
     assert!(stdout(&o).contains("(2 parts)"), "{}", stdout(&o));
@@ -125,7 +101,10 @@ fn a_pull_cut_mid_body_resumes_with_a_range_and_lands_in_the_hf_cache() {
     let (s, hub) = (Scratch::new(), hub());
     let size = std::fs::metadata(model(SMOL)).unwrap().len();
     hub.cut_next_get(REPO, Q41, 20 << 20);
-    let o = run(dyno(&s, &hub), &["hub", "pull", REPO, "--quant", "q4_1"]);
+    let o = run(
+        s.hub_dyno(&hub.url),
+        &["hub", "pull", REPO, "--quant", "q4_1"],
+    );
     assert_code(&o, 1);
     assert!(
         stderr(&o).contains("interrupted") && stderr(&o).contains("resume"),
@@ -140,7 +119,7 @@ fn a_pull_cut_mid_body_resumes_with_a_range_and_lands_in_the_hf_cache() {
     assert!(!blob.exists(), "an incomplete file never counts as present");
 
     let o = run(
-        dyno(&s, &hub),
+        s.hub_dyno(&hub.url),
         &["hub", "pull", REPO, "--quant", "Q4_1", "--json"],
     );
     assert_code(&o, 0);
@@ -179,7 +158,10 @@ fn a_pull_cut_mid_body_resumes_with_a_range_and_lands_in_the_hf_cache() {
 
     // Pulling again downloads nothing.
     let before = hub.requests().len();
-    let o = run(dyno(&s, &hub), &["hub", "pull", REPO, "--quant", "q4_1"]);
+    let o = run(
+        s.hub_dyno(&hub.url),
+        &["hub", "pull", REPO, "--quant", "q4_1"],
+    );
     assert_code(&o, 0);
     assert!(
         stdout(&o).contains("already in the cache"),
@@ -198,7 +180,7 @@ fn a_pull_cut_mid_body_resumes_with_a_range_and_lands_in_the_hf_cache() {
     assert_eq!(d[1].3, Some(kept as i64));
 
     // The downloaded model is found on disk and sweeps straight from the repo.
-    let o = run(dyno(&s, &hub), &["models", "--json"]);
+    let o = run(s.hub_dyno(&hub.url), &["models", "--json"]);
     assert_code(&o, 0);
     let m = json(&o);
     let hf = m
@@ -210,7 +192,7 @@ fn a_pull_cut_mid_body_resumes_with_a_range_and_lands_in_the_hf_cache() {
     assert_eq!(hf["name"], format!("{REPO}/{Q41}"));
     assert_eq!(hf["quant"], "Q4_1");
     let o = run(
-        dyno(&s, &hub),
+        s.hub_dyno(&hub.url),
         &[
             "sweep",
             "--repo",
@@ -238,7 +220,10 @@ fn a_pull_cut_mid_body_resumes_with_a_range_and_lands_in_the_hf_cache() {
 fn corrupted_bytes_are_deleted_and_never_used() {
     let (s, hub) = (Scratch::new(), hub());
     hub.set_corrupt(REPO, Q41, true);
-    let o = run(dyno(&s, &hub), &["hub", "pull", REPO, "--quant", "q4_1"]);
+    let o = run(
+        s.hub_dyno(&hub.url),
+        &["hub", "pull", REPO, "--quant", "q4_1"],
+    );
     assert_code(&o, 1);
     let err = stderr(&o);
     assert!(
@@ -251,25 +236,31 @@ fn corrupted_bytes_are_deleted_and_never_used() {
     assert!(!repo_dir(&s).join("snapshots").exists());
 
     hub.set_corrupt(REPO, Q41, false);
-    let o = run(dyno(&s, &hub), &["hub", "pull", REPO, "--quant", "q4_1"]);
+    let o = run(
+        s.hub_dyno(&hub.url),
+        &["hub", "pull", REPO, "--quant", "q4_1"],
+    );
     assert_code(&o, 0);
 }
 
 #[test]
 fn errors_name_the_repo_the_file_the_gate_and_the_network() {
     let (s, hub) = (Scratch::new(), hub());
-    let o = run(dyno(&s, &hub), &["hub", "ls", "org/missing-GGUF"]);
+    let o = run(s.hub_dyno(&hub.url), &["hub", "ls", "org/missing-GGUF"]);
     assert_code(&o, 2);
     assert!(stderr(&o).contains("org/missing-GGUF"), "{}", stderr(&o));
 
     let o = run(
-        dyno(&s, &hub),
+        s.hub_dyno(&hub.url),
         &["hub", "pull", REPO, "--file", "nope.gguf"],
     );
     assert_code(&o, 2);
     assert!(stderr(&o).contains("nope.gguf"), "{}", stderr(&o));
 
-    let o = run(dyno(&s, &hub), &["hub", "pull", REPO, "--quant", "Q9_9"]);
+    let o = run(
+        s.hub_dyno(&hub.url),
+        &["hub", "pull", REPO, "--quant", "Q9_9"],
+    );
     assert_code(&o, 2);
     assert!(
         stderr(&o).contains("Q4_1"),
@@ -278,7 +269,7 @@ fn errors_name_the_repo_the_file_the_gate_and_the_network() {
     );
 
     // Gated: the message names the repo and how to give a token.
-    let o = run(dyno(&s, &hub), &["hub", "pull", "corp/gated-GGUF"]);
+    let o = run(s.hub_dyno(&hub.url), &["hub", "pull", "corp/gated-GGUF"]);
     assert_code(&o, 2);
     let err = stderr(&o);
     assert!(
@@ -292,7 +283,7 @@ fn errors_name_the_repo_the_file_the_gate_and_the_network() {
     std::fs::create_dir_all(s.path("hf")).unwrap();
     std::fs::write(s.path("hf").join("token"), format!("{TOKEN}\n")).unwrap();
     // With every log line on (HTTP client included), still no token.
-    let mut c = dyno(&s, &hub);
+    let mut c = s.hub_dyno(&hub.url);
     c.env("DYNO_LOG", "trace");
     let o = run(c, &["hub", "pull", "corp/gated-GGUF", "--json"]);
     assert_code(&o, 0);
@@ -310,7 +301,7 @@ fn errors_name_the_repo_the_file_the_gate_and_the_network() {
     // HF_TOKEN wins over the file, and a wrong one is refused by name.
     let o = run(
         {
-            let mut c = dyno(&s, &hub);
+            let mut c = s.hub_dyno(&hub.url);
             c.env("HF_TOKEN", "hf_wrong");
             c
         },
@@ -321,7 +312,7 @@ fn errors_name_the_repo_the_file_the_gate_and_the_network() {
 
     // Nothing listens on port 9: a network error says so.
     let o = run(
-        dyno(&s, &hub),
+        s.hub_dyno(&hub.url),
         &["hub", "--endpoint", "http://127.0.0.1:9", "ls", REPO],
     );
     assert_code(&o, 1);
@@ -332,7 +323,7 @@ fn errors_name_the_repo_the_file_the_gate_and_the_network() {
 fn split_models_download_whole() {
     let (s, hub) = (Scratch::new(), hub());
     let o = run(
-        dyno(&s, &hub),
+        s.hub_dyno(&hub.url),
         &[
             "hub",
             "pull",
@@ -443,7 +434,7 @@ fn a_listing_with_a_path_that_leaves_the_cache_is_refused() {
         downloads: 1,
         likes: 0,
     }]);
-    let o = run(dyno(&s, &hub), &["hub", "pull", "evil/escape-GGUF"]);
+    let o = run(s.hub_dyno(&hub.url), &["hub", "pull", "evil/escape-GGUF"]);
     assert_code(&o, 1);
     assert!(stderr(&o).contains("unsafe path"), "{}", stderr(&o));
     assert!(!s.path("escape-Q4_0.gguf").exists());
@@ -458,7 +449,7 @@ fn a_listing_with_a_path_that_leaves_the_cache_is_refused() {
 fn a_download_that_fills_the_disk_says_so_and_leaves_nothing_half_written() {
     let (s, hub) = (Scratch::new(), hub());
     // 20 MiB of room for a 98 MB model.
-    let mut c = dyno(&s, &hub);
+    let mut c = s.hub_dyno(&hub.url);
     c.args(["hub", "pull", REPO, "--quant", "q4_1"]);
     let (o, left) = on_small_disk(&c, &s.path("hf"), "20m");
     assert_code(&o, 1);
@@ -481,14 +472,20 @@ fn a_download_that_fills_the_disk_says_so_and_leaves_nothing_half_written() {
     let (rt, store) = store(&s.db());
     assert_eq!(rt.block_on(store.integrity_check()).unwrap(), "ok");
     rt.block_on(store.close());
-    let o = run(dyno(&s, &hub), &["hub", "pull", REPO, "--quant", "q4_1"]);
+    let o = run(
+        s.hub_dyno(&hub.url),
+        &["hub", "pull", REPO, "--quant", "q4_1"],
+    );
     assert_code(&o, 0);
 }
 
 #[test]
 fn an_unknown_level_is_refused_with_the_levels_the_repo_has() {
     let (s, hub) = (Scratch::new(), hub());
-    let o = run(dyno(&s, &hub), &["hub", "pull", REPO, "--quant", "q9_z"]);
+    let o = run(
+        s.hub_dyno(&hub.url),
+        &["hub", "pull", REPO, "--quant", "q9_z"],
+    );
     assert_code(&o, 2);
     let err = stderr(&o);
     assert!(

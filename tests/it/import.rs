@@ -3,14 +3,12 @@
 //! is refused rather than guessed, headline figures are recomputed from the
 //! samples, and a file never rewrites this machine's own record.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 /// A real exported sweep (three SmolLM2 levels), the base of every file.
 fn base() -> Value {
-    serde_json::from_str(include_str!("fixtures/sweep-export.json")).unwrap()
+    serde_json::from_str(include_str!("../fixtures/sweep-export.json")).unwrap()
 }
 
 /// Write `doc` into the scratch folder and import it.
@@ -170,7 +168,7 @@ fn a_file_claiming_this_machine_leaves_its_record_alone() {
     let o = import(&s, &doc);
     assert_code(&o, 0);
 
-    let (rt, store) = common::store(&s.db());
+    let (rt, store) = crate::common::store(&s.db());
     let after = format!("{:?}", rt.block_on(store.machine(id)).unwrap());
     assert_eq!(after, before, "the import rewrote this machine's record");
     assert!(!after.contains("Forged"), "{after}");

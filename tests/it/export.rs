@@ -2,9 +2,7 @@
 //! conditions, llama-bench's JSON has its field names, and no export holds
 //! the user's name, home directory or host name unless asked to.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 const USER: &str = "zyxwvutsrq";
 
@@ -23,19 +21,9 @@ fn exports_carry_the_figures_and_nothing_private() {
         c
     };
     let o = dyno()
-        .args([
-            "bench",
-            m.to_str().unwrap(),
-            "-p",
-            "16",
-            "-n",
-            "4",
-            "--pg",
-            "16,4",
-            "-r",
-            "2",
-        ])
-        .args(["--json"])
+        .arg("bench")
+        .arg(&m)
+        .args(argv("-p 16 -n 4 --pg 16,4 -r 2 --json"))
         .output()
         .unwrap();
     assert_code(&o, 0);
@@ -212,21 +200,8 @@ fn exports_carry_the_figures_and_nothing_private() {
 #[test]
 fn compare_matches_tests_of_two_real_runs() {
     let s = Scratch::new();
-    let m = model(SMOL);
     let bench = |threads: &str| {
-        let o = s.run(&[
-            "bench",
-            m.to_str().unwrap(),
-            "-p",
-            "16",
-            "-n",
-            "4",
-            "-r",
-            "3",
-            "-t",
-            threads,
-            "--json",
-        ]);
+        let o = s.bench(&format!("-p 16 -n 4 -r 3 -t {threads} --json"));
         assert_code(&o, 0);
         json(&o)["runs"][0].clone()
     };
@@ -270,20 +245,7 @@ fn compare_matches_tests_of_two_real_runs() {
 #[test]
 fn import_round_trips_is_idempotent_and_refuses_unknown_schemas() {
     let (a, b) = (Scratch::new(), Scratch::new());
-    let m = model(SMOL);
-    let o = a.run(&[
-        "bench",
-        m.to_str().unwrap(),
-        "-p",
-        "16",
-        "-n",
-        "4",
-        "--pg",
-        "16,4",
-        "-r",
-        "2",
-        "--json",
-    ]);
+    let o = a.bench("-p 16 -n 4 --pg 16,4 -r 2 --json");
     assert_code(&o, 0);
     let original = json(&o)["runs"][0].clone();
     let file = a.path("shared.json");
@@ -328,17 +290,7 @@ fn import_round_trips_is_idempotent_and_refuses_unknown_schemas() {
     let o = a.run(&["import", file.to_str().unwrap()]);
     assert!(stdout(&o).contains("imported 0 run(s)"), "{}", stdout(&o));
     // And comparable with a local run.
-    let o = b.run(&[
-        "bench",
-        m.to_str().unwrap(),
-        "-p",
-        "16",
-        "-n",
-        "4",
-        "-r",
-        "2",
-        "--json",
-    ]);
+    let o = b.bench("-p 16 -n 4 -r 2 --json");
     assert_code(&o, 0);
     let local = json(&o)["runs"][0]["run_id"].to_string();
     let c = b.run(&["compare", &imported["run_id"].to_string(), &local, "--json"]);

@@ -2,29 +2,12 @@
 //! named by their file, and a sweep's row carrying its fastest level's
 //! prefill and decode rather than blanks.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn sweep_rows_carry_their_fastest_levels_figures_and_runs_their_file_name() {
     let s = Scratch::new();
-    let m = model(SMOL);
-    let o = s.run(&[
-        "sweep",
-        "--from",
-        m.to_str().unwrap(),
-        "--levels",
-        "Q4_1,Q8_0",
-        "-p",
-        "16",
-        "-n",
-        "4",
-        "-r",
-        "2",
-        "--no-quality",
-        "--json",
-    ]);
+    let o = s.run_line("sweep --from SMOL --levels Q4_1,Q8_0 -p 16 -n 4 -r 2 --no-quality --json");
     assert_code(&o, 0);
     let doc = json(&o);
     let sweep_id = doc["sweep_id"].as_i64().unwrap();

@@ -3,9 +3,7 @@
 //! typed path fields keep the file name, and paths in free text (errors)
 //! lose their directories, Windows paths included.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 /// Every format, of `target`.
 fn exports(s: &Scratch, target: &str) -> Vec<(String, String)> {

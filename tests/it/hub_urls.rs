@@ -3,14 +3,10 @@
 //! `Link` header names; and a file name with URL characters is fetched by
 //! its percent-encoded URL.
 
-mod common;
-#[path = "fixtures/fake_hub.rs"]
-mod fake_hub;
+use std::process::Command;
 
-use std::process::{Command, Output};
-
-use common::*;
-use fake_hub::{Body, FakeHub, RepoSpec};
+use crate::common::*;
+use crate::fake_hub::{Body, FakeHub, RepoSpec};
 
 const TOKEN: &str = "hf_k_secret_token_456";
 const GATED: &str = "corp/gated-GGUF";
@@ -28,27 +24,13 @@ fn repo(id: &str, files: Vec<(&str, Vec<u8>)>, gated: bool) -> RepoSpec {
     }
 }
 
-/// `dyno` with a private HOME and HF cache, the fake hub as endpoint.
+/// `dyno` with the fake hub as endpoint and `token` as HF_TOKEN.
 fn dyno(s: &Scratch, hub: &FakeHub, token: Option<&str>) -> Command {
-    let mut c = s.dyno();
-    c.env("HOME", s.path("home"))
-        .env("HF_HOME", s.path("hf"))
-        .env("HF_ENDPOINT", &hub.url)
-        .env("DYNO_CACHE_DIR", s.path("cache"))
-        .env_remove("HF_TOKEN")
-        .env_remove("HUGGING_FACE_HUB_TOKEN")
-        .env_remove("HF_TOKEN_PATH")
-        .env_remove("HF_HUB_CACHE")
-        .env_remove("XDG_CACHE_HOME")
-        .env_remove("OLLAMA_MODELS");
+    let mut c = s.hub_dyno(&hub.url);
     if let Some(t) = token {
         c.env("HF_TOKEN", t);
     }
     c
-}
-
-fn run(mut c: Command, args: &[&str]) -> Output {
-    c.args(args).output().expect("dyno runs")
 }
 
 #[test]

@@ -1,0 +1,40 @@
+//! Dyno's integration tests, one module per subject, built as one binary:
+//! each test binary links the whole of llama.cpp, so twenty of them cost
+//! minutes of linking where one costs seconds.
+//!
+//! Most tests run the real `dyno` binary on the real test models through
+//! the helpers in `common` (each test with its own scratch folder and
+//! database, so they run in parallel; nothing here may change this
+//! process's environment or current directory). The hub tests talk to the
+//! fake Hugging Face Hub in tests/fixtures/fake_hub.rs.
+//!
+//! Run one subject with a filter: `cargo test --release -p dyno --features
+//! test-faults --test it sweep::`.
+
+mod common;
+#[path = "../fixtures/fake_hub.rs"]
+mod fake_hub;
+
+mod bench_cli;
+mod compare;
+mod errors;
+mod export;
+mod export_paths;
+mod export_snapshots;
+// These drive real worker crashes through DYNO_TEST_FAULT, which only a
+// build with the feature acts on (scripts/test.sh passes `--features
+// dyno/test-faults`).
+#[cfg(feature = "test-faults")]
+mod faults;
+mod hub;
+mod hub_cache;
+mod hub_urls;
+mod import;
+mod list;
+mod offload;
+mod places;
+mod presets;
+mod settings;
+mod store_path;
+mod sweep;
+mod telemetry;
