@@ -50,3 +50,6 @@ pub mod vocab;
 pub mod worker;
 
 pub use error::{DynoError, Result};
+
+#[cfg(test)]
+mod layers;

@@ -13,7 +13,8 @@ use crate::machine::Machine;
 use crate::store::Store;
 use crate::telemetry::gpu::{self, GpuInfo};
 use crate::telemetry::{bandwidth, Sampler, Sources};
-use crate::worker::protocol::{Device, Event};
+use crate::vocab::Device;
+use crate::worker::protocol::Event;
 
 /// How long the bandwidth test reads memory.
 const BANDWIDTH_TEST: Duration = Duration::from_secs(1);

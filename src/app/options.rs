@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::bench::plan::BenchRequest;
-use crate::worker::protocol::{FlashAttn, SplitMode};
+use crate::vocab::{FlashAttn, SplitMode};
 
 /// One `--ngl` item: "auto", a layer count, or a range in llama-bench's
 /// syntax ("0-32" every layer count, "0-32+8" in steps of 8, "1-64*2"

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::stats::{self, Summary};
-use crate::worker::protocol::{Sample, TestKind, TestSpec};
+use crate::vocab::{Sample, TestKind, TestSpec};
 
 /// Which rate a result's headline `*_tokens_per_s` fields measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, ts_rs::TS)]

@@ -10,8 +10,8 @@ mod supervisor;
 pub mod sweep;
 
 use crate::model::ModelInfo;
-use crate::worker::protocol::TestSpec;
-use plan::RunConfig;
+use crate::vocab::RunConfig;
+use crate::vocab::TestSpec;
 
 /// Progress of a benchmark, pushed to whoever drives it (the CLI's progress
 /// bar, later the app's channel).

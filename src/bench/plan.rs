@@ -12,10 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::DynoError;
 use crate::vocab::{
-    CacheType, ContextParams, FlashAttn, ModelParams, SplitMode, TestKind, TestSpec,
+    CacheType, ContextParams, FlashAttn, ModelParams, RunConfig, SplitMode, TestKind, TestSpec,
 };
-// TEMP(J merge): removed once every caller imports crate::vocab.
-pub use crate::vocab::RunConfig;
 
 /// The user's request, each option as a list (llama-bench's `-p 128,512`).
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -8,12 +8,13 @@
 
 use std::path::Path;
 
-use super::plan::{BenchRequest, RunConfig};
+use super::plan::BenchRequest;
 use super::recorder::Recorder;
 use super::Reporter;
 use crate::error::{DynoError, Result};
 use crate::model::{self, ModelInfo};
 use crate::store::Store;
+use crate::vocab::RunConfig;
 use crate::worker::client::{Cancel, WorkerOptions};
 use crate::worker::protocol::MemoryCheck;
 
@@ -115,7 +116,8 @@ pub(super) fn check_memory(
     model: &PreparedModel,
     runs: &[&RunConfig],
 ) -> std::result::Result<Option<MemoryCheck>, String> {
-    use crate::model::memory::{Budget, MemoryProfile};
+    use crate::model::memory::Budget;
+    use crate::vocab::MemoryProfile;
     let Ok(profile) = MemoryProfile::read(&model.info.path) else {
         // The header was read moments ago; if it cannot be now, the load
         // will say why.
@@ -132,7 +134,7 @@ pub(super) fn check_memory(
     let m = &runs[0].model;
     let gpu_in_use = m.fit_margin_mib.is_none()
         && m.devices.is_none()
-        && m.split_mode == crate::worker::protocol::SplitMode::Layer;
+        && m.split_mode == crate::vocab::SplitMode::Layer;
     if cfg!(feature = "cuda") && gpu_in_use {
         if let Some(free) = crate::telemetry::gpu::free_vram_bytes() {
             let ngl = runs[0]
@@ -157,8 +159,8 @@ pub(super) fn check_memory(
                      offload fewer layers (--ngl {fit} should fit), pick a smaller level, \
                      or pass --no-memory-check to try anyway",
                     model.info.file_name,
-                    crate::report::human_bytes(need),
-                    crate::report::human_bytes(free),
+                    crate::units::human_bytes(need),
+                    crate::units::human_bytes(free),
                 ));
             }
         }

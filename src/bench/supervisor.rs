@@ -10,7 +10,7 @@
 use tokio::sync::mpsc;
 
 use super::figures::figures;
-use super::plan::{BenchRequest, RunConfig};
+use super::plan::BenchRequest;
 use super::recorder::Recorder;
 use super::run::{check_memory, BenchContext, BenchOutcome, PreparedModel};
 use super::{BenchEvent, Flow, Reporter};
@@ -18,8 +18,10 @@ use crate::error::{DynoError, Result};
 use crate::store::{NewRun, Store, WorkerFacts};
 use crate::telemetry::Phase;
 use crate::vocab::failure::FailureCode;
+use crate::vocab::RunConfig;
+use crate::vocab::Sample;
 use crate::worker::client::{self, Ended, WorkerFailure};
-use crate::worker::protocol::{Event, Sample, WorkerPlan, WorkerRequest};
+use crate::worker::protocol::{Event, WorkerPlan, WorkerRequest};
 
 /// Run `runs` (one model load) in one worker. Returns the runs left to do
 /// by a fresh worker: those not started when this one crashed.

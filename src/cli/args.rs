@@ -240,7 +240,7 @@ pub struct BenchArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::worker::protocol::SplitMode;
+    use crate::vocab::SplitMode;
 
     fn bench(args: &[&str]) -> BenchArgs {
         let mut v = vec!["dyno", "bench"];

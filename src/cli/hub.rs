@@ -14,8 +14,8 @@ use crate::error::{DynoError, Result};
 use crate::hub::download::PullProgress;
 use crate::hub::files::{Fit, RepoLevel, RepoListing};
 use crate::hub::TreeFile;
-use crate::report::{human_bytes, human_params};
 use crate::store::Store;
+use crate::units::{human_bytes, human_params};
 use crate::worker::client::Cancel;
 
 /// A byte progress bar on a terminal (bytes, rate, ETA); a line per file

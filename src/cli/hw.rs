@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::app::hw::inventory;
 use crate::error::Result;
-use crate::report::human_bytes;
+use crate::units::human_bytes;
 
 pub async fn hw(db: &Path, json: bool, remeasure: bool) -> Result<i32> {
     let hw = inventory(db, remeasure).await?;

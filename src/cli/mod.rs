@@ -19,8 +19,9 @@ use crate::bench::plan::Plan;
 use crate::bench::run::{prepare_model, run_model, BenchContext, BenchOutcome};
 use crate::error::{DynoError, Result};
 use crate::machine::Machine;
-use crate::report::{self, human_bytes, human_params};
+use crate::report::{self};
 use crate::store::default_db_path;
+use crate::units::{human_bytes, human_params};
 use crate::vocab::failure::FailureCode;
 use crate::worker::client::{Cancel, WorkerOptions};
 
@@ -473,9 +474,9 @@ async fn presets(db: &Path, model: &Path, json: bool) -> Result<i32> {
             e.plan.label,
             e.tests.join(", "),
             e.plan.reps,
-            crate::report::human_duration(e.seconds),
-            crate::report::human_duration(e.seconds_low),
-            crate::report::human_duration(e.seconds_high),
+            crate::units::human_duration(e.seconds),
+            crate::units::human_duration(e.seconds_low),
+            crate::units::human_duration(e.seconds_high),
             e.plan.about
         );
     }

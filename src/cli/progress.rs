@@ -6,7 +6,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::bench::sweep::{SweepEvent, SweepReporter};
 use crate::bench::{BenchEvent, Flow, Reporter};
 use crate::quantize::QuantizeProgress;
-use crate::report::human_bytes;
+use crate::units::human_bytes;
 
 pub struct Progress {
     bar: ProgressBar,

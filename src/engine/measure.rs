@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use super::llama::{Batch, Context, Model, Token};
 use super::EngineError;
-use crate::worker::protocol::{Job, Sample, TestKind, TestSpec};
+use crate::vocab::{Job, Sample, TestKind, TestSpec};
 
 /// xorshift64*: a tiny deterministic generator for token ids. The ids only
 /// need to be valid and not repeat trivially; their values do not change the

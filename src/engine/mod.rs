@@ -12,7 +12,7 @@ use tracing::field::{Field, Visit};
 use tracing::{Event as TracingEvent, Level, Subscriber};
 use tracing_subscriber::layer::{Context as LayerContext, Layer};
 
-use crate::worker::protocol::{Buffer, Device, Offload};
+use crate::vocab::{Buffer, Device, Offload};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {

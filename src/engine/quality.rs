@@ -4,7 +4,7 @@
 
 use super::llama::{Batch, Context, Model, Token};
 use super::EngineError;
-use crate::worker::protocol::{ContextParams, FlashAttn};
+use crate::vocab::{ContextParams, FlashAttn};
 
 /// Positions decoded per batch in the scored half of a chunk. llama.cpp
 /// keeps an output row of n_vocab floats per position of a batch, so this

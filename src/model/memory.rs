@@ -16,9 +16,8 @@ use std::path::Path;
 use super::gguf::{self, Header};
 use crate::error::GgufError;
 use crate::units::human_bytes;
+use crate::vocab::MemoryProfile;
 use crate::vocab::{CacheType, ContextParams, FlashAttn, TestSpec};
-// TEMP(J merge): removed once every caller imports crate::vocab.
-pub use crate::vocab::MemoryProfile;
 
 /// Environment variable that caps the memory Dyno may plan to use, for a
 /// shared machine (and for tests that need a small machine). Bytes, or with

@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 
 use crate::error::{DynoError, Result};
 use crate::model::quant::ftype_name;
-use crate::report::human_bytes;
+use crate::units::human_bytes;
 use crate::vocab::failure::FailureCode;
 use crate::worker::client::{self, Cancel, Ended, WorkerFailure, WorkerOptions};
 use crate::worker::protocol::{Event, QuantizePlan, WorkerRequest};

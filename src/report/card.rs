@@ -14,8 +14,9 @@ use std::fmt::Write as _;
 use std::sync::{Arc, OnceLock};
 
 use super::sweep::SweepJson;
-use super::{human_bytes, human_params, Report, ResultJson, RunJson};
+use super::{Report, ResultJson, RunJson};
 use crate::error::{DynoError, Result};
+use crate::units::{human_bytes, human_params};
 
 pub const WIDTH: u32 = 1200;
 pub const HEIGHT: u32 = 630;

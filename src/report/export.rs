@@ -374,7 +374,7 @@ pub fn markdown(r: &Report) -> String {
         "\nmachine: {} ({} cores), {} RAM{}{}\n",
         m.cpu,
         m.cores,
-        super::human_bytes(m.memory_bytes),
+        crate::units::human_bytes(m.memory_bytes),
         if gpus.is_empty() {
             String::new()
         } else {

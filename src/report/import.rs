@@ -14,12 +14,12 @@ use sha2::{Digest, Sha256};
 
 use super::{Report, ResultJson, RunJson, SCHEMA_VERSION};
 use crate::bench::figures::{figures, Figures};
-use crate::bench::plan::RunConfig;
 use crate::error::{DynoError, Result};
 use crate::machine::Machine;
 use crate::model::ModelInfo;
 use crate::store::{ImportedResult, ImportedRun, Store};
-use crate::worker::protocol::{ContextParams, FlashAttn, ModelParams, Sample, TestKind, TestSpec};
+use crate::vocab::RunConfig;
+use crate::vocab::{ContextParams, FlashAttn, ModelParams, Sample, TestKind, TestSpec};
 
 /// Largest result file `dyno import` reads. A sweep of a dozen levels with
 /// telemetry is well under 1 MiB; the bound keeps a wrong or hostile file

@@ -60,7 +60,7 @@ async fn machines(store: &Store) -> Result<(HashMap<i64, String>, Option<i64>)> 
                 "{} · {} threads · {}",
                 m.cpu.trim(),
                 m.cores_logical,
-                crate::report::human_bytes(m.memory_bytes.max(0) as u64)
+                crate::units::human_bytes(m.memory_bytes.max(0) as u64)
             ),
         );
     }

@@ -18,13 +18,11 @@ pub mod telemetry;
 use serde::{Deserialize, Serialize};
 
 use crate::bench::figures::{figures, Figures, Rate};
-use crate::bench::plan::RunConfig;
 use crate::error::Result;
-// TEMP(J merge): removed once every caller imports crate::units.
 use crate::machine::Machine;
 use crate::store::{MachineRow, ResultRow, RunRow, Store};
-pub use crate::units::{human_bytes, human_duration, human_params};
-use crate::worker::protocol::{Device, Sample, TestKind, TestSpec};
+use crate::vocab::RunConfig;
+use crate::vocab::{Device, Sample, TestKind, TestSpec};
 
 /// What `dyno export`, `dyno compare` and the app point at: `12` or
 /// `run:12` for a run, `sweep:3` for a sweep.
@@ -288,7 +286,7 @@ pub struct RunJson {
     /// device, what `--fit` chose), from its own load report; null for runs
     /// measured before Dyno recorded it, and for imported runs.
     #[serde(default)]
-    pub offload: Option<crate::worker::protocol::Offload>,
+    pub offload: Option<crate::vocab::Offload>,
     /// Model load, measured on its own; never part of a tokens/s figure.
     pub load_time_ms: Option<f64>,
     /// llama.cpp's own description of the model ("llama 135M Q4_1").

@@ -216,7 +216,7 @@ pub fn describe(r: &RunJson) -> String {
                 .buffers
                 .iter()
                 .filter(|b| b.bytes > 0)
-                .map(|b| format!("{} {}", b.name, super::human_bytes(b.bytes)))
+                .map(|b| format!("{} {}", b.name, crate::units::human_bytes(b.bytes)))
                 .collect();
             if !bufs.is_empty() {
                 parts.push(format!("weights in {}", bufs.join(", ")));

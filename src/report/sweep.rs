@@ -120,7 +120,7 @@ pub async fn build(store: &Store, sweep_id: i64, here: &Machine) -> Result<Sweep
         });
     }
     let mut report = super::build(store, &rows, here).await?;
-    let text_sha = crate::bench::sweep::text_sha256();
+    let text_sha = crate::quality::text_sha256();
     if let (Some(ref_sha), Some(tokens), Some(topk)) = (
         sweep.reference_sha256.as_deref(),
         sweep.quality_tokens,

@@ -9,8 +9,9 @@
 //! A `pp+tg` test prints two rows (prefill and decode) and a parallel test
 //! prints total and per-sequence decode, so no cell blends two rates.
 
-use super::{human_bytes, human_params, ModelJson, Report, ResultJson, RunJson};
+use super::{ModelJson, Report, ResultJson, RunJson};
 use crate::bench::figures::Figures;
+use crate::units::{human_bytes, human_params};
 
 fn rate(f: Option<&Figures>) -> String {
     match f {
@@ -507,7 +508,7 @@ build: b1; machine: Test CPU (2 cores, 1.00 GiB)
         let mut other = r.runs[0].clone();
         other.run_id = 2;
         other.config.n_gpu_layers = Some(31);
-        other.offload = Some(crate::worker::protocol::Offload {
+        other.offload = Some(crate::vocab::Offload {
             layers_offloaded: Some(31),
             layers_total: Some(31),
             ..Default::default()

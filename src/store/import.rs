@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::machine::Machine;
 use crate::model::ModelInfo;
 use crate::vocab::status::RunStatus;
-use crate::worker::protocol::{Sample, TestSpec};
+use crate::vocab::{Sample, TestSpec};
 
 /// One imported result: its test, status, samples and headline.
 pub struct ImportedResult<'a> {

@@ -8,7 +8,7 @@ use sqlx::FromRow;
 use super::{now, DbResult, Store};
 use crate::error::Result;
 use crate::vocab::status::{ResultStatus, RunStatus};
-use crate::worker::protocol::{Sample, TestSpec};
+use crate::vocab::{Sample, TestSpec};
 
 /// A run as stored: one model under one configuration. `status` holds a
 /// [`RunStatus`] word.
@@ -41,7 +41,7 @@ pub struct RunRow {
     pub model_desc: Option<String>,
     pub peak_rss_bytes: Option<i64>,
     pub tokens_per_word: Option<f64>,
-    /// JSON of [`crate::worker::protocol::Offload`].
+    /// JSON of [`crate::vocab::Offload`].
     pub offload_json: Option<String>,
     pub dyno_version: String,
     pub started_at: String,
@@ -75,7 +75,7 @@ pub struct NewRun<'a> {
     pub sweep_id: Option<i64>,
     pub machine_id: i64,
     pub model_id: i64,
-    pub config: &'a crate::bench::plan::RunConfig,
+    pub config: &'a crate::vocab::RunConfig,
 }
 
 /// What the worker said about itself and the model, stored on the run.
@@ -91,7 +91,7 @@ pub struct WorkerFacts {
     /// JSON of [`crate::telemetry::Sources`].
     pub telemetry_sources: Option<String>,
     pub tokens_per_word: Option<f64>,
-    /// JSON of [`crate::worker::protocol::Offload`].
+    /// JSON of [`crate::vocab::Offload`].
     pub offload_json: Option<String>,
 }
 

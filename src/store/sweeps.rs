@@ -6,7 +6,7 @@ use sqlx::FromRow;
 use super::{now, DbResult, Store};
 use crate::error::Result;
 use crate::vocab::status::{LevelStatus, SweepStatus};
-use crate::worker::protocol::QualityFigures;
+use crate::vocab::QualityFigures;
 
 #[derive(Debug, Clone, FromRow, Serialize, Deserialize)]
 pub struct SweepRow {

@@ -8,11 +8,11 @@
 //! layer order in the crate's top-level documentation.
 
 mod device;
+pub mod failure;
 mod memory;
 mod params;
 mod quality;
 mod spec;
-pub mod failure;
 pub mod status;
 
 pub use device::{Buffer, Device, FitChoice, Offload};

@@ -12,12 +12,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::vocab::MemoryProfile;
-// TEMP(J merge): removed once every caller imports crate::vocab.
-pub use crate::vocab::{
-    Buffer, ContextParams, Device, FitChoice, FlashAttn, Job, ModelParams, Offload, QualityFigures,
-    Sample, SplitMode, TestKind, TestSpec, MAX_N_CTX,
-};
+use crate::vocab::{Device, Job, MemoryProfile, ModelParams, Offload, QualityFigures, Sample};
 
 /// Everything one worker does: one model load, then its jobs in order.
 #[derive(Debug, Clone, Serialize, Deserialize)]

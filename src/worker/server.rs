@@ -38,7 +38,7 @@ fn peak_rss_bytes() -> u64 {
 }
 
 /// Initialise llama.cpp and report what it is and sees.
-fn ready() -> (Vec<crate::worker::protocol::Device>, bool) {
+fn ready() -> (Vec<crate::vocab::Device>, bool) {
     engine::init();
     let devices = llama::devices();
     let gpu_offload = llama::supports_gpu_offload();
@@ -61,7 +61,7 @@ pub fn probe() -> i32 {
     0
 }
 
-fn has_gpu(devices: &[crate::worker::protocol::Device], gpu_offload: bool) -> bool {
+fn has_gpu(devices: &[crate::vocab::Device], gpu_offload: bool) -> bool {
     gpu_offload && devices.iter().any(|d| d.kind == "gpu" || d.kind == "igpu")
 }
 
@@ -72,9 +72,9 @@ fn has_gpu(devices: &[crate::worker::protocol::Device], gpu_offload: bool) -> bo
 /// the fatal event with its code and return `None`; the caller exits.
 fn load(
     path: &std::path::Path,
-    params: &crate::worker::protocol::ModelParams,
+    params: &crate::vocab::ModelParams,
     has_gpu: bool,
-    fit_for: Option<(&crate::worker::protocol::ContextParams, u32, u32)>,
+    fit_for: Option<(&crate::vocab::ContextParams, u32, u32)>,
 ) -> Option<(llama::Model, u32, Offload)> {
     let ngl = params.n_gpu_layers.unwrap_or(if has_gpu { 999 } else { 0 });
     let fit = params
@@ -391,7 +391,7 @@ fn quality(plan: QualityPlan) -> i32 {
 fn run_quality(
     model: &llama::Model,
     plan: &QualityPlan,
-) -> Result<crate::worker::protocol::QualityFigures, String> {
+) -> Result<crate::vocab::QualityFigures, String> {
     use crate::quality::{
         hash_tokens, log_softmax, RefHeader, RefReader, RefRow, RefWriter, Tally,
     };

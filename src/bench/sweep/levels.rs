@@ -112,10 +112,10 @@ pub fn resolve_files(files: &[PathBuf], only: Option<&[String]>) -> Result<Resol
                             "{} ({} {}) and {} ({} {}) are different models; a sweep compares the levels of one model",
                             f.path.display(),
                             f.arch,
-                            crate::report::human_params(f.n_params),
+                            crate::units::human_params(f.n_params),
                             path.display(),
                             info.arch,
-                            crate::report::human_params(info.n_params)
+                            crate::units::human_params(info.n_params)
                         )));
                     }
                 }

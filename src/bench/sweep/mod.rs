@@ -23,10 +23,9 @@ use std::path::Path;
 
 use super::Reporter;
 use crate::quantize::QuantizeProgress;
-use crate::worker::protocol::QualityFigures;
+use crate::vocab::QualityFigures;
 
 pub use levels::{resolve, resolve_files, LevelPlan, Origin, Resolved};
-pub use quality::text_sha256;
 pub use run::{run_sweep, SweepOutcome};
 pub use spec::{QualitySettings, Source, SweepSpec};
 

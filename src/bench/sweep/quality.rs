@@ -7,7 +7,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
 use super::spec::{QualitySettings, SweepSpec};
@@ -18,16 +17,9 @@ use crate::quality;
 use crate::quantize;
 use crate::store::{LevelRow, QualityKey};
 use crate::vocab::failure::FailureCode;
+use crate::vocab::QualityFigures;
 use crate::worker::client::{self, Ended, WorkerFailure};
-use crate::worker::protocol::{Event, QualityFigures, QualityMode, QualityPlan, WorkerRequest};
-
-/// sha256 of the bundled quality text, part of every quality key.
-pub fn text_sha256() -> String {
-    Sha256::digest(quality::TEXT.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+use crate::worker::protocol::{Event, QualityMode, QualityPlan, WorkerRequest};
 
 /// The reference's file of top-k log-probabilities for these settings.
 fn reference_path(cache: &Path, reference_sha: &str, q: QualitySettings) -> PathBuf {
@@ -51,7 +43,7 @@ pub(super) async fn quality_pass(
     reporter: &mut dyn SweepReporter,
 ) -> Result<()> {
     let store = ctx.store;
-    let text_sha = text_sha256();
+    let text_sha = quality::text_sha256();
     let ref_sha = reference.info.sha256.as_str();
     store
         .set_sweep_quality(sweep_id, Some(ref_sha), q.tokens, q.topk)

@@ -6,7 +6,7 @@ use std::ffi::{c_char, CStr};
 
 use llama_cpp_sys_2 as sys;
 
-use crate::worker::protocol::Device;
+use crate::vocab::Device;
 
 /// Copy a C string llama.cpp owns into a `String`; "" for null.
 ///

@@ -10,7 +10,7 @@ use llama_cpp_sys_2 as sys;
 
 use super::{ggml_type_of, Batch, Model, Token};
 use crate::engine::{last_errors, EngineError};
-use crate::worker::protocol::{ContextParams, FlashAttn};
+use crate::vocab::{ContextParams, FlashAttn};
 
 /// A context with its own CPU threadpool, as llama-bench sets one up for each
 /// test (default polling, normal priority). Dropped context first, then pool.

@@ -11,7 +11,7 @@ use llama_cpp_sys_2 as sys;
 use super::backend::owned_string;
 use super::context::context_params;
 use crate::engine::{last_errors, EngineError};
-use crate::worker::protocol::{ContextParams, FitChoice};
+use crate::vocab::{ContextParams, FitChoice};
 
 /// The context the fit must leave room for: the largest test of the run.
 pub struct FitRequest<'a> {

@@ -45,24 +45,22 @@ pub use fit::FitRequest;
 pub use model::{LoadOptions, Model};
 pub use quantize::quantize;
 
+use crate::vocab::CacheType;
+
 pub type Token = sys::llama_token;
 
+/// ggml's type for a KV cache type name; `None` for one llama.cpp refuses
+/// (the plan checks `--ctk` against the same [`CacheType`] list first).
 fn ggml_type_of(cache_type: &str) -> Option<sys::ggml_type> {
-    Some(match cache_type.to_ascii_lowercase().as_str() {
-        "f32" => sys::GGML_TYPE_F32,
-        "f16" => sys::GGML_TYPE_F16,
-        "bf16" => sys::GGML_TYPE_BF16,
-        "q8_0" => sys::GGML_TYPE_Q8_0,
-        "q4_0" => sys::GGML_TYPE_Q4_0,
-        "q4_1" => sys::GGML_TYPE_Q4_1,
-        "iq4_nl" => sys::GGML_TYPE_IQ4_NL,
-        "q5_0" => sys::GGML_TYPE_Q5_0,
-        "q5_1" => sys::GGML_TYPE_Q5_1,
-        _ => return None,
+    Some(match CacheType::parse(cache_type)? {
+        CacheType::F32 => sys::GGML_TYPE_F32,
+        CacheType::F16 => sys::GGML_TYPE_F16,
+        CacheType::Bf16 => sys::GGML_TYPE_BF16,
+        CacheType::Q8_0 => sys::GGML_TYPE_Q8_0,
+        CacheType::Q4_0 => sys::GGML_TYPE_Q4_0,
+        CacheType::Q4_1 => sys::GGML_TYPE_Q4_1,
+        CacheType::Iq4Nl => sys::GGML_TYPE_IQ4_NL,
+        CacheType::Q5_0 => sys::GGML_TYPE_Q5_0,
+        CacheType::Q5_1 => sys::GGML_TYPE_Q5_1,
     })
-}
-
-/// KV cache types llama.cpp accepts (the set llama-bench's `-ctk` takes).
-pub fn is_cache_type(s: &str) -> bool {
-    ggml_type_of(s).is_some()
 }

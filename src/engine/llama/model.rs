@@ -11,7 +11,7 @@ use llama_cpp_sys_2 as sys;
 use super::fit::{fit, FitRequest};
 use super::Token;
 use crate::engine::{last_errors, start_load_report, EngineError};
-use crate::worker::protocol::{FitChoice, SplitMode};
+use crate::vocab::{FitChoice, SplitMode};
 
 /// A loaded model. Freed on drop.
 pub struct Model {
