@@ -22,7 +22,9 @@ fn order(lib: &str) -> Vec<String> {
             continue;
         }
         // Only a numbered item's first line names modules: "3. `engine`, ...".
-        let numbered = doc.split_once(". ").filter(|(n, _)| n.parse::<u32>().is_ok());
+        let numbered = doc
+            .split_once(". ")
+            .filter(|(n, _)| n.parse::<u32>().is_ok());
         if let (true, Some((_, rest))) = (inside, numbered) {
             let names = rest.split(':').next().unwrap_or("");
             out.extend(names.split('`').skip(1).step_by(2).map(str::to_string));
@@ -73,14 +75,24 @@ fn no_module_reaches_up_the_layers() {
     let lib = std::fs::read_to_string(src.join("lib.rs")).expect("lib.rs");
     let order = order(&lib);
     assert!(order.len() > 10, "lib.rs lists the layers: {order:?}");
-    let rank: HashMap<&str, usize> = order.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
+    let rank: HashMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.as_str(), i))
+        .collect();
 
     let declared: Vec<&str> = lib
         .lines()
         .filter_map(|l| l.strip_prefix("pub mod ")?.strip_suffix(';'))
         .collect();
-    let unplaced: Vec<&&str> = declared.iter().filter(|m| !rank.contains_key(**m)).collect();
-    assert!(unplaced.is_empty(), "modules missing from the layer list in lib.rs: {unplaced:?}");
+    let unplaced: Vec<&&str> = declared
+        .iter()
+        .filter(|m| !rank.contains_key(**m))
+        .collect();
+    assert!(
+        unplaced.is_empty(),
+        "modules missing from the layer list in lib.rs: {unplaced:?}"
+    );
 
     let mut files = Vec::new();
     rust_files(&src, &mut files);
@@ -124,7 +136,10 @@ fn no_module_reaches_up_the_layers() {
 #[test]
 fn the_layer_reader_sees_paths_and_skips_comments() {
     assert_eq!(crate_paths("use crate::vocab::{A, B};"), ["vocab"]);
-    assert_eq!(crate_paths("let x = crate::units::human_bytes(1); // crate::cli"), ["units"]);
+    assert_eq!(
+        crate_paths("let x = crate::units::human_bytes(1); // crate::cli"),
+        ["units"]
+    );
     assert!(crate_paths("use llama_cpp_2::model; // not crate::x").is_empty());
     assert!(crate_paths("use some_crate::thing;").is_empty());
     let lib = "//! # Layers\n//!\n//! 1. `a`, `b`: the bottom. `c` is\n//!    named, not placed.\n//! 2. `d`: top.\n//! # Other\n//! 3. `e`: no.\n";

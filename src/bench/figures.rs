@@ -29,38 +29,29 @@ pub enum Rate {
 #[ts(rename = "Stats")]
 pub struct Figures {
     pub samples: Vec<f64>,
-    pub mean: f64,
-    pub stddev: f64,
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-    pub ci95: Option<f64>,
-    /// Indices of samples flagged by the modified Z-score.
-    pub outliers: Vec<usize>,
+    /// In JSON (and in the UI's `Stats`) its fields sit beside `samples`,
+    /// as they did before `Figures` reused [`Summary`].
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub summary: Summary,
 }
 
 impl Figures {
-    fn of(samples: Vec<f64>) -> Option<Figures> {
-        let Summary {
-            mean,
-            stddev,
-            median,
-            min,
-            max,
-            ci95,
-            outliers,
-            ..
-        } = stats::summarize(&samples)?;
-        Some(Figures {
-            samples,
-            mean,
-            stddev,
-            median,
-            min,
-            max,
-            ci95,
-            outliers,
-        })
+    /// The samples with their summary; `None` where [`stats::summarize`]
+    /// gives none (no samples, or one that is not finite).
+    pub fn of(samples: Vec<f64>) -> Option<Figures> {
+        let summary = stats::summarize(&samples)?;
+        Some(Figures { samples, summary })
+    }
+}
+
+/// A figure reads as its summary (`f.mean`, `f.ci95`): the samples are kept
+/// beside it for whoever wants them, and never change what it says.
+impl std::ops::Deref for Figures {
+    type Target = Summary;
+
+    fn deref(&self) -> &Summary {
+        &self.summary
     }
 }
 

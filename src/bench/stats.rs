@@ -6,10 +6,12 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Mean, spread and a confidence interval for a set of samples.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Mean, spread and a confidence interval for a set of samples. It holds
+/// no count: whoever keeps a summary keeps the samples it came from (as
+/// [`crate::bench::figures::Figures`] does, flattening this into its JSON),
+/// and their length is the count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Summary {
-    pub n: usize,
     pub mean: f64,
     /// Sample standard deviation (Bessel's n−1); 0 for a single sample.
     pub stddev: f64,
@@ -36,7 +38,6 @@ pub fn summarize(samples: &[f64]) -> Option<Summary> {
     let min = samples.iter().copied().fold(f64::INFINITY, f64::min);
     let max = samples.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     Some(Summary {
-        n,
         mean,
         stddev: sd,
         median: median(samples),
@@ -264,7 +265,6 @@ mod tests {
         // By hand: mean = 50/5 = 10; squared deviations 4,1,0,1,4 -> 10;
         // s = sqrt(10/4) = 1.5811; ci = 2.776 * 1.5811 / sqrt(5) = 1.9629.
         let s = summarize(&[8.0, 9.0, 10.0, 11.0, 12.0]).unwrap();
-        assert_eq!(s.n, 5);
         assert!(close(s.mean, 10.0, 1e-12));
         assert!(close(s.stddev, 1.581_138_8, 1e-6));
         assert!(close(s.median, 10.0, 1e-12));

@@ -198,7 +198,7 @@ async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
             serde_json::to_string_pretty(&report).expect("report serialises")
         );
     } else {
-        print!("{}", report::table::markdown(&report));
+        print!("{}", report::table::bench_table(&report));
     }
     store.close().await;
 
@@ -314,18 +314,9 @@ async fn show(db: &Path, run_id: i64, json: bool, timeline: bool) -> Result<i32>
         r.model.bits_per_weight,
         r.model.sha256
     );
-    let c = &r.config;
     println!(
-        "config: threads {} · ngl {} · n_batch {} · n_ubatch {} · flash_attn {} · kv {} · mmap {} · reps {} · warm-up {}",
-        c.n_threads,
-        c.n_gpu_layers.map(|v| v.to_string()).unwrap_or_else(|| "-".into()),
-        c.n_batch,
-        c.n_ubatch,
-        c.flash_attn,
-        c.cache_type,
-        c.use_mmap.map(|m| m.to_string()).unwrap_or_else(|| "auto".into()),
-        c.reps,
-        c.warmup
+        "config: {}",
+        report::conditions(&r.config, report::Wording::Fields)
     );
     println!("offload: {}", report::offload::describe(r));
     println!(
@@ -352,7 +343,7 @@ async fn show(db: &Path, run_id: i64, json: bool, timeline: bool) -> Result<i32>
         );
     }
     println!();
-    print!("{}", report::table::markdown(&report));
+    print!("{}", report::table::bench_table(&report));
     println!();
     for res in &r.results {
         let samples: Vec<String> = res
@@ -392,7 +383,7 @@ async fn compare(db: &Path, a: &str, b: &str, json: bool) -> Result<i32> {
     if json {
         println!("{}", serde_json::to_string_pretty(&c).expect("serialises"));
     } else {
-        print!("{}", report::compare::markdown(&c));
+        print!("{}", report::compare::table(&c));
     }
     Ok(0)
 }

@@ -41,7 +41,7 @@ pub async fn sweep(db: &Path, a: SweepArgs) -> Result<i32> {
         );
     } else {
         println!("sweep {sweep_id}");
-        print!("{}", sweep_report::markdown(&report));
+        print!("{}", sweep_report::levels_table(&report));
     }
     store.close().await;
     if out.cancelled {
@@ -123,7 +123,7 @@ pub async fn show_sweep(db: &Path, id: i64, json: bool) -> Result<i32> {
             "sweep {id} · {} · started {}",
             report.sweep.status, report.sweep.created_at
         );
-        print!("{}", sweep_report::markdown(&report));
+        print!("{}", sweep_report::levels_table(&report));
     }
     Ok(0)
 }

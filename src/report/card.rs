@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::sync::{Arc, OnceLock};
 
 use super::sweep::SweepJson;
-use super::{Report, ResultJson, RunJson};
+use super::{MachineJson, Report, ResultJson, RunJson};
 use crate::error::{DynoError, Result};
 use crate::units::{human_bytes, human_params};
 
@@ -292,20 +292,32 @@ fn panel(
     }
 }
 
-/// The card as an SVG document, 1200×630.
+/// The card as an SVG document, 1200×630, drawn top to bottom: the header,
+/// the chart, the column of context on the right, then the recommendation
+/// and the conditions at the foot.
 pub fn svg(r: &Report, sweep: Option<&SweepJson>) -> String {
     let rows = rows(r, sweep);
-    let tests = tests(r);
-    let first = r.runs.first();
-    let m = &r.machine;
     let mut s = Svg(String::new());
     let _ = writeln!(
         s.0,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="{FAMILY}, sans-serif">"#
     );
     s.rect(0.0, 0.0, WIDTH as f64, HEIGHT as f64, BG, 0.0);
+    header(&mut s, r, sweep);
+    chart(&mut s, &rows, &tests(r));
+    context(&mut s, r, sweep, &rows);
+    recommendation(&mut s, sweep);
+    if let Some(run) = r.runs.first() {
+        footer(&mut s, run, &r.machine);
+    }
+    s.0.push_str("</svg>\n");
+    s.0
+}
 
-    // Header: the brand, then the model by name, parameters and file.
+/// The brand and what the card shows, then the model by name, parameters
+/// and file.
+fn header(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>) {
+    let first = r.runs.first();
     s.text(40.0, 52.0, 17.0, PP, "bold", "DYNO");
     let title = first.map_or_else(
         || "no runs".to_string(),
@@ -352,8 +364,11 @@ pub fn svg(r: &Report, sweep: Option<&SweepJson>) -> String {
             &fit(&model_line, 16.0, 1120.0),
         );
     }
+}
 
-    // The chart: three panels, rows are levels.
+/// The chart: a label per row (a level, or a run), three panels of bars
+/// beside them, and across a failed row the reason instead of bars.
+fn chart(s: &mut Svg, rows: &[Row], tests: &Tests) {
     let left = 40.0;
     let label_col = 92.0;
     let top = 180.0;
@@ -378,7 +393,7 @@ pub fn svg(r: &Report, sweep: Option<&SweepJson>) -> String {
     let t_s = |v: f64| num(v);
     let ms = |v: f64| format!("{} ms", num(v));
     panel(
-        &mut s,
+        s,
         px,
         pw,
         top,
@@ -389,7 +404,7 @@ pub fn svg(r: &Report, sweep: Option<&SweepJson>) -> String {
         &t_s,
     );
     panel(
-        &mut s,
+        s,
         px + pw + gap,
         pw,
         top,
@@ -400,7 +415,7 @@ pub fn svg(r: &Report, sweep: Option<&SweepJson>) -> String {
         &t_s,
     );
     panel(
-        &mut s,
+        s,
         px + 2.0 * (pw + gap),
         pw,
         top,
@@ -424,21 +439,51 @@ pub fn svg(r: &Report, sweep: Option<&SweepJson>) -> String {
             );
         }
     }
+}
 
-    // Right column: machine, build, energy, quality, meaning.
-    let rx = 790.0;
-    let rw = 370.0;
-    s.rect(rx - 18.0, 150.0, rw + 36.0, 372.0, PANEL, 10.0);
-    let mut y = 180.0;
-    let mut block = |s: &mut Svg, head: &str, lines: &[String]| {
-        s.text(rx, y, 13.0, MUTED, "bold", head);
-        y += 21.0;
+/// The right column's left edge and width.
+const CONTEXT_X: f64 = 790.0;
+const CONTEXT_W: f64 = 370.0;
+
+/// The right column, one block under another: a small heading, then lines
+/// cut to the column's width.
+struct Blocks {
+    y: f64,
+}
+
+impl Blocks {
+    fn block(&mut self, s: &mut Svg, head: &str, lines: &[String]) {
+        s.text(CONTEXT_X, self.y, 13.0, MUTED, "bold", head);
+        self.y += 21.0;
         for l in lines {
-            s.text(rx, y, 15.0, TEXT, "normal", &fit(l, 15.0, rw));
-            y += 20.0;
+            s.text(
+                CONTEXT_X,
+                self.y,
+                15.0,
+                TEXT,
+                "normal",
+                &fit(l, 15.0, CONTEXT_W),
+            );
+            self.y += 20.0;
         }
-        y += 8.0;
-    };
+        self.y += 8.0;
+    }
+}
+
+/// The right column: machine, build, energy, what the speed means, and a
+/// sweep's divergence from its reference.
+fn context(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>, rows: &[Row]) {
+    let first = r.runs.first();
+    let m = &r.machine;
+    s.rect(
+        CONTEXT_X - 18.0,
+        150.0,
+        CONTEXT_W + 36.0,
+        372.0,
+        PANEL,
+        10.0,
+    );
+    let mut blocks = Blocks { y: 180.0 };
     let mut hw = vec![format!("{} · {} cores", m.cpu, m.cores)];
     let mut mem = format!("{} RAM", human_bytes(m.memory_bytes));
     if let Some(bw) = m.memory_bandwidth_bytes_per_s {
@@ -455,7 +500,7 @@ pub fn svg(r: &Report, sweep: Option<&SweepJson>) -> String {
             human_bytes(g.memory_total_bytes)
         ));
     }
-    block(&mut s, "MACHINE", &hw);
+    blocks.block(s, "MACHINE", &hw);
     let backend = first
         .and_then(|x| x.backend.clone())
         .or_else(|| m.backend.clone())
@@ -464,7 +509,7 @@ pub fn svg(r: &Report, sweep: Option<&SweepJson>) -> String {
         .and_then(|x| x.llama_cpp_build.clone())
         .or_else(|| m.llama_cpp_build.clone())
         .unwrap_or_else(|| "-".into());
-    block(&mut s, "BACKEND", &[backend, build]);
+    blocks.block(s, "BACKEND", &[backend, build]);
     // Energy: only where a power reading covered decode; say so otherwise.
     let tpj: Vec<String> = rows
         .iter()
@@ -478,7 +523,7 @@ pub fn svg(r: &Report, sweep: Option<&SweepJson>) -> String {
     } else {
         vec![tpj.iter().take(2).cloned().collect::<Vec<_>>().join(" · ")]
     };
-    block(&mut s, "ENERGY (DECODE)", &energy);
+    blocks.block(s, "ENERGY (DECODE)", &energy);
     // What this means, for the recommended level or the one run.
     let pick = sweep
         .and_then(|sw| sw.recommendation.as_deref())
@@ -501,7 +546,7 @@ pub fn svg(r: &Report, sweep: Option<&SweepJson>) -> String {
         if let Some(t) = w.reply_500_words_s {
             l.push(format!("a 500-word reply in {t:.1} s"));
         }
-        block(&mut s, "WHAT THIS MEANS", &l);
+        blocks.block(s, "WHAT THIS MEANS", &l);
     }
     if sweep.is_some() {
         let kld: Vec<String> = rows
@@ -509,12 +554,14 @@ pub fn svg(r: &Report, sweep: Option<&SweepJson>) -> String {
             .filter_map(|r| r.kld.map(|k| format!("{} {:.3}", r.label, k)))
             .collect();
         if !kld.is_empty() {
-            let l = wrap(&kld.join(" · "), 15.0, rw, 2);
-            block(&mut s, "KL DIVERGENCE FROM THE REFERENCE", &l);
+            let l = wrap(&kld.join(" · "), 15.0, CONTEXT_W, 2);
+            blocks.block(s, "KL DIVERGENCE FROM THE REFERENCE", &l);
         }
     }
+}
 
-    // Recommendation under the chart, then the conditions and provenance.
+/// A sweep's recommendation, under the chart.
+fn recommendation(s: &mut Svg, sweep: Option<&SweepJson>) {
     if let Some(rec) = sweep.and_then(|sw| sw.recommendation.as_deref()) {
         s.text(
             40.0,
@@ -525,51 +572,46 @@ pub fn svg(r: &Report, sweep: Option<&SweepJson>) -> String {
             &fit(&format!("→ {rec}"), 17.0, 1120.0),
         );
     }
-    if let Some(run) = first {
-        let c = &run.config;
-        let mut pn: Vec<String> = run
-            .results
-            .iter()
-            .map(|r| r.test.clone())
-            .collect::<Vec<_>>();
-        pn.dedup();
-        let cond = format!(
-            "threads {} · GPU layers {} · batch {}/{} · flash attention {} · KV {} · {} reps · tests {}",
-            c.n_threads,
-            c.n_gpu_layers.map(|v| v.to_string()).unwrap_or_else(|| "-".into()),
-            c.n_batch,
-            c.n_ubatch,
-            c.flash_attn,
-            c.cache_type,
-            c.reps,
-            pn.join(", ")
-        );
-        s.text(
-            40.0,
-            578.0,
-            14.0,
-            MUTED,
-            "normal",
-            &fit(&cond, 14.0, 1120.0),
-        );
-        let date = run.started_at.get(..10).unwrap_or(&run.started_at);
-        let foot = format!(
-            "{date} · dyno {} · {} · mean of {} timed repetitions after a warm-up",
-            run.dyno_version,
-            m.os.as_deref().unwrap_or(""),
-            c.reps
-        );
-        s.text(
-            40.0,
-            604.0,
-            14.0,
-            MUTED,
-            "normal",
-            &fit(&foot, 14.0, 1120.0),
-        );
-    }
-    s.0.push_str("</svg>\n");
-    s.0
+}
+
+/// The foot: the conditions every figure was measured under, with the tests
+/// run, then when, by which Dyno, on which OS, and how the mean was taken.
+fn footer(s: &mut Svg, run: &RunJson, m: &MachineJson) {
+    let c = &run.config;
+    let mut pn: Vec<String> = run
+        .results
+        .iter()
+        .map(|r| r.test.clone())
+        .collect::<Vec<_>>();
+    pn.dedup();
+    let cond = format!(
+        "{} · tests {}",
+        super::conditions(c, super::Wording::Card),
+        pn.join(", ")
+    );
+    s.text(
+        40.0,
+        578.0,
+        14.0,
+        MUTED,
+        "normal",
+        &fit(&cond, 14.0, 1120.0),
+    );
+    let date = run.started_at.get(..10).unwrap_or(&run.started_at);
+    let foot = format!(
+        "{date} · dyno {} · {} · mean of {} timed repetitions after a warm-up",
+        run.dyno_version,
+        m.os.as_deref().unwrap_or(""),
+        c.reps
+    );
+    s.text(
+        40.0,
+        604.0,
+        14.0,
+        MUTED,
+        "normal",
+        &fit(&foot, 14.0, 1120.0),
+    );
 }
 
 /// The bundled fonts, loaded once.

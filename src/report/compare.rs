@@ -314,7 +314,7 @@ pub fn compare(a_name: &str, a: &Report, b_name: &str, b: &Report, by_level: boo
 }
 
 /// The comparison as a Markdown table; `*` marks a significant difference.
-pub fn markdown(c: &Comparison) -> String {
+pub fn table(c: &Comparison) -> String {
     let mut out = format!(
         "A = {} ({}), B = {} ({})\n\n| level | test | conditions | A t/s | B t/s | B÷A | change | p (adj.) | |\n| ----- | ---- | ---------- | ----: | ----: | --: | -----: | -: | - |\n",
         c.a, c.a_machine, c.b, c.b_machine

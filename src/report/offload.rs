@@ -148,7 +148,7 @@ pub fn series(runs: &[RunJson]) -> Vec<OffloadSeries> {
 
 /// The series as a Markdown table: a row per layer count, a column per
 /// test and rate, mean ± 95% CI.
-pub fn markdown(all: &[OffloadSeries]) -> String {
+pub fn table(all: &[OffloadSeries]) -> String {
     let mut out = String::new();
     for s in all {
         let mut cols: Vec<(String, String)> = Vec::new();

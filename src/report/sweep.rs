@@ -309,7 +309,7 @@ fn mean_sd(r: Option<&ResultJson>, pick: fn(&ResultJson) -> Option<(f64, f64)>) 
 
 /// The sweep's table: a row per level (failed levels with their reason),
 /// then the conditions and the recommendation.
-pub fn markdown(s: &SweepReport) -> String {
+pub fn levels_table(s: &SweepReport) -> String {
     let runs = &s.report.runs;
     let name_of = |kind: &str| {
         runs.iter()
@@ -379,18 +379,11 @@ pub fn markdown(s: &SweepReport) -> String {
         }
     }
     if let Some(r) = runs.first() {
-        let c = &r.config;
         out.push_str(&format!(
-            "\n{} · {} · {} threads · ngl {} · batch {}/{} · {} reps · {}\n",
+            "\n{} · {} · {} · {}\n",
             s.report.machine.cpu,
             r.backend.as_deref().unwrap_or("-"),
-            c.n_threads,
-            c.n_gpu_layers
-                .map(|v| v.to_string())
-                .unwrap_or_else(|| "-".into()),
-            c.n_batch,
-            c.n_ubatch,
-            c.reps,
+            super::conditions(&r.config, super::Wording::Brief),
             r.llama_cpp_build
                 .as_deref()
                 .unwrap_or("llama.cpp build unknown")

@@ -173,8 +173,15 @@ const EXTRAS: [Extra; 10] = [
     },
 ];
 
-/// Render the report as a Markdown table.
-pub fn markdown(report: &Report) -> String {
+/// The table `dyno bench` and `dyno show` print: llama-bench's grid, then
+/// its notes (what a TTFT at a depth means, the offload curve, the build).
+pub fn bench_table(report: &Report) -> String {
+    grid(report) + &notes(report)
+}
+
+/// The grid alone: a row per test of each run (two for a pp+tg test), a
+/// failed run's reason in a row of its own.
+fn grid(report: &Report) -> String {
     let extras: Vec<&Extra> = EXTRAS
         .iter()
         .filter(|e| report.runs.iter().any(|r| (e.get)(r) != e.default))
@@ -296,6 +303,14 @@ pub fn markdown(report: &Report) -> String {
     for r in &rows {
         out.push_str(&line(r));
     }
+    out
+}
+
+/// What the grid's figures need beside them, each part opening with a blank
+/// line: a TTFT at a depth, the offload curve, and the build and machine.
+/// A sweep's export puts these under its own table instead of the grid.
+pub(crate) fn notes(report: &Report) -> String {
+    let mut out = String::new();
     // A TTFT at a depth is timed after the depth's tokens are restored into
     // the cache, so it is not the empty-cache figure the column otherwise is.
     let ttft_at_depth = report
@@ -308,7 +323,7 @@ pub fn markdown(report: &Report) -> String {
             "\nTTFT of a test at @dN: the prompt follows N tokens already in the cache (restored, not timed), not an empty cache.\n",
         );
     }
-    out.push_str(&super::offload::markdown(&report.offload_sweep));
+    out.push_str(&super::offload::table(&report.offload_sweep));
     if let Some(b) = &report.machine.llama_cpp_build {
         out.push_str(&format!(
             "\nbuild: {b}; machine: {} ({} cores, {})\n",
@@ -327,17 +342,7 @@ mod tests {
     use crate::report::{ConfigJson, MachineJson, ResultJson};
 
     fn figs(samples: &[f64]) -> Figures {
-        let s = crate::bench::stats::summarize(samples).unwrap();
-        Figures {
-            samples: samples.to_vec(),
-            mean: s.mean,
-            stddev: s.stddev,
-            median: s.median,
-            min: s.min,
-            max: s.max,
-            ci95: s.ci95,
-            outliers: s.outliers,
-        }
+        Figures::of(samples.to_vec()).unwrap()
     }
 
     fn result(test: &str, kind: &str, rate: Rate, head: &[f64]) -> ResultJson {
@@ -449,7 +454,7 @@ mod tests {
 
 build: b1; machine: Test CPU (2 cores, 1.00 GiB)
 ";
-        assert_eq!(markdown(&report()), expected);
+        assert_eq!(bench_table(&report()), expected);
     }
 
     #[test]
@@ -459,7 +464,7 @@ build: b1; machine: Test CPU (2 cores, 1.00 GiB)
         let mut r = report();
         r.runs[0].model.size_bytes = 253_113_024;
         r.runs[0].model.weight_bytes = 246_587_904;
-        let t = markdown(&r);
+        let t = bench_table(&r);
         let row = t.lines().find(|l| l.contains("pp512")).unwrap();
         assert!(row.contains("| 235.16 MiB |"), "{t}");
         assert!(
@@ -471,7 +476,7 @@ build: b1; machine: Test CPU (2 cores, 1.00 GiB)
     #[test]
     fn ttft_at_a_depth_says_it_is_not_from_an_empty_cache() {
         let mut r = report();
-        let t = markdown(&r);
+        let t = bench_table(&r);
         assert!(
             !t.contains("already in the cache"),
             "no depth, no note: {t}"
@@ -479,7 +484,7 @@ build: b1; machine: Test CPU (2 cores, 1.00 GiB)
         let pg = &mut r.runs[0].results[1];
         pg.test = "pp16+tg4@d32".into();
         pg.n_depth = 32;
-        let t = markdown(&r);
+        let t = bench_table(&r);
         assert!(
             t.contains("TTFT of a test at @dN: the prompt follows N tokens already in the cache"),
             "{t}"
@@ -490,7 +495,7 @@ build: b1; machine: Test CPU (2 cores, 1.00 GiB)
     fn decode_rows_show_the_roofline_when_bandwidth_is_known() {
         let mut r = report();
         r.runs[0].results[1].roofline_pct = Some(12.345);
-        let t = markdown(&r);
+        let t = bench_table(&r);
         let header = t.lines().next().unwrap();
         assert!(header.ends_with("| roofline |"), "{header}");
         let decode = t.lines().find(|l| l.contains("pp16+tg4 decode")).unwrap();
@@ -513,7 +518,12 @@ build: b1; machine: Test CPU (2 cores, 1.00 GiB)
             layers_total: Some(31),
             ..Default::default()
         });
-        other.results[0].prefill_tokens_per_s.as_mut().unwrap().mean = 900.0;
+        other.results[0]
+            .prefill_tokens_per_s
+            .as_mut()
+            .unwrap()
+            .summary
+            .mean = 900.0;
         // A run with other conditions is not on the curve.
         let mut apart = r.runs[0].clone();
         apart.run_id = 3;
@@ -525,7 +535,7 @@ build: b1; machine: Test CPU (2 cores, 1.00 GiB)
         let s = &r.offload_sweep[0];
         let ngl: Vec<u32> = s.points.iter().map(|p| p.n_gpu_layers).collect();
         assert_eq!(ngl, [0, 31], "ordered by layers, not by run");
-        let t = markdown(&r);
+        let t = bench_table(&r);
         assert!(t.contains("offload sweep: x.gguf"), "{t}");
         let rows: Vec<&str> = t
             .lines()
@@ -547,7 +557,7 @@ build: b1; machine: Test CPU (2 cores, 1.00 GiB)
         r.runs[0].results.clear();
         r.runs[0].status = "failed".into();
         r.runs[0].error = Some("the worker was killed by signal 6".into());
-        let t = markdown(&r);
+        let t = bench_table(&r);
         assert!(
             t.contains("FAILED: the worker was killed by signal 6"),
             "{t}"

@@ -210,16 +210,7 @@ mod tests {
 
     #[test]
     fn roofline_uses_the_per_sequence_decode_rate() {
-        let fig = |mean| Figures {
-            samples: vec![mean],
-            mean,
-            stddev: 0.0,
-            median: mean,
-            min: mean,
-            max: mean,
-            ci95: None,
-            outliers: vec![],
-        };
+        let fig = |mean| Figures::of(vec![mean]).unwrap();
         // 1 GB of weights at 10 steps/s = 10 GB/s of a 20 GB/s machine.
         let mut tg = result("gen", 0, 8, vec![1]);
         tg.decode_tokens_per_s = Some(fig(10.0));

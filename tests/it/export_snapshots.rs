@@ -5,7 +5,7 @@
 
 use dyno::report::export::{csv, llama_bench_json, markdown, scrub, Private};
 use dyno::report::import::parse;
-use dyno::report::sweep::{markdown as sweep_markdown, SweepReport};
+use dyno::report::sweep::{levels_table as sweep_markdown, SweepReport};
 
 fn fixture() -> &'static str {
     include_str!("../fixtures/sweep-export.json")

@@ -4,8 +4,18 @@
  * Samples of one quantity with their summary; the unit is in the name of
  * the field that holds it (`_tokens_per_s`, `_ms`).
  */
-export type Stats = { samples: Array<number>, mean: number, stddev: number, median: number, min: number, max: number, ci95: number | null, 
+export type Stats = { samples: Array<number>, mean: number, 
 /**
- * Indices of samples flagged by the modified Z-score.
+ * Sample standard deviation (Bessel's n−1); 0 for a single sample.
+ */
+stddev: number, median: number, min: number, max: number, 
+/**
+ * Half-width of the two-sided 95% confidence interval of the mean
+ * (Student's t with n−1 degrees of freedom). `None` below two samples,
+ * where no interval exists.
+ */
+ci95: number | null, 
+/**
+ * Indices of samples flagged by the modified Z-score (see [`outliers`]).
  */
 outliers: Array<number>, };

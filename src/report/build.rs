@@ -1,0 +1,263 @@
+//! Building the JSON document ([`super::json`]) from store rows. Every
+//! figure is recomputed here from the stored samples, so `dyno bench
+//! --json`, `dyno show` and `dyno runs` print the same figures for the same
+//! rows, whenever they were measured.
+
+use super::json::{
+    ConfigJson, MachineJson, MeaningJson, ModelJson, Report, ResultJson, RunJson, SCHEMA_VERSION,
+};
+use super::{offload, sweep, telemetry, Loaded, Target};
+use crate::bench::figures::figures;
+use crate::error::Result;
+use crate::machine::Machine;
+use crate::store::{MachineRow, ResultRow, RunRow, Store};
+use crate::vocab::RunConfig;
+use crate::vocab::{Device, Sample, TestKind, TestSpec};
+
+/// Build the report `t` points at from the store.
+pub async fn load(store: &Store, db: &std::path::Path, t: Target) -> Result<Loaded> {
+    let here = Machine::detect();
+    match t {
+        Target::Sweep(n) => Ok(Loaded::Sweep(sweep::build(store, n, &here).await?)),
+        Target::Run(n) => {
+            let row = store.run(n).await?.ok_or_else(|| {
+                crate::error::DynoError::NotFound(format!(
+                    "no run {n} in {}; `dyno runs` lists the stored runs",
+                    db.display()
+                ))
+            })?;
+            let mut report = build(store, std::slice::from_ref(&row), &here).await?;
+            // A run from a `dyno bench` offload sweep shows its curve.
+            if let Some(sweep_id) = row.sweep_id {
+                let siblings = store.sweep_runs(sweep_id).await?;
+                if siblings.len() > 1 {
+                    let mut runs = Vec::with_capacity(siblings.len());
+                    for r in &siblings {
+                        runs.push(run_json(store, r).await?);
+                    }
+                    report.offload_sweep = offload::series(&runs)
+                        .into_iter()
+                        .filter(|s| s.points.iter().any(|p| p.run_id == n))
+                        .collect();
+                }
+            }
+            Ok(Loaded::Run(report))
+        }
+    }
+}
+
+/// Speed in words, and a 500-word reply: TTFT plus its tokens at the decode rate.
+pub fn meaning(tokens_per_word: f64, decode_tps: f64, ttft_ms: Option<f64>) -> MeaningJson {
+    let reply = 500.0 * tokens_per_word / decode_tps;
+    MeaningJson {
+        tokens_per_word,
+        words_per_s: decode_tps / tokens_per_word,
+        reply_500_words_s: ttft_ms.map(|t| t / 1e3 + reply),
+        ttft_ms,
+        decode_tokens_per_s: decode_tps,
+    }
+}
+
+fn result_json(r: &ResultRow) -> ResultJson {
+    let samples: Vec<Sample> = serde_json::from_str(&r.samples_json).unwrap_or_default();
+    let kind: TestKind = serde_json::from_value(serde_json::Value::String(r.kind.clone()))
+        .unwrap_or(TestKind::Prompt);
+    let spec = TestSpec {
+        kind,
+        n_prompt: r.n_prompt as u32,
+        n_gen: r.n_gen as u32,
+        n_depth: r.n_depth as u32,
+        n_parallel: r.n_parallel as u32,
+    };
+    let f = figures(&spec, &samples);
+    let h = f.headline.as_ref();
+    ResultJson {
+        test: r.test.clone(),
+        kind: r.kind.clone(),
+        status: r.status.clone(),
+        error: r.error.clone(),
+        n_prompt: spec.n_prompt,
+        n_gen: spec.n_gen,
+        n_depth: spec.n_depth,
+        n_parallel: spec.n_parallel,
+        reps: r.reps as u32,
+        rate: f.rate,
+        samples_tokens_per_s: h.map(|h| h.samples.clone()).unwrap_or_default(),
+        mean_tokens_per_s: h.map(|h| h.mean),
+        stddev_tokens_per_s: h.map(|h| h.stddev),
+        median_tokens_per_s: h.map(|h| h.median),
+        min_tokens_per_s: h.map(|h| h.min),
+        max_tokens_per_s: h.map(|h| h.max),
+        ci95_tokens_per_s: h.and_then(|h| h.ci95),
+        outliers: h.map(|h| h.outliers.clone()).unwrap_or_default(),
+        samples_ns: samples.iter().map(|s| s.total_ns).collect(),
+        ttft_ms: f.ttft_ms.as_ref().map(|t| t.mean),
+        prefill_tokens_per_s: f.prefill_tokens_per_s,
+        decode_tokens_per_s: f.decode_tokens_per_s,
+        decode_per_sequence_tokens_per_s: f.decode_per_sequence_tokens_per_s,
+        ttft_stats_ms: f.ttft_ms,
+        decode_bytes_per_s: None,
+        roofline_pct: None,
+        telemetry: None,
+    }
+}
+
+async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
+    let m = store.model(run.model_id).await?;
+    let rows = store.results(run.id).await?;
+    let config: Option<RunConfig> = serde_json::from_str(&run.config_json).ok();
+    let n_params = m.n_params.max(0) as u64;
+    let weight_bytes = m.weight_bytes.max(0) as u64;
+    let mut results: Vec<ResultJson> = rows.iter().map(result_json).collect();
+    let bandwidth = telemetry::weights_bandwidth(
+        &store.machine(run.machine_id).await?,
+        run.n_gpu_layers,
+        m.n_layers,
+    );
+    for r in &mut results {
+        telemetry::roofline(r, weight_bytes, bandwidth);
+    }
+    let sources: Option<crate::telemetry::Sources> = run
+        .telemetry_sources
+        .as_deref()
+        .and_then(|s| serde_json::from_str(s).ok());
+    let readings = if sources.is_some() {
+        store.telemetry(run.id).await?
+    } else {
+        Vec::new()
+    };
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    let run_telemetry = telemetry::attach(&mut results, &ids, &readings, sources.as_ref());
+    Ok(RunJson {
+        run_id: run.id,
+        sweep_id: run.sweep_id,
+        status: run.status.clone(),
+        error: run.error.clone(),
+        error_code: run.error_code.clone(),
+        model: ModelJson {
+            path: m.path,
+            file_name: m.file_name,
+            sha256: m.sha256,
+            arch: m.arch,
+            name: m.name,
+            quant: m.quant,
+            size_bytes: m.size_bytes.max(0) as u64,
+            n_params,
+            weight_bytes,
+            bits_per_weight: if n_params == 0 {
+                0.0
+            } else {
+                weight_bytes as f64 * 8.0 / n_params as f64
+            },
+            n_layers: m.n_layers.map(|v| v as u64),
+            context_length: m.context_length.map(|v| v as u64),
+        },
+        config: ConfigJson {
+            n_threads: run.n_threads as u32,
+            n_gpu_layers: run.n_gpu_layers.map(|v| v as u32),
+            n_gpu_layers_requested: config.as_ref().and_then(|c| c.model.n_gpu_layers),
+            n_batch: run.n_batch as u32,
+            n_ubatch: run.n_ubatch as u32,
+            flash_attn: run.flash_attn.clone(),
+            cache_type: run.cache_type.clone(),
+            use_mmap: run.use_mmap,
+            reps: run.reps as u32,
+            warmup: config.as_ref().is_none_or(|c| c.warmup),
+            split_mode: config
+                .as_ref()
+                .map_or("layer", |c| c.model.split_mode.as_str())
+                .to_string(),
+            main_gpu: config.as_ref().map_or(0, |c| c.model.main_gpu),
+            devices: config.as_ref().and_then(|c| c.model.devices.clone()),
+            no_kv_offload: config.as_ref().is_some_and(|c| c.ctx.no_kv_offload),
+            fit_margin_mib: config.as_ref().and_then(|c| c.model.fit_margin_mib),
+        },
+        backend: run.backend.clone(),
+        offload: run
+            .offload_json
+            .as_deref()
+            .and_then(|s| serde_json::from_str(s).ok()),
+        llama_cpp_build: run.llama_cpp_build.clone(),
+        load_time_ms: run.load_time_ms,
+        model_desc: run.model_desc.clone(),
+        peak_rss_bytes: run.peak_rss_bytes.map(|v| v as u64),
+        dyno_version: run.dyno_version.clone(),
+        started_at: run.started_at.clone(),
+        finished_at: run.finished_at.clone(),
+        what_this_means: run.tokens_per_word.and_then(|tpw| {
+            // The first pp+tg test gives TTFT and its own decode; else tg.
+            let pg = results
+                .iter()
+                .find(|r| r.kind == "prompt_gen" && r.status == "ok");
+            let tg = results.iter().find(|r| r.kind == "gen" && r.status == "ok");
+            let decode = pg
+                .and_then(|r| r.decode_tokens_per_s.as_ref().map(|f| f.mean))
+                .or_else(|| tg.and_then(|r| r.mean_tokens_per_s))?;
+            Some(meaning(tpw, decode, pg.and_then(|r| r.ttft_ms)))
+        }),
+        results,
+        telemetry: run_telemetry,
+        quality: None,
+    })
+}
+
+fn machine_json(m: &MachineRow, run: Option<&RunRow>) -> MachineJson {
+    let devices: Vec<Device> = run
+        .and_then(|r| r.devices_json.as_deref())
+        .and_then(|d| serde_json::from_str(d).ok())
+        .unwrap_or_default();
+    MachineJson {
+        fingerprint: m.fingerprint.clone(),
+        cpu: m.cpu.clone(),
+        cores: m.cores_logical as u64,
+        cores_physical: m.cores_physical.map(|c| c as u64),
+        memory_bytes: m.memory_bytes as u64,
+        os: m.os.clone(),
+        kernel: m.kernel.clone(),
+        gpus: devices
+            .into_iter()
+            .filter(|d| d.kind == "gpu" || d.kind == "igpu")
+            .collect(),
+        backend: run.and_then(|r| r.backend.clone()),
+        llama_cpp_build: run.and_then(|r| r.llama_cpp_build.clone()),
+        memory_bandwidth_bytes_per_s: m.memory_bandwidth_bytes_per_s.map(|b| b as u64),
+    }
+}
+
+/// Build the report for `runs` (in the order given). The machine is the one
+/// the first run was measured on, or `here` when there are no runs.
+pub async fn build(store: &Store, runs: &[RunRow], here: &Machine) -> Result<Report> {
+    let machine = match runs.first() {
+        Some(r) => {
+            // Backend and build come from the first run that reached a worker.
+            let facts = runs
+                .iter()
+                .find(|r| r.llama_cpp_build.is_some())
+                .unwrap_or(r);
+            machine_json(&store.machine(r.machine_id).await?, Some(facts))
+        }
+        None => MachineJson {
+            fingerprint: here.fingerprint.clone(),
+            cpu: here.cpu.clone(),
+            cores: here.cores_logical as u64,
+            cores_physical: here.cores_physical.map(|c| c as u64),
+            memory_bytes: here.memory_bytes,
+            os: here.os.clone(),
+            kernel: here.kernel.clone(),
+            gpus: Vec::new(),
+            backend: None,
+            llama_cpp_build: None,
+            memory_bandwidth_bytes_per_s: None,
+        },
+    };
+    let mut out = Vec::with_capacity(runs.len());
+    for r in runs {
+        out.push(run_json(store, r).await?);
+    }
+    Ok(Report {
+        schema_version: SCHEMA_VERSION,
+        machine,
+        offload_sweep: offload::series(&out),
+        runs: out,
+    })
+}

@@ -1,0 +1,168 @@
+//! llama-bench's JSON: Dyno's results under llama-bench's `-o json` field
+//! names, so llama.cpp's `compare-llama-bench.py` and other tools written
+//! for llama-bench read them.
+
+use serde_json::{json, Map, Value};
+
+use super::{Exported, Exporter};
+use crate::error::Result;
+use crate::report::Report;
+
+/// `--format llama-bench-json`.
+pub struct LlamaBenchExporter;
+
+impl Exporter for LlamaBenchExporter {
+    fn serialize(&self, e: &Exported) -> Result<Vec<u8>> {
+        Ok(
+            (serde_json::to_string_pretty(&llama_bench_json(&e.report)).expect("serialises")
+                + "\n")
+                .into_bytes(),
+        )
+    }
+}
+
+/// llama-bench's `-o json` records, one per pp, tg and pp+tg result (a
+/// parallel test has no llama-bench form and is left out). As llama-bench
+/// does, a pp+tg record's rate is (prompt + generated tokens) ÷ total time.
+pub fn llama_bench_json(r: &Report) -> Value {
+    let mut out = Vec::new();
+    for run in r
+        .runs
+        .iter()
+        .filter(|x| x.status == "ok" || !x.results.is_empty())
+    {
+        let c = &run.config;
+        for res in run
+            .results
+            .iter()
+            .filter(|x| x.kind != "parallel" && x.status == "ok" && !x.samples_ns.is_empty())
+        {
+            let tokens = f64::from(res.n_prompt) + f64::from(res.n_gen);
+            let ns: Vec<f64> = res.samples_ns.iter().map(|&n| n as f64).collect();
+            let ts: Vec<f64> = ns.iter().map(|n| tokens / (n / 1e9)).collect();
+            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+            let sd = |v: &[f64]| {
+                if v.len() < 2 {
+                    0.0
+                } else {
+                    let m = mean(v);
+                    (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
+                }
+            };
+            let mut o = Map::new();
+            o.insert("build_commit".into(), json!(run.llama_cpp_build));
+            o.insert("cpu_info".into(), json!(r.machine.cpu));
+            o.insert(
+                "gpu_info".into(),
+                json!(r
+                    .machine
+                    .gpus
+                    .iter()
+                    .map(|g| g.description.clone())
+                    .collect::<Vec<_>>()
+                    .join(", ")),
+            );
+            o.insert("backends".into(), json!(run.backend));
+            o.insert("model_filename".into(), json!(run.model.file_name));
+            o.insert(
+                "model_type".into(),
+                json!(run
+                    .model_desc
+                    .clone()
+                    .unwrap_or_else(|| format!("{} {}", run.model.arch, run.model.quant))),
+            );
+            // llama-bench's model_size is llama_model_size: tensor bytes.
+            o.insert("model_size".into(), json!(run.model.weight_bytes));
+            o.insert("model_n_params".into(), json!(run.model.n_params));
+            o.insert("n_batch".into(), json!(c.n_batch));
+            o.insert("n_ubatch".into(), json!(c.n_ubatch));
+            o.insert("n_threads".into(), json!(c.n_threads));
+            o.insert("type_k".into(), json!(c.cache_type));
+            o.insert("type_v".into(), json!(c.cache_type));
+            o.insert("n_gpu_layers".into(), json!(c.n_gpu_layers.unwrap_or(0)));
+            o.insert("split_mode".into(), json!(c.split_mode));
+            o.insert("main_gpu".into(), json!(c.main_gpu));
+            o.insert("no_kv_offload".into(), json!(c.no_kv_offload));
+            o.insert("devices".into(), json!(c.devices_label()));
+            o.insert(
+                "flash_attn".into(),
+                json!(match c.flash_attn.as_str() {
+                    "on" => 1,
+                    "off" => 0,
+                    _ => -1,
+                }),
+            );
+            // llama-bench at the llama.cpp Dyno builds writes `load_mode`
+            // (older builds wrote `use_mmap`). Dyno's default is llama.cpp's
+            // "auto", which maps the file unless a device cannot, and what it
+            // chose is not recorded: the record says "auto" and leaves the
+            // old flag null rather than guess `true`.
+            o.insert(
+                "load_mode".into(),
+                json!(match c.use_mmap {
+                    None => "auto",
+                    Some(true) => "mmap",
+                    Some(false) => "none",
+                }),
+            );
+            o.insert("use_mmap".into(), json!(c.use_mmap));
+            o.insert("n_prompt".into(), json!(res.n_prompt));
+            o.insert("n_gen".into(), json!(res.n_gen));
+            o.insert("n_depth".into(), json!(res.n_depth));
+            o.insert("test_time".into(), json!(run.started_at));
+            o.insert("avg_ns".into(), json!(mean(&ns).round() as u64));
+            o.insert("stddev_ns".into(), json!(sd(&ns).round() as u64));
+            o.insert("avg_ts".into(), json!(mean(&ts)));
+            o.insert("stddev_ts".into(), json!(sd(&ts)));
+            o.insert("samples_ns".into(), json!(res.samples_ns));
+            o.insert("samples_ts".into(), json!(ts));
+            out.push(Value::Object(o));
+        }
+    }
+    Value::Array(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture() -> Report {
+        crate::report::import::parse(
+            include_str!("../../../tests/fixtures/sweep-export.json"),
+            "fixture",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn llama_bench_json_says_how_the_model_was_loaded() {
+        // Dyno's default leaves the choice to llama.cpp (LLAMA_LOAD_MODE_AUTO,
+        // mmap unless a device cannot map files), and does not record what it
+        // chose: "true" would be a guess, so the record says "auto".
+        let mut r = fixture();
+        r.runs.truncate(1);
+        let modes = [
+            (None, "auto", json!(null)),
+            (Some(true), "mmap", json!(true)),
+        ];
+        for (use_mmap, load_mode, flag) in
+            modes
+                .into_iter()
+                .chain([(Some(false), "none", json!(false))])
+        {
+            r.runs[0].config.use_mmap = use_mmap;
+            let v = llama_bench_json(&r);
+            let rec = &v[0];
+            assert_eq!(rec["load_mode"], load_mode, "{use_mmap:?}: {rec}");
+            assert_eq!(rec["use_mmap"], flag, "{use_mmap:?}: {rec}");
+        }
+    }
+
+    #[test]
+    fn llama_bench_json_model_size_is_the_weight_bytes() {
+        let r = fixture();
+        let v = llama_bench_json(&r);
+        assert_eq!(v[0]["model_size"], json!(r.runs[0].model.weight_bytes));
+        assert_ne!(r.runs[0].model.weight_bytes, r.runs[0].model.size_bytes);
+    }
+}
