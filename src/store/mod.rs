@@ -64,7 +64,7 @@ pub struct Store {
 
 /// Every query's error becomes [`DynoError::Store`] naming the database
 /// file, so a failure says which file to look at. One call, `.db(self)?`,
-/// instead of a closure at the end of each of the store's sixty queries.
+/// instead of a closure at the end of every query.
 trait DbResult<T> {
     fn db(self, store: &Store) -> Result<T>;
 }

@@ -500,7 +500,7 @@ fn killing_the_parent_mid_sweep_keeps_the_levels_done_and_running_again_resumes(
 fn the_memory_estimate_reads_the_real_models_shape() {
     // SmolLM2-135M: 30 layers, 3 KV heads of 64 for K and for V, a vocabulary
     // of 49,152 and a feed-forward width of 1,536.
-    let p = dyno::model::memory::MemoryProfile::read(&model(SMOL)).unwrap();
+    let p = dyno::vocab::MemoryProfile::read(&model(SMOL)).unwrap();
     assert_eq!(p.n_layers, 30);
     assert_eq!(p.kv_elements_per_token, 30 * (3 * 64 + 3 * 64));
     assert_eq!(
