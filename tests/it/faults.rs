@@ -266,8 +266,19 @@ fn killed_mid_test(hold: bool) -> serde_json::Value {
         r.len() >= 2
     });
     assert!(started, "dyno ended before its second test started");
-    // tg4 on SmolLM2 takes milliseconds: by now the repetition was sent.
-    std::thread::sleep(Duration::from_secs(3));
+    if hold {
+        // Held repetitions never reach the database before the test ends, so
+        // there is nothing to watch for: give the worker time to send it
+        // (tg4 on SmolLM2 takes milliseconds), then kill.
+        std::thread::sleep(Duration::from_secs(3));
+    } else {
+        // Kill once the repetition is committed, however loaded the machine:
+        // a fixed sleep failed when the parallel tests starved this one.
+        let committed = wait_for_results(&s, &mut child, "the repetition was never saved", |r| {
+            r.get(1).is_some_and(|t| t.samples_json.trim() != "[]")
+        });
+        assert!(committed, "dyno ended before it saved the repetition");
+    }
     child.kill().unwrap();
     child.wait().unwrap();
     wait_gone(&s);
