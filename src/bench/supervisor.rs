@@ -19,7 +19,7 @@ use crate::store::{NewRun, Store, WorkerFacts};
 use crate::telemetry::Phase;
 use crate::vocab::failure::FailureCode;
 use crate::vocab::RunConfig;
-use crate::vocab::Sample;
+use crate::vocab::{Device, Offload, Sample};
 use crate::worker::client::{self, Ended, WorkerFailure};
 use crate::worker::protocol::{Event, WorkerPlan, WorkerRequest};
 
@@ -190,7 +190,7 @@ impl<'s, 'c> Supervisor<'s, 'c> {
     /// Pass one event to its handler. `None` when it matched no test in
     /// flight: it is dropped without a telemetry flush.
     async fn on_event(&mut self, ev: Event) -> Result<Option<Flow>> {
-        let flow = match ev {
+        Ok(match ev {
             Event::Ready {
                 pid,
                 llama_cpp_build,
@@ -199,13 +199,8 @@ impl<'s, 'c> Supervisor<'s, 'c> {
                 system_info,
                 ..
             } => {
-                self.rec.set_pid(pid);
-                self.facts.backend = Some(backend);
-                self.facts.llama_cpp_build = Some(llama_cpp_build);
-                self.facts.devices_json =
-                    Some(serde_json::to_string(&devices).expect("devices serialise"));
-                self.facts.system_info = Some(system_info);
-                Flow::Continue
+                self.on_ready(pid, llama_cpp_build, backend, &devices, system_info);
+                Some(Flow::Continue)
             }
             Event::Loaded {
                 load_time_ms,
@@ -214,40 +209,32 @@ impl<'s, 'c> Supervisor<'s, 'c> {
                 tokens_per_word,
                 offload,
                 ..
-            } => {
-                self.facts.offload_json = offload
-                    .as_ref()
-                    .map(|o| serde_json::to_string(o).expect("offload serialises"));
-                self.facts.tokens_per_word = tokens_per_word;
-                self.facts.load_time_ms = Some(load_time_ms);
-                self.facts.model_desc = Some(model_desc);
-                self.facts.n_gpu_layers = Some(i64::from(n_gpu_layers));
-                self.reporter.event(&BenchEvent::Loaded {
-                    model: &self.model.info,
-                    load_time_ms,
-                })
-            }
-            // A test begins with its warm-up, even when warm-up is off.
+            } => Some(self.on_loaded(
+                load_time_ms,
+                model_desc,
+                n_gpu_layers,
+                tokens_per_word,
+                offload.as_ref(),
+            )),
+            // A test begins with its warm-up phase, even when warm-up is off.
             Event::Phase {
                 phase,
                 job: Some(j),
-            } if phase == "warmup" => return self.on_test_started(j).await,
+            } if phase == "warmup" => self.on_test_started(j).await?,
             Event::Phase { phase, job } => {
                 self.rec.phase(Phase::parse(&phase), job);
-                Flow::Continue
+                Some(Flow::Continue)
             }
-            Event::Sample { job, rep, sample } => return self.on_sample(job, rep, sample).await,
+            Event::Sample { job, rep, sample } => self.on_sample(job, rep, sample).await?,
             Event::JobDone { job } if self.current.is_some() => {
-                return self.on_test_finished(job, None).await
+                self.on_test_finished(job, None).await?
             }
             Event::JobFailed { job, error } if self.current.is_some() => {
-                return self.on_test_finished(job, Some(error)).await
+                self.on_test_finished(job, Some(error)).await?
             }
             Event::Done { peak_rss_bytes } => {
-                for id in self.states.iter().filter_map(|s| s.run_id) {
-                    self.ctx.store.set_run_peak_rss(id, peak_rss_bytes).await?;
-                }
-                Flow::Continue
+                self.on_done(peak_rss_bytes).await?;
+                Some(Flow::Continue)
             }
             // The end says the same as a `Fatal` event (see `on_end`); the
             // rest belong to other tasks, or to a test no longer in flight.
@@ -256,9 +243,55 @@ impl<'s, 'c> Supervisor<'s, 'c> {
             | Event::JobFailed { .. }
             | Event::Progress { .. }
             | Event::Quantized { .. }
-            | Event::Quality { .. } => Flow::Continue,
-        };
-        Ok(Some(flow))
+            | Event::Quality { .. } => Some(Flow::Continue),
+        })
+    }
+
+    /// The worker started: what it runs on is kept for every run it makes.
+    fn on_ready(
+        &mut self,
+        pid: u32,
+        llama_cpp_build: String,
+        backend: String,
+        devices: &[Device],
+        system_info: String,
+    ) {
+        self.rec.set_pid(pid);
+        self.facts.backend = Some(backend);
+        self.facts.llama_cpp_build = Some(llama_cpp_build);
+        self.facts.devices_json = Some(serde_json::to_string(devices).expect("devices serialise"));
+        self.facts.system_info = Some(system_info);
+    }
+
+    /// The model is loaded: how, and how long it took, is kept for every
+    /// run; the load time is reported on its own.
+    fn on_loaded(
+        &mut self,
+        load_time_ms: f64,
+        model_desc: String,
+        n_gpu_layers: u32,
+        tokens_per_word: Option<f64>,
+        offload: Option<&Offload>,
+    ) -> Flow {
+        self.facts.offload_json =
+            offload.map(|o| serde_json::to_string(o).expect("offload serialises"));
+        self.facts.tokens_per_word = tokens_per_word;
+        self.facts.load_time_ms = Some(load_time_ms);
+        self.facts.model_desc = Some(model_desc);
+        self.facts.n_gpu_layers = Some(i64::from(n_gpu_layers));
+        self.reporter.event(&BenchEvent::Loaded {
+            model: &self.model.info,
+            load_time_ms,
+        })
+    }
+
+    /// The worker finished its jobs: its peak memory goes on every run it
+    /// started.
+    async fn on_done(&mut self, peak_rss_bytes: u64) -> Result<()> {
+        for id in self.states.iter().filter_map(|s| s.run_id) {
+            self.ctx.store.set_run_peak_rss(id, peak_rss_bytes).await?;
+        }
+        Ok(())
     }
 
     /// Store the telemetry read so far. Held repetitions hold it back too:
