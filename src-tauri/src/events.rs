@@ -4,6 +4,7 @@
 //! TypeScript twin is generated from it (ui/src/bindings/), so the two cannot
 //! drift apart silently. docs/app-api.md describes each variant.
 
+use dyno::vocab::status::{LevelStatus, ResultStatus, RunStatus};
 use serde::Serialize;
 
 /// One progress message on a job's channel.
@@ -33,8 +34,7 @@ pub enum JobEvent {
     },
     LevelFinished {
         level: String,
-        #[ts(type = "\"ok\" | \"failed\" | \"cancelled\"")]
-        status: String,
+        status: LevelStatus,
         error: Option<String>,
     },
     /// A quality pass starts; `reference` for the reference level's own pass.
@@ -77,12 +77,12 @@ pub enum JobEvent {
     TestFinished {
         run_id: i64,
         test: String,
-        status: String,
+        status: ResultStatus,
         error: Option<String>,
     },
     RunFinished {
         run_id: i64,
-        status: String,
+        status: RunStatus,
         error: Option<String>,
     },
     /// The whole machine, about once a second while a job runs; `t_s` is
@@ -136,7 +136,7 @@ mod tests {
         );
         let v = serde_json::to_value(JobEvent::RunFinished {
             run_id: 3,
-            status: "ok".into(),
+            status: RunStatus::Ok,
             error: None,
         })
         .unwrap();

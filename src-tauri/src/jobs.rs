@@ -232,7 +232,7 @@ impl Reporter for ToUi {
                 Some(JobEvent::TestFinished {
                     run_id: *run_id,
                     test: test.name(),
-                    status: status.to_string(),
+                    status: *status,
                     error: error.map(str::to_string),
                 })
             }
@@ -242,7 +242,7 @@ impl Reporter for ToUi {
                 error,
             } => Some(JobEvent::RunFinished {
                 run_id: *run_id,
-                status: status.to_string(),
+                status: *status,
                 error: error.map(str::to_string),
             }),
         };
@@ -292,7 +292,7 @@ impl SweepReporter for ToUi {
                 error,
             } => JobEvent::LevelFinished {
                 level: level.to_string(),
-                status: status.to_string(),
+                status: *status,
                 error: error.map(str::to_string),
             },
             SweepEvent::Quality { level, reference } => JobEvent::Quality {

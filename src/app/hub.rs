@@ -13,6 +13,7 @@ use crate::hub::download::{pull_file, PullProgress, Pulled};
 use crate::hub::files::{listing, RepoListing};
 use crate::hub::{Hub, RepoSummary, TreeFile};
 use crate::store::Store;
+use crate::vocab::status::DownloadStatus;
 use crate::worker::client::Cancel;
 
 /// The hub client with the settings in force: `flag` (`--endpoint`), else
@@ -100,7 +101,7 @@ pub async fn pull_recorded(
             store
                 .finish_download(
                     id,
-                    "ok",
+                    DownloadStatus::Ok,
                     None,
                     Some(p.resumed_from),
                     Some(p.downloaded_bytes),
@@ -111,9 +112,9 @@ pub async fn pull_recorded(
         }
         Err(e) => {
             let status = if cancel.is_cancelled() {
-                "cancelled"
+                DownloadStatus::Cancelled
             } else {
-                "failed"
+                DownloadStatus::Failed
             };
             // The download's own error is the one to report.
             if let Err(se) = store

@@ -19,6 +19,7 @@ use crate::bench::figures::Rate;
 use crate::error::Result;
 use crate::machine::Machine;
 use crate::store::Store;
+use crate::vocab::status::RunStatus;
 
 /// How long to spend measuring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, ts_rs::TS)]
@@ -214,7 +215,7 @@ pub async fn estimate(store: &Store, model: &Path, preset: Preset) -> Result<Est
         .runs(100)
         .await?
         .into_iter()
-        .filter(|r| r.machine_id == machine_id && r.status == "ok")
+        .filter(|r| r.machine_id == machine_id && r.status == RunStatus::Ok)
         .take(30)
         .collect();
     let report = crate::report::build(store, &rows, &machine).await?;

@@ -21,6 +21,7 @@ use crate::machine::Machine;
 use crate::quantize::{parse_levels, DEFAULT_LADDER};
 use crate::report::sweep::SweepReport;
 use crate::store::Store;
+use crate::vocab::status::SweepStatus;
 use crate::worker::client::{Cancel, WorkerOptions};
 
 /// The app's Sweep form (docs/app-api.md).
@@ -228,7 +229,7 @@ pub async fn execute(
                         db.display()
                     ))
                 })?;
-            if row.status.as_deref() == Some("running") {
+            if row.status == Some(SweepStatus::Running) {
                 return Err(DynoError::BadInput(format!(
                     "sweep {id} is running in another Dyno process (pid {}); wait for it to finish",
                     row.owner_pid.unwrap_or_default()
@@ -277,7 +278,7 @@ pub async fn execute(
         None => match store.find_sweep(&key).await? {
             // A sweep still 'running' after orphans were closed belongs to a
             // live process: measuring beside it would only disturb both.
-            Some(s) if s.status.as_deref() == Some("running") => {
+            Some(s) if s.status == Some(SweepStatus::Running) => {
                 return Err(DynoError::BadInput(format!(
                     "sweep {} with the same levels and plan is running in another Dyno process (pid {}); wait for it, or stop it and run this again to resume",
                     s.id,
@@ -325,10 +326,10 @@ pub async fn execute(
     reporter.planned(plan.total_samples());
     let out = run_sweep(&ctx, &spec, &resolved, sweep_id, a.fresh, reporter).await;
     let status = match &out {
-        Ok(o) if o.cancelled => "cancelled",
-        Ok(o) if o.failed == 0 => "ok",
-        Ok(_) => "partial",
-        Err(_) => "failed",
+        Ok(o) if o.cancelled => SweepStatus::Cancelled,
+        Ok(o) if o.failed == 0 => SweepStatus::Ok,
+        Ok(_) => SweepStatus::Partial,
+        Err(_) => SweepStatus::Failed,
     };
     store.finish_sweep(sweep_id, status).await?;
     Ok(Some(Executed {

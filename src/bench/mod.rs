@@ -10,6 +10,7 @@ mod supervisor;
 pub mod sweep;
 
 use crate::model::ModelInfo;
+use crate::vocab::status::{ResultStatus, RunStatus};
 use crate::vocab::RunConfig;
 use crate::vocab::TestSpec;
 
@@ -44,16 +45,16 @@ pub enum BenchEvent<'a> {
         rep: u32,
         reps: u32,
     },
-    /// A test ended: 'ok', 'failed' or 'cancelled'.
+    /// A test ended: ok, failed or cancelled.
     TestFinished {
         run_id: i64,
         test: &'a TestSpec,
-        status: &'a str,
+        status: ResultStatus,
         error: Option<&'a str>,
     },
     RunFinished {
         run_id: i64,
-        status: &'a str,
+        status: RunStatus,
         error: Option<&'a str>,
     },
 }

@@ -18,6 +18,7 @@ use crate::error::{DynoError, Result};
 use crate::store::{NewRun, Store, WorkerFacts};
 use crate::telemetry::Phase;
 use crate::vocab::failure::FailureCode;
+use crate::vocab::status::{ResultStatus, RunStatus};
 use crate::vocab::RunConfig;
 use crate::vocab::{Device, Offload, Sample};
 use crate::worker::client::{self, Ended, WorkerFailure};
@@ -388,7 +389,11 @@ impl<'s, 'c> Supervisor<'s, 'c> {
         }
         let st = &mut self.states[cur.run];
         let test = &st.config.tests[cur.test];
-        let status = if error.is_some() { "failed" } else { "ok" };
+        let status = if error.is_some() {
+            ResultStatus::Failed
+        } else {
+            ResultStatus::Ok
+        };
         let headline = figures(test, &cur.samples)
             .headline
             .map(|f| (f.mean, f.stddev));
@@ -442,7 +447,11 @@ impl<'s, 'c> Supervisor<'s, 'c> {
                 .push_str("; a repetition this slow needs a larger --timeout");
         }
         let cancelled = failure.is_cancelled();
-        let result_status = if cancelled { "cancelled" } else { "failed" };
+        let result_status = if cancelled {
+            ResultStatus::Cancelled
+        } else {
+            ResultStatus::Failed
+        };
         let store = self.ctx.store;
 
         if let Some(cur) = self.current.take() {
@@ -555,15 +564,11 @@ async fn finish_run(
     st.finished = true;
     let run_id = st.run_id.expect("only started runs are finished");
     let status = match (&st.failure, cancelled) {
-        (_, Some(true)) => "cancelled",
-        (Some(_), _) => "failed",
-        (None, _) => "ok",
+        (_, Some(true)) => RunStatus::Cancelled,
+        (Some(_), _) => RunStatus::Failed,
+        (None, _) => RunStatus::Ok,
     };
-    // The store keeps the code as its text.
-    let failure = st
-        .failure
-        .as_ref()
-        .map(|f| (f.code.as_str(), f.message.as_str()));
+    let failure = st.failure.as_ref().map(|f| (&f.code, f.message.as_str()));
     store.finish_run(run_id, status, failure, None).await?;
     Ok(reporter.event(&BenchEvent::RunFinished {
         run_id,

@@ -22,7 +22,7 @@ use crate::machine::Machine;
 use crate::report::{self};
 use crate::store::default_db_path;
 use crate::units::{human_bytes, human_params};
-use crate::vocab::failure::FailureCode;
+use crate::vocab::status::RunStatus;
 use crate::worker::client::{Cancel, WorkerOptions};
 
 /// Exit code of a benchmark the user cancelled (128 + SIGINT, as shells use).
@@ -206,7 +206,11 @@ async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
         eprintln!("dyno: cancelled; what was measured before the cancel is saved (dyno runs)");
         return Ok(EXIT_CANCELLED);
     }
-    let failed: Vec<_> = report.runs.iter().filter(|r| r.status != "ok").collect();
+    let failed: Vec<_> = report
+        .runs
+        .iter()
+        .filter(|r| r.status != RunStatus::Ok)
+        .collect();
     if failed.is_empty() {
         return Ok(0);
     }
@@ -220,11 +224,9 @@ async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
     }
     // Bad input (exit 2) only when every failure is one the user must fix
     // by changing the input (see `FailureCode::exit_code`).
-    let bad_input = failed.iter().all(|r| {
-        r.error_code
-            .as_deref()
-            .is_some_and(|c| FailureCode::from(c).exit_code() == 2)
-    });
+    let bad_input = failed
+        .iter()
+        .all(|r| r.error_code.as_ref().is_some_and(|c| c.exit_code() == 2));
     Ok(if bad_input { 2 } else { 1 })
 }
 

@@ -9,6 +9,7 @@ use crate::app::sweep::{execute, Executed};
 use crate::bench::sweep::{Source, SweepSpec};
 use crate::error::Result;
 use crate::report::sweep as sweep_report;
+use crate::vocab::status::LevelStatus;
 
 pub async fn sweep(db: &Path, a: SweepArgs) -> Result<i32> {
     let store = open_store(db).await?;
@@ -96,11 +97,17 @@ pub async fn sweeps(db: &Path, json: bool, limit: i64) -> Result<i32> {
                 "| {} | {} | {} | {} | {} | {} | {} |",
                 r.id,
                 r.created_at,
-                r.status.as_deref().unwrap_or("-"),
+                r.status.map_or("-", |s| s.as_str()),
                 source,
                 levels.len(),
-                levels.iter().filter(|l| l.status == "ok").count(),
-                levels.iter().filter(|l| l.status == "failed").count()
+                levels
+                    .iter()
+                    .filter(|l| l.status == LevelStatus::Ok)
+                    .count(),
+                levels
+                    .iter()
+                    .filter(|l| l.status == LevelStatus::Failed)
+                    .count()
             );
         }
     }

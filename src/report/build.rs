@@ -11,6 +11,7 @@ use crate::bench::figures::figures;
 use crate::error::Result;
 use crate::machine::Machine;
 use crate::store::{MachineRow, ResultRow, RunRow, Store};
+use crate::vocab::status::ResultStatus;
 use crate::vocab::RunConfig;
 use crate::vocab::{Device, Sample, TestKind, TestSpec};
 
@@ -74,7 +75,7 @@ fn result_json(r: &ResultRow) -> ResultJson {
     ResultJson {
         test: r.test.clone(),
         kind: r.kind.clone(),
-        status: r.status.clone(),
+        status: r.status,
         error: r.error.clone(),
         n_prompt: spec.n_prompt,
         n_gen: spec.n_gen,
@@ -131,7 +132,7 @@ async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
     Ok(RunJson {
         run_id: run.id,
         sweep_id: run.sweep_id,
-        status: run.status.clone(),
+        status: run.status,
         error: run.error.clone(),
         error_code: run.error_code.clone(),
         model: ModelJson {
@@ -188,8 +189,10 @@ async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
             // The first pp+tg test gives TTFT and its own decode; else tg.
             let pg = results
                 .iter()
-                .find(|r| r.kind == "prompt_gen" && r.status == "ok");
-            let tg = results.iter().find(|r| r.kind == "gen" && r.status == "ok");
+                .find(|r| r.kind == "prompt_gen" && r.status == ResultStatus::Ok);
+            let tg = results
+                .iter()
+                .find(|r| r.kind == "gen" && r.status == ResultStatus::Ok);
             let decode = pg
                 .and_then(|r| r.decode_tokens_per_s.as_ref().map(|f| f.mean))
                 .or_else(|| tg.and_then(|r| r.mean_tokens_per_s))?;

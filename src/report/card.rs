@@ -17,6 +17,7 @@ use super::sweep::SweepJson;
 use super::{MachineJson, Report, ResultJson, RunJson};
 use crate::error::{DynoError, Result};
 use crate::units::{human_bytes, human_params};
+use crate::vocab::status::{LevelStatus, ResultStatus, RunStatus};
 
 pub const WIDTH: u32 = 1200;
 pub const HEIGHT: u32 = 630;
@@ -58,7 +59,7 @@ struct Tests {
 }
 
 fn ok(r: &ResultJson) -> bool {
-    r.status == "ok"
+    r.status == ResultStatus::Ok
 }
 
 fn prefill(run: &RunJson) -> Option<(&str, f64)> {
@@ -91,8 +92,8 @@ fn decode_tokens_per_j(run: &RunJson) -> Option<f64> {
 }
 
 fn row_of(label: String, run: &RunJson) -> Row {
-    let failed = (run.status != "ok" && decode(run).is_none() && prefill(run).is_none())
-        .then(|| run.error.clone().unwrap_or_else(|| run.status.clone()));
+    let failed = (run.status != RunStatus::Ok && decode(run).is_none() && prefill(run).is_none())
+        .then(|| run.error.clone().unwrap_or_else(|| run.status.to_string()));
     Row {
         label,
         pp: prefill(run).map(|x| x.1),
@@ -117,8 +118,8 @@ fn rows(r: &Report, sweep: Option<&SweepJson>) -> Vec<Row> {
             .map(|l| match l.run_ids.iter().rev().find_map(|&id| by_id(id)) {
                 Some(run) => {
                     let mut row = row_of(l.level.clone(), run);
-                    if l.status != "ok" && row.failed.is_none() && row.tg.is_none() {
-                        row.failed = Some(l.error.clone().unwrap_or_else(|| l.status.clone()));
+                    if l.status != LevelStatus::Ok && row.failed.is_none() && row.tg.is_none() {
+                        row.failed = Some(l.error.clone().unwrap_or_else(|| l.status.to_string()));
                     }
                     row
                 }
@@ -129,7 +130,7 @@ fn rows(r: &Report, sweep: Option<&SweepJson>) -> Vec<Row> {
                     ttft_ms: None,
                     tokens_per_j: None,
                     kld: None,
-                    failed: Some(l.error.clone().unwrap_or_else(|| l.status.clone())),
+                    failed: Some(l.error.clone().unwrap_or_else(|| l.status.to_string())),
                 },
             })
             .collect(),

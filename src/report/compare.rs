@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ConfigJson, Report, ResultJson};
 use crate::bench::stats;
+use crate::vocab::status::ResultStatus;
 
 /// One matched test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
@@ -153,7 +154,7 @@ fn entries(r: &Report, by_level: bool) -> Vec<Entry<'_>> {
         for res in run
             .results
             .iter()
-            .filter(|x| x.status == "ok" && !x.samples_tokens_per_s.is_empty())
+            .filter(|x| x.status == ResultStatus::Ok && !x.samples_tokens_per_s.is_empty())
         {
             out.push(Entry {
                 level: if by_level {

@@ -120,7 +120,7 @@ fn default_split_mode() -> String {
 pub struct ResultJson {
     pub test: String,
     pub kind: String,
-    pub status: String,
+    pub status: crate::vocab::status::ResultStatus,
     pub error: Option<String>,
     pub n_prompt: u32,
     pub n_gen: u32,
@@ -166,9 +166,12 @@ pub struct ResultJson {
 pub struct RunJson {
     pub run_id: i64,
     pub sweep_id: Option<i64>,
-    pub status: String,
+    pub status: crate::vocab::status::RunStatus,
     pub error: Option<String>,
-    pub error_code: Option<String>,
+    /// Why the run failed, as a [`crate::vocab::FailureCode`]'s text (a code
+    /// this build does not know is kept as written).
+    #[ts(type = "string | null")]
+    pub error_code: Option<crate::vocab::failure::FailureCode>,
     pub model: ModelJson,
     pub config: ConfigJson,
     pub backend: Option<String>,

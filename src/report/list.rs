@@ -96,7 +96,7 @@ pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
                 file_name: r.file_name.clone(),
                 quant: r.quant.clone(),
                 arch: r.arch.clone(),
-                status: r.status.clone(),
+                status: r.status.to_string(),
                 started_at: r.started_at.clone(),
                 pp_mean: pp.and_then(|x| x.1),
                 pp_test: pp.map(|x| x.0.clone()),
@@ -152,7 +152,7 @@ pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
                 .collect::<Vec<_>>()
                 .join(", "),
             arch: model.as_ref().map(|m| m.arch.clone()).unwrap_or_default(),
-            status: s.status.clone().unwrap_or_else(|| "-".into()),
+            status: s.status.map_or_else(|| "-".into(), |s| s.to_string()),
             started_at: s.created_at.clone(),
             pp_mean: pp.map(|x| x.1),
             pp_test: pp.map(|x| x.0.clone()),

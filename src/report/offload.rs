@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::RunJson;
 use crate::bench::figures::Figures;
+use crate::vocab::status::{ResultStatus, RunStatus};
 
 /// One model's runs that differ only in GPU layers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
@@ -31,7 +32,7 @@ pub struct OffloadPoint {
     pub n_gpu_layers: u32,
     /// Of how many it could offload, when llama.cpp said.
     pub layers_total: Option<u32>,
-    pub status: String,
+    pub status: RunStatus,
     pub tests: Vec<PointTest>,
 }
 
@@ -84,7 +85,7 @@ fn point_tests(r: &RunJson) -> Vec<PointTest> {
             });
         }
     };
-    for t in r.results.iter().filter(|t| t.status == "ok") {
+    for t in r.results.iter().filter(|t| t.status == ResultStatus::Ok) {
         match t.kind.as_str() {
             "prompt" => push(&t.test, "prefill", t.prefill_tokens_per_s.as_ref()),
             "gen" => push(&t.test, "decode", t.decode_tokens_per_s.as_ref()),
@@ -124,7 +125,7 @@ pub fn series(runs: &[RunJson]) -> Vec<OffloadSeries> {
                     .or(r.config.n_gpu_layers_requested)
                     .unwrap_or(0),
                 layers_total: r.offload.as_ref().and_then(|o| o.layers_total),
-                status: r.status.clone(),
+                status: r.status,
                 tests: point_tests(r),
             })
             .collect();
@@ -191,7 +192,7 @@ pub fn table(all: &[OffloadSeries]) -> String {
                         Some(ci) => format!("{:.2} ± {:.2}", t.mean_tokens_per_s, ci),
                         None => format!("{:.2}", t.mean_tokens_per_s),
                     })
-                    .unwrap_or_else(|| p.status.to_uppercase());
+                    .unwrap_or_else(|| p.status.as_str().to_uppercase());
                 row.push(cell);
             }
             out.push_str(&format!("| {} |\n", row.join(" | ")));

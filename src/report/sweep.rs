@@ -8,6 +8,8 @@ use super::{Report, ResultJson, RunJson};
 use crate::error::{DynoError, Result};
 use crate::machine::Machine;
 use crate::store::{QualityKey, Store, SweepRow};
+use crate::vocab::failure::FailureCode;
+use crate::vocab::status::{LevelStatus, ResultStatus, RunStatus, SweepStatus};
 
 /// A level may be recommended when its mean KLD stays at or below this:
 /// around where quantisation noise becomes noticeable in use.
@@ -26,7 +28,7 @@ pub struct SweepReport {
 #[ts(rename = "SweepInfo")]
 pub struct SweepJson {
     pub id: i64,
-    pub status: String,
+    pub status: SweepStatus,
     /// "files", "dir", "from" or "repo".
     pub source_kind: Option<String>,
     /// The stored spec: source, levels, plan and quality settings.
@@ -51,8 +53,9 @@ pub struct LevelJson {
     /// "file", "base" or "quantized".
     pub origin: String,
     pub path: Option<String>,
-    pub status: String,
-    pub error_code: Option<String>,
+    pub status: LevelStatus,
+    #[ts(type = "string | null")]
+    pub error_code: Option<FailureCode>,
     pub error: Option<String>,
     pub quality_error: Option<String>,
     /// Time llama.cpp's quantizer took to make the file, when this sweep made it.
@@ -66,7 +69,7 @@ pub struct LevelJson {
 fn first_of<'a>(run: &'a RunJson, kind: &str) -> Option<&'a ResultJson> {
     run.results
         .iter()
-        .find(|r| r.kind == kind && r.status == "ok")
+        .find(|r| r.kind == kind && r.status == ResultStatus::Ok)
 }
 
 pub fn decode_tps(run: &RunJson) -> Option<f64> {
@@ -110,7 +113,7 @@ pub async fn build(store: &Store, sweep_id: i64, here: &Machine) -> Result<Sweep
             level: l.level.clone(),
             origin: l.origin.clone(),
             path: l.path.clone(),
-            status: l.status.clone(),
+            status: l.status,
             error_code: l.error_code.clone(),
             error: l.error.clone(),
             quality_error: l.quality_error.clone(),
@@ -178,7 +181,7 @@ pub async fn build(store: &Store, sweep_id: i64, here: &Machine) -> Result<Sweep
         report,
         sweep: SweepJson {
             id: sweep.id,
-            status: sweep.status.unwrap_or_else(|| "running".into()),
+            status: sweep.status.unwrap_or(SweepStatus::Running),
             source_kind: sweep.source_kind,
             spec,
             created_at: sweep.created_at,
@@ -198,7 +201,7 @@ fn level_run<'a>(report: &'a Report, l: &LevelJson) -> Option<&'a RunJson> {
     l.run_ids
         .first()
         .and_then(|id| report.runs.iter().find(|r| r.run_id == *id))
-        .filter(|r| r.status == "ok")
+        .filter(|r| r.status == RunStatus::Ok)
 }
 
 /// Whether `a`'s decode differs from `b`'s beyond the noise, for the
@@ -338,14 +341,14 @@ pub fn levels_table(s: &SweepReport) -> String {
                 l.level,
                 match &l.error {
                     Some(e) => format!("{}: {}", l.status, e.replace('|', "/")),
-                    None => l.status.clone(),
+                    None => l.status.to_string(),
                 }
             ));
             continue;
         }
         for r in lruns {
             let q = r.quality.as_ref();
-            let label = if r.status == "ok" {
+            let label = if r.status == RunStatus::Ok {
                 l.level.clone()
             } else {
                 format!(

@@ -12,6 +12,7 @@
 use super::{ModelJson, Report, ResultJson, RunJson};
 use crate::bench::figures::Figures;
 use crate::units::{human_bytes, human_params};
+use crate::vocab::status::{ResultStatus, RunStatus};
 
 fn rate(f: Option<&Figures>) -> String {
     match f {
@@ -26,7 +27,7 @@ fn ms(v: Option<f64>) -> String {
 
 /// Rows of (test label, t/s cell, TTFT cell) for one result.
 fn result_rows(r: &ResultJson) -> Vec<(String, String, String)> {
-    let name = if r.status == "ok" {
+    let name = if r.status == ResultStatus::Ok {
         r.test.clone()
     } else {
         format!("{} ({})", r.test, r.status)
@@ -83,7 +84,7 @@ fn result_rows(r: &ResultJson) -> Vec<(String, String, String)> {
             "-".into(),
         )],
     };
-    if r.status == "ok" {
+    if r.status == ResultStatus::Ok {
         rows
     } else if r.samples_tokens_per_s.is_empty() {
         failed(Vec::new())
@@ -237,12 +238,15 @@ fn grid(report: &Report) -> String {
                 any = true;
             }
         }
-        if !any || (run.status != "ok" && run.results.iter().all(|r| r.status == "ok")) {
+        if !any
+            || (run.status != RunStatus::Ok
+                && run.results.iter().all(|r| r.status == ResultStatus::Ok))
+        {
             let mut row = fixed.clone();
-            let why = run.error.clone().unwrap_or_else(|| run.status.clone());
+            let why = run.error.clone().unwrap_or_else(|| run.status.to_string());
             row.extend([
                 "-".into(),
-                format!("{}: {why}", run.status.to_uppercase()),
+                format!("{}: {why}", run.status.as_str().to_uppercase()),
                 "-".into(),
                 load.clone(),
             ]);
@@ -350,7 +354,7 @@ mod tests {
         ResultJson {
             test: test.into(),
             kind: kind.into(),
-            status: "ok".into(),
+            status: ResultStatus::Ok,
             n_parallel: 1,
             reps: head.len() as u32,
             rate,
@@ -375,7 +379,7 @@ mod tests {
         let run = RunJson {
             run_id: 7,
             sweep_id: Some(1),
-            status: "ok".into(),
+            status: ResultStatus::Ok,
             error: None,
             error_code: None,
             model: ModelJson {
@@ -555,7 +559,7 @@ build: b1; machine: Test CPU (2 cores, 1.00 GiB)
     fn failed_run_without_results_gets_a_row_with_its_reason() {
         let mut r = report();
         r.runs[0].results.clear();
-        r.runs[0].status = "failed".into();
+        r.runs[0].status = RunStatus::Failed;
         r.runs[0].error = Some("the worker was killed by signal 6".into());
         let t = bench_table(&r);
         assert!(

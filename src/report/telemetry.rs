@@ -145,11 +145,12 @@ pub fn roofline(r: &mut ResultJson, weight_bytes: u64, bandwidth_bytes_per_s: Op
 mod tests {
     use super::*;
     use crate::bench::figures::{Figures, Rate};
+    use crate::vocab::status::ResultStatus;
 
     fn result(kind: &str, n_prompt: u32, n_gen: u32, samples_ns: Vec<u64>) -> ResultJson {
         ResultJson {
             kind: kind.into(),
-            status: "ok".into(),
+            status: ResultStatus::Ok,
             n_prompt,
             n_gen,
             n_parallel: 1,

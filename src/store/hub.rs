@@ -31,12 +31,12 @@ impl Store {
         .db(self)
     }
 
-    /// Close a download; `status` is a [`DownloadStatus`] word.
+    /// Close a download.
     #[allow(clippy::too_many_arguments)]
     pub async fn finish_download(
         &self,
         id: i64,
-        status: &str,
+        status: DownloadStatus,
         error: Option<&str>,
         resumed_from: Option<u64>,
         downloaded: Option<u64>,

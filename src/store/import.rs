@@ -8,14 +8,15 @@ use super::{now, DbResult, Store};
 use crate::error::Result;
 use crate::machine::Machine;
 use crate::model::ModelInfo;
-use crate::vocab::status::RunStatus;
+use crate::vocab::failure::FailureCode;
+use crate::vocab::status::{ResultStatus, RunStatus};
 use crate::vocab::{Sample, TestSpec};
 
 /// One imported result: its test, status, samples and headline.
 pub struct ImportedResult<'a> {
     pub test: &'a TestSpec,
     pub kind: &'a str,
-    pub status: &'a str,
+    pub status: ResultStatus,
     pub error: Option<&'a str>,
     pub reps: u32,
     pub samples: Vec<Sample>,
@@ -32,9 +33,9 @@ pub struct ImportedRun<'a> {
     /// database exported.
     pub model_sha256: &'a str,
     /// As the file says; a run still 'running' there is stored as failed.
-    pub status: &'a str,
+    pub status: RunStatus,
     pub error: Option<&'a str>,
-    pub error_code: Option<&'a str>,
+    pub error_code: Option<&'a FailureCode>,
     /// The run's configuration rebuilt from the file, as JSON.
     pub config_json: String,
     /// The configuration columns, as the file states them.
@@ -59,9 +60,9 @@ pub struct ImportedRun<'a> {
 
 /// A run or test still 'running' in a file was cut short where it was made,
 /// and nothing will ever finish it here.
-fn settled(status: &str) -> &str {
-    if status == RunStatus::Running.as_str() {
-        RunStatus::Failed.as_str()
+fn settled(status: RunStatus) -> RunStatus {
+    if status == RunStatus::Running {
+        RunStatus::Failed
     } else {
         status
     }

@@ -11,7 +11,7 @@ use crate::vocab::status::ResultStatus;
 pub struct RunListRow {
     pub id: i64,
     pub sweep_id: Option<i64>,
-    pub status: String,
+    pub status: crate::vocab::status::RunStatus,
     pub started_at: String,
     pub file_name: String,
     pub name: Option<String>,

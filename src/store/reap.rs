@@ -72,8 +72,7 @@ impl Store {
                 .db(self)?;
         for (id, pid) in rows {
             if !pid.is_some_and(process_alive) {
-                self.finish_sweep(id, SweepStatus::Interrupted.as_str())
-                    .await?;
+                self.finish_sweep(id, SweepStatus::Interrupted).await?;
             }
         }
         Ok(())

@@ -7,20 +7,20 @@ use sqlx::FromRow;
 
 use super::{now, DbResult, Store};
 use crate::error::Result;
+use crate::vocab::failure::FailureCode;
 use crate::vocab::status::{ResultStatus, RunStatus};
 use crate::vocab::{Sample, TestSpec};
 
-/// A run as stored: one model under one configuration. `status` holds a
-/// [`RunStatus`] word.
+/// A run as stored: one model under one configuration.
 #[derive(Debug, Clone, FromRow, Serialize, Deserialize)]
 pub struct RunRow {
     pub id: i64,
     pub sweep_id: Option<i64>,
     pub machine_id: i64,
     pub model_id: i64,
-    pub status: String,
+    pub status: RunStatus,
     pub error: Option<String>,
-    pub error_code: Option<String>,
+    pub error_code: Option<FailureCode>,
     pub telemetry_sources: Option<String>,
     pub owner_pid: Option<i64>,
     pub owner_host: Option<String>,
@@ -48,8 +48,7 @@ pub struct RunRow {
     pub finished_at: Option<String>,
 }
 
-/// One test of a run, with every repetition's samples as JSON. `status`
-/// holds a [`ResultStatus`] word.
+/// One test of a run, with every repetition's samples as JSON.
 #[derive(Debug, Clone, FromRow, Serialize, Deserialize)]
 pub struct ResultRow {
     pub id: i64,
@@ -61,7 +60,7 @@ pub struct ResultRow {
     pub n_depth: i64,
     pub n_parallel: i64,
     pub reps: i64,
-    pub status: String,
+    pub status: ResultStatus,
     pub error: Option<String>,
     pub samples_json: String,
     pub mean_tokens_per_s: Option<f64>,
@@ -188,13 +187,12 @@ impl Store {
         Ok(())
     }
 
-    /// Close a result: `status` is a [`ResultStatus`] word ('ok', 'failed' or
-    /// 'cancelled'); the headline mean and standard deviation are copied into
+    /// Close a result as ok, failed or cancelled; the headline mean and standard deviation are copied into
     /// columns for queries.
     pub async fn finish_result(
         &self,
         result_id: i64,
-        status: &str,
+        status: ResultStatus,
         error: Option<&str>,
         samples: &[Sample],
         headline: Option<(f64, f64)>,
@@ -215,13 +213,13 @@ impl Store {
         Ok(())
     }
 
-    /// Close a run. `status` is a [`RunStatus`] word; `failure` is `(code,
-    /// message)` for a failed or cancelled run.
+    /// Close a run; `failure` is `(code, message)` for a failed or cancelled
+    /// run.
     pub async fn finish_run(
         &self,
         run_id: i64,
-        status: &str,
-        failure: Option<(&str, &str)>,
+        status: RunStatus,
+        failure: Option<(&FailureCode, &str)>,
         peak_rss_bytes: Option<u64>,
     ) -> Result<()> {
         sqlx::query(

@@ -5,6 +5,7 @@ use sqlx::FromRow;
 
 use super::{now, DbResult, Store};
 use crate::error::Result;
+use crate::vocab::failure::FailureCode;
 use crate::vocab::status::{LevelStatus, SweepStatus};
 use crate::vocab::QualityFigures;
 
@@ -17,7 +18,7 @@ pub struct SweepRow {
     pub created_at: String,
     pub source_kind: Option<String>,
     pub resume_key: Option<String>,
-    pub status: Option<String>,
+    pub status: Option<SweepStatus>,
     pub owner_pid: Option<i64>,
     pub owner_host: Option<String>,
     pub reference_sha256: Option<String>,
@@ -35,8 +36,8 @@ pub struct LevelRow {
     pub origin: String,
     pub path: Option<String>,
     pub model_id: Option<i64>,
-    pub status: String,
-    pub error_code: Option<String>,
+    pub status: LevelStatus,
+    pub error_code: Option<FailureCode>,
     pub error: Option<String>,
     pub quantize_ms: Option<f64>,
     pub attempt_at: Option<String>,
@@ -182,8 +183,8 @@ impl Store {
         Ok(())
     }
 
-    /// Close a sweep; `status` is a [`SweepStatus`] word.
-    pub async fn finish_sweep(&self, id: i64, status: &str) -> Result<()> {
+    /// Close a sweep.
+    pub async fn finish_sweep(&self, id: i64, status: SweepStatus) -> Result<()> {
         sqlx::query("UPDATE sweeps SET status = ?, finished_at = ? WHERE id = ?")
             .bind(status)
             .bind(now())
@@ -248,12 +249,12 @@ impl Store {
         .db(self)
     }
 
-    /// Close a level; `status` is a [`LevelStatus`] word.
+    /// Close a level.
     pub async fn finish_level(
         &self,
         id: i64,
-        status: &str,
-        failure: Option<(&str, &str)>,
+        status: LevelStatus,
+        failure: Option<(&FailureCode, &str)>,
     ) -> Result<()> {
         self.finish_level_with(id, status, failure, false).await
     }
@@ -264,8 +265,8 @@ impl Store {
     pub async fn fail_level_unmeasured(
         &self,
         id: i64,
-        status: &str,
-        code: &str,
+        status: LevelStatus,
+        code: &FailureCode,
         error: &str,
     ) -> Result<()> {
         self.finish_level_with(id, status, Some((code, error)), true)
@@ -275,8 +276,8 @@ impl Store {
     async fn finish_level_with(
         &self,
         id: i64,
-        status: &str,
-        failure: Option<(&str, &str)>,
+        status: LevelStatus,
+        failure: Option<(&FailureCode, &str)>,
         detach: bool,
     ) -> Result<()> {
         sqlx::query(

@@ -77,6 +77,13 @@ status_enum! {
     }
 }
 
+/// A new run or test is running until it ends.
+impl Default for RunStatus {
+    fn default() -> Self {
+        RunStatus::Running
+    }
+}
+
 /// A test's state (`results.status`): the same words as a run's.
 pub type ResultStatus = RunStatus;
 

@@ -249,11 +249,7 @@ pub async fn run(
     };
     let _ = tokio::time::timeout(Duration::from_secs(2), stderr_task).await;
     if let Some((code, message)) = fatal {
-        // Parsed, not matched: a code this build does not know is kept.
-        return Ended::Fatal {
-            code: FailureCode::from(code),
-            message,
-        };
+        return Ended::Fatal { code, message };
     }
     match status {
         Some(s) if s.success() && done => Ended::Done,

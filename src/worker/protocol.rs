@@ -12,6 +12,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::vocab::failure::FailureCode;
 use crate::vocab::{Device, Job, MemoryProfile, ModelParams, Offload, QualityFigures, Sample};
 
 /// Everything one worker does: one model load, then its jobs in order.
@@ -127,8 +128,10 @@ pub enum Event {
     /// Job `job` could not run (context creation or decode failed); the
     /// worker goes on with the next job.
     JobFailed { job: usize, error: String },
-    /// The worker cannot go on (the model failed to load).
-    Fatal { code: String, message: String },
+    /// The worker cannot go on (the model failed to load). On the wire the
+    /// code is its text; a parent that does not know it keeps it as
+    /// [`FailureCode::Other`].
+    Fatal { code: FailureCode, message: String },
     /// Work done so far in a long task (bytes written by the quantizer,
     /// positions scored by a quality pass); it also proves the worker alive.
     Progress { done: u64, total: u64 },

@@ -7,6 +7,7 @@ use std::time::Instant;
 use super::fault;
 use super::protocol::{Event, QualityMode, QualityPlan, QuantizePlan, WorkerPlan, WorkerRequest};
 use crate::engine::{self, llama, measure, EngineError};
+use crate::vocab::failure::FailureCode;
 use crate::vocab::{CacheType, ContextParams, FlashAttn, Offload};
 
 fn emit(ev: &Event) {
@@ -116,12 +117,12 @@ fn load(
         }
         Err(e) => {
             let code = match e {
-                EngineError::UnsupportedArch(_) => "unsupported_architecture",
-                EngineError::Device(_) => "unknown_device",
-                _ => "load_failed",
+                EngineError::UnsupportedArch(_) => FailureCode::UnsupportedArchitecture,
+                EngineError::Device(_) => FailureCode::UnknownDevice,
+                _ => FailureCode::LoadFailed,
             };
             emit(&Event::Fatal {
-                code: code.into(),
+                code,
                 message: e.to_string(),
             });
             None
@@ -141,7 +142,7 @@ pub fn main() -> i32 {
         Ok(p) => p,
         Err(e) => {
             emit(&Event::Fatal {
-                code: "bad_plan".into(),
+                code: FailureCode::BadPlan,
                 message: e.to_string(),
             });
             return 2;
@@ -206,7 +207,7 @@ fn bench(plan: WorkerPlan) -> i32 {
         // Only a dynamic-backends build can get here: it found no backend
         // library to load.
         emit(&Event::Fatal {
-            code: "no_backend".into(),
+            code: FailureCode::NoBackend,
             message: "llama.cpp found no backend library (libggml-cpu*.so and friends); \
                       put them next to the dyno executable or set DYNO_BACKEND_DIR to their folder"
                 .into(),
@@ -334,7 +335,7 @@ fn quantize(plan: QuantizePlan) -> i32 {
         plan.allow_requantize,
     ) {
         emit(&Event::Fatal {
-            code: "quantize_failed".into(),
+            code: FailureCode::QuantizeFailed,
             message: e.to_string(),
         });
         return 1;
@@ -380,7 +381,7 @@ fn quality(plan: QualityPlan) -> i32 {
         }
         Err(message) => {
             emit(&Event::Fatal {
-                code: "quality_failed".into(),
+                code: FailureCode::QualityFailed,
                 message,
             });
             1

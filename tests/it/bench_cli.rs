@@ -174,13 +174,13 @@ fn bench_json_has_every_test_figure_and_condition() {
     let (rt, store) = store(&s.db());
     let run_id = r["run_id"].as_i64().unwrap();
     let row = rt.block_on(store.run(run_id)).unwrap().unwrap();
-    assert_eq!(row.status, "ok");
+    assert_eq!(row.status, dyno::vocab::status::RunStatus::Ok);
     assert_eq!(row.n_threads, 2);
     assert!(row.llama_cpp_build.unwrap().contains("llama-cpp-sys-2"));
     let rows = rt.block_on(store.results(run_id)).unwrap();
     assert_eq!(rows.len(), 7);
     for (row, x) in rows.iter().zip(results) {
-        assert_eq!(row.status, "ok");
+        assert_eq!(row.status, dyno::vocab::status::ResultStatus::Ok);
         assert_eq!(row.test, x["test"].as_str().unwrap());
         let stored: Vec<Value> = serde_json::from_str(&row.samples_json).unwrap();
         assert_eq!(stored.len(), 2);

@@ -352,7 +352,7 @@ fn two_processes_write_one_database_at_once() {
     let runs = rt.block_on(store.runs(10)).unwrap();
     assert_eq!(runs.len(), 2);
     for r in &runs {
-        assert_eq!(r.status, "ok");
+        assert_eq!(r.status, dyno::vocab::status::RunStatus::Ok);
         assert_eq!(
             rt.block_on(store.results(r.id)).unwrap().len(),
             3,

@@ -135,7 +135,9 @@ fn start_hanging_bench(s: &Scratch) -> Child {
         .spawn()
         .unwrap();
     let done = wait_for_results(s, &mut child, "the first test never finished", |r| {
-        r.iter().any(|x| x.status == "ok") && !workers_of(s).is_empty()
+        r.iter()
+            .any(|x| x.status == dyno::vocab::status::ResultStatus::Ok)
+            && !workers_of(s).is_empty()
     });
     assert!(done);
     child
@@ -477,7 +479,9 @@ fn killing_the_parent_mid_sweep_keeps_the_levels_done_and_running_again_resumes(
             let (rt, store) = store(&s.db());
             let levels = rt.block_on(store.levels(1)).unwrap_or_default();
             rt.block_on(store.close());
-            levels.iter().any(|l| l.level == "Q8_0" && l.status == "ok")
+            levels
+                .iter()
+                .any(|l| l.level == "Q8_0" && l.status == dyno::vocab::status::LevelStatus::Ok)
         };
         if q8_done && !workers_of(&s).is_empty() {
             break;

@@ -23,6 +23,7 @@ use std::path::Path;
 
 use super::Reporter;
 use crate::quantize::QuantizeProgress;
+use crate::vocab::status::LevelStatus;
 use crate::vocab::QualityFigures;
 
 pub use levels::{resolve, resolve_files, LevelPlan, Origin, Resolved};
@@ -56,7 +57,7 @@ pub enum SweepEvent<'a> {
     },
     LevelFinished {
         level: &'a str,
-        status: &'a str,
+        status: LevelStatus,
         error: Option<&'a str>,
     },
     /// A quality pass starts; `reference` for the reference's own pass.

@@ -17,6 +17,7 @@ use crate::error::{DynoError, Result};
 use crate::quantize::{self, Quantized};
 use crate::store::{LevelRow, RunRow};
 use crate::vocab::failure::FailureCode;
+use crate::vocab::status::{LevelStatus, RunStatus};
 use crate::worker::client::WorkerFailure;
 
 /// What the sweep did.
@@ -157,7 +158,7 @@ impl LevelLoop<'_> {
         });
         if let Some(why) = &lp.bad_file {
             let failure = WorkerFailure::new(FailureCode::BadFile, why.clone());
-            self.finish(row.id, lp, "failed", Some(&failure), reporter)
+            self.finish(row.id, lp, LevelStatus::Failed, Some(&failure), reporter)
                 .await?;
             return Ok(LevelEnd::Failed { bad_input: true });
         }
@@ -174,7 +175,11 @@ impl LevelLoop<'_> {
                 }
                 Err(f) => {
                     let cancelled = f.is_cancelled();
-                    let status = if cancelled { "cancelled" } else { "failed" };
+                    let status = if cancelled {
+                        LevelStatus::Cancelled
+                    } else {
+                        LevelStatus::Failed
+                    };
                     self.finish(row.id, lp, status, Some(&f), reporter).await?;
                     return Ok(if cancelled {
                         LevelEnd::Cancelled
@@ -190,14 +195,14 @@ impl LevelLoop<'_> {
             Ok(m) => m,
             Err(e @ (DynoError::BadModel { .. } | DynoError::Io { .. })) => {
                 let failure = WorkerFailure::new(FailureCode::BadFile, e.to_string());
-                self.finish(row.id, lp, "failed", Some(&failure), reporter)
+                self.finish(row.id, lp, LevelStatus::Failed, Some(&failure), reporter)
                     .await?;
                 return Ok(LevelEnd::Failed { bad_input: true });
             }
             Err(e) => return Err(e),
         };
         let measured_sha = match row.model_id {
-            Some(id) if row.status == "ok" => Some(store.model(id).await?.sha256),
+            Some(id) if row.status == LevelStatus::Ok => Some(store.model(id).await?.sha256),
             _ => None,
         };
         if !self.fresh && measured_sha.as_deref() == Some(model.info.sha256.as_str()) {
@@ -229,9 +234,9 @@ impl LevelLoop<'_> {
         self.finish(row.id, lp, status, failure.as_ref(), reporter)
             .await?;
         Ok(match status {
-            "ok" => LevelEnd::Measured(Box::new((row, model))),
-            "cancelled" => LevelEnd::Cancelled,
-            _ => LevelEnd::Failed {
+            LevelStatus::Ok => LevelEnd::Measured(Box::new((row, model))),
+            LevelStatus::Cancelled => LevelEnd::Cancelled,
+            LevelStatus::Failed | LevelStatus::Pending => LevelEnd::Failed {
                 bad_input: failure.is_some_and(|f| f.code.blames_the_model()),
             },
         })
@@ -272,7 +277,7 @@ impl LevelLoop<'_> {
         &self,
         row_id: i64,
         lp: &LevelPlan,
-        status: &str,
+        status: LevelStatus,
         failure: Option<&WorkerFailure>,
         reporter: &mut dyn SweepReporter,
     ) -> Result<()> {
@@ -282,7 +287,7 @@ impl LevelLoop<'_> {
             .finish_level(
                 row_id,
                 status,
-                failure.map(|f| (f.code.as_str(), f.message.as_str())),
+                failure.map(|f| (&f.code, f.message.as_str())),
             )
             .await?;
         reporter.sweep(&SweepEvent::LevelFinished {
@@ -296,23 +301,19 @@ impl LevelLoop<'_> {
 
 /// A benchmarked level's status: failed with the reason of its first
 /// failed run, failed when nothing ran, cancelled when the user cancelled.
-fn level_status(bench: &BenchOutcome, runs: &[RunRow]) -> (&'static str, Option<WorkerFailure>) {
+fn level_status(bench: &BenchOutcome, runs: &[RunRow]) -> (LevelStatus, Option<WorkerFailure>) {
     if bench.cancelled {
-        ("cancelled", None)
-    } else if let Some(r) = runs.iter().find(|r| r.status != "ok") {
-        // The store gives the code back as its text.
-        let code = r
-            .error_code
-            .as_deref()
-            .map_or(FailureCode::Failed, FailureCode::from);
+        (LevelStatus::Cancelled, None)
+    } else if let Some(r) = runs.iter().find(|r| r.status != RunStatus::Ok) {
+        let code = r.error_code.clone().unwrap_or(FailureCode::Failed);
         let message = r.error.clone().unwrap_or_default();
-        ("failed", Some(WorkerFailure::new(code, message)))
+        (LevelStatus::Failed, Some(WorkerFailure::new(code, message)))
     } else if runs.is_empty() {
         (
-            "failed",
+            LevelStatus::Failed,
             Some(WorkerFailure::new(FailureCode::NoRuns, "nothing was run")),
         )
     } else {
-        ("ok", None)
+        (LevelStatus::Ok, None)
     }
 }

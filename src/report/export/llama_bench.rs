@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 use super::{Exported, Exporter};
 use crate::error::Result;
 use crate::report::Report;
+use crate::vocab::status::{ResultStatus, RunStatus};
 
 /// `--format llama-bench-json`.
 pub struct LlamaBenchExporter;
@@ -29,14 +30,12 @@ pub fn llama_bench_json(r: &Report) -> Value {
     for run in r
         .runs
         .iter()
-        .filter(|x| x.status == "ok" || !x.results.is_empty())
+        .filter(|x| x.status == RunStatus::Ok || !x.results.is_empty())
     {
         let c = &run.config;
-        for res in run
-            .results
-            .iter()
-            .filter(|x| x.kind != "parallel" && x.status == "ok" && !x.samples_ns.is_empty())
-        {
+        for res in run.results.iter().filter(|x| {
+            x.kind != "parallel" && x.status == ResultStatus::Ok && !x.samples_ns.is_empty()
+        }) {
             let tokens = f64::from(res.n_prompt) + f64::from(res.n_gen);
             let ns: Vec<f64> = res.samples_ns.iter().map(|&n| n as f64).collect();
             let ts: Vec<f64> = ns.iter().map(|n| tokens / (n / 1e9)).collect();

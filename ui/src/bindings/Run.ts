@@ -3,11 +3,17 @@ import type { ModelInfo } from "./ModelInfo";
 import type { Offload } from "./Offload";
 import type { Quality } from "./Quality";
 import type { RunConfig } from "./RunConfig";
+import type { RunStatus } from "./RunStatus";
 import type { RunTelemetry } from "./RunTelemetry";
 import type { TestResult } from "./TestResult";
 import type { WhatThisMeans } from "./WhatThisMeans";
 
-export type Run = { run_id: number, sweep_id: number | null, status: string, error: string | null, error_code: string | null, model: ModelInfo, config: RunConfig, backend: string | null, llama_cpp_build: string | null, 
+export type Run = { run_id: number, sweep_id: number | null, status: RunStatus, error: string | null, 
+/**
+ * Why the run failed, as a [`crate::vocab::FailureCode`]'s text (a code
+ * this build does not know is kept as written).
+ */
+error_code: string | null, model: ModelInfo, config: RunConfig, backend: string | null, llama_cpp_build: string | null, 
 /**
  * Where llama.cpp put the model (layers offloaded, weight buffers per
  * device, what `--fit` chose), from its own load report; null for runs

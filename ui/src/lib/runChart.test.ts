@@ -20,7 +20,7 @@ describe("runBars", () => {
   });
 
   it("leaves out failed tests", () => {
-    const failed = { ...run, results: run.results.map((r) => ({ ...r, status: "failed" })) };
+    const failed = { ...run, results: run.results.map((r) => ({ ...r, status: "failed" as const })) };
     expect(runBars(failed)).toEqual({ prefill: [], decode: [] });
   });
 });
