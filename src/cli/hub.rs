@@ -13,7 +13,7 @@ use crate::app::models::memory;
 use crate::error::{DynoError, Result};
 use crate::hub::download::PullProgress;
 use crate::hub::files::{Fit, RepoLevel, RepoListing};
-use crate::hub::TreeFile;
+use crate::hub::{Hub, TreeFile};
 use crate::store::Store;
 use crate::units::{human_bytes, human_params};
 use crate::worker::client::Cancel;
@@ -105,6 +105,7 @@ fn pick_level<'a>(l: &'a RepoListing, quant: &str) -> Result<&'a RepoLevel> {
         })
 }
 
+/// `dyno hub …`: one function per subcommand below.
 pub async fn hub(db: &Path, endpoint: Option<&str>, cmd: HubCommand) -> Result<i32> {
     let hub = {
         let store = open_store(db).await?;
@@ -113,185 +114,202 @@ pub async fn hub(db: &Path, endpoint: Option<&str>, cmd: HubCommand) -> Result<i
         h?
     };
     match cmd {
-        HubCommand::Search { query, limit, json } => {
-            let found = hub.search(&query, limit.clamp(1, 1000)).await?;
-            if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&found).expect("serialises")
-                );
-            } else if found.is_empty() {
-                println!("no GGUF repos match '{query}'");
-            } else {
-                println!("| repo | downloads | likes |");
-                println!("| ---- | --------: | ----: |");
-                for r in &found {
-                    println!("| {} | {} | {} |", r.id, r.downloads, r.likes);
-                }
-            }
-            Ok(0)
-        }
-        HubCommand::Ls { repo, json } => {
-            let l = repo_listing(&hub, &repo).await?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&l).expect("serialises"));
-                return Ok(0);
-            }
-            println!(
-                "{} @ {}",
-                l.repo,
-                l.commit.chars().take(12).collect::<String>()
-            );
-            if l.levels.is_empty() {
-                println!("no GGUF model files in this repo");
-            }
-            for v in &l.levels {
-                let parts = if v.files.len() > 1 {
-                    format!(" ({} parts)", v.files.len())
-                } else {
-                    String::new()
-                };
-                let here = if v.local_path.is_some() {
-                    " · in the cache".to_string()
-                } else if v.partial_bytes > 0 {
-                    format!(
-                        " · {} of an interrupted download (pull resumes, discard deletes)",
-                        human_bytes(v.partial_bytes)
-                    )
-                } else {
-                    String::new()
-                };
-                println!(
-                    "  {:<10} {:>10} — {}{parts}{here}  {}",
-                    v.level,
-                    human_bytes(v.size_bytes),
-                    v.fit.describe(),
-                    v.files[0].path
-                );
-            }
-            for (what, files) in [("projector", &l.mmproj), ("imatrix", &l.imatrix)] {
-                for f in files.iter() {
-                    println!("  [{what}] {} {}", f.path, human_bytes(f.size));
-                }
-            }
-            Ok(0)
-        }
+        HubCommand::Search { query, limit, json } => search(&hub, &query, limit, json).await,
+        HubCommand::Ls { repo, json } => ls(&hub, &repo, json).await,
         HubCommand::Pull {
             repo,
             quant,
             file,
             json,
-        } => {
-            let l = repo_listing(&hub, &repo).await?;
-            let files: Vec<TreeFile> = match (&quant, &file) {
-                (Some(q), _) => pick_level(&l, q)?.files.clone(),
-                (None, Some(f)) => {
-                    let level = l
-                        .levels
-                        .iter()
-                        .find(|v| v.files.iter().any(|x| &x.path == f));
-                    match level {
-                        // A part of a split model brings the whole model.
-                        Some(v) => v.files.clone(),
-                        None => {
-                            let tree = hub.tree(&l.repo, &l.commit).await?;
-                            vec![tree.into_iter().find(|x| &x.path == f).ok_or_else(|| {
-                                DynoError::NotFound(format!(
-                                    "{f} is not in {}; `dyno hub ls {}` lists its files",
-                                    l.repo, l.repo
-                                ))
-                            })?]
-                        }
-                    }
-                }
-                (None, None) if l.levels.len() == 1 => l.levels[0].files.clone(),
-                (None, None) => {
-                    return Err(DynoError::BadInput(format!(
-                        "{} has {} levels; pick one with --quant ({})",
-                        l.repo,
-                        l.levels.len(),
-                        l.levels
-                            .iter()
-                            .map(|v| v.level.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )))
-                }
-            };
-            if let Some(v) = l.levels.iter().find(|v| v.files == files) {
-                if v.fit == Fit::No {
-                    eprintln!(
-                        "dyno: warning: {} {} ({}) is larger than this machine's memory",
-                        l.repo,
-                        v.level,
-                        human_bytes(v.size_bytes)
-                    );
-                }
-            }
-            let store = open_store(db).await?;
-            let cancel = cancel_on_ctrl_c();
-            let mut bar = Bytes::new();
-            let mut pulled = Vec::new();
-            for f in &files {
-                match pull_recorded(&store, &hub, &l.repo, &l.commit, f, &cancel, &mut bar).await {
-                    Ok(p) => pulled.push(p),
-                    Err(e) if cancel.is_cancelled() => {
-                        eprintln!("dyno: {e}");
-                        store.close().await;
-                        return Ok(EXIT_CANCELLED);
-                    }
-                    Err(e) => {
-                        store.close().await;
-                        return Err(e);
-                    }
-                }
-            }
-            store.close().await;
-            if json {
-                let doc = serde_json::json!({
-                    "repo": l.repo, "commit": l.commit, "files": pulled,
-                });
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&doc).expect("serialises")
-                );
-            } else {
-                for p in &pulled {
-                    let how = if p.already_present {
-                        "already in the cache".to_string()
-                    } else if p.resumed_from > 0 {
-                        format!("resumed at {}", human_bytes(p.resumed_from))
-                    } else {
-                        "downloaded".to_string()
-                    };
-                    println!("{} ({how}, sha256 verified)", p.local_path.display());
-                }
-            }
-            Ok(0)
-        }
-        HubCommand::Discard { repo, file, json } => {
-            let store = open_store(db).await?;
-            let d = app::downloads::discard(&store, &repo, &file).await;
-            store.close().await;
-            let d = d?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&d).expect("serialises"));
-            } else if d.freed_bytes > 0 {
-                println!(
-                    "deleted the partial download of {}/{} ({})",
-                    d.repo,
-                    d.path,
-                    human_bytes(d.freed_bytes)
-                );
-            } else {
-                println!("no partial download of {}/{} was left", d.repo, d.path);
-            }
-            Ok(0)
-        }
+        } => pull(db, &hub, &repo, quant.as_deref(), file.as_deref(), json).await,
+        HubCommand::Discard { repo, file, json } => discard(db, &repo, &file, json).await,
         HubCommand::Login | HubCommand::Logout => {
             unreachable!("`dyno hub login|logout` are dispatched to cli::settings")
         }
     }
+}
+
+async fn search(hub: &Hub, query: &str, limit: u32, json: bool) -> Result<i32> {
+    let found = hub.search(query, limit.clamp(1, 1000)).await?;
+    if json {
+        print_json(&found);
+    } else if found.is_empty() {
+        println!("no GGUF repos match '{query}'");
+    } else {
+        println!("| repo | downloads | likes |");
+        println!("| ---- | --------: | ----: |");
+        for r in &found {
+            println!("| {} | {} | {} |", r.id, r.downloads, r.likes);
+        }
+    }
+    Ok(0)
+}
+
+async fn ls(hub: &Hub, repo: &str, json: bool) -> Result<i32> {
+    let l = repo_listing(hub, repo).await?;
+    if json {
+        print_json(&l);
+        return Ok(0);
+    }
+    println!(
+        "{} @ {}",
+        l.repo,
+        l.commit.chars().take(12).collect::<String>()
+    );
+    if l.levels.is_empty() {
+        println!("no GGUF model files in this repo");
+    }
+    for v in &l.levels {
+        let parts = if v.files.len() > 1 {
+            format!(" ({} parts)", v.files.len())
+        } else {
+            String::new()
+        };
+        let here = if v.local_path.is_some() {
+            " · in the cache".to_string()
+        } else if v.partial_bytes > 0 {
+            format!(
+                " · {} of an interrupted download (pull resumes, discard deletes)",
+                human_bytes(v.partial_bytes)
+            )
+        } else {
+            String::new()
+        };
+        println!(
+            "  {:<10} {:>10} — {}{parts}{here}  {}",
+            v.level,
+            human_bytes(v.size_bytes),
+            v.fit.describe(),
+            v.files[0].path
+        );
+    }
+    for (what, files) in [("projector", &l.mmproj), ("imatrix", &l.imatrix)] {
+        for f in files.iter() {
+            println!("  [{what}] {} {}", f.path, human_bytes(f.size));
+        }
+    }
+    Ok(0)
+}
+
+/// The files a pull fetches: a level's (every part of a split model), the
+/// level holding the named file, the named file alone, or the repo's only
+/// level.
+async fn files_to_pull(
+    hub: &Hub,
+    l: &RepoListing,
+    quant: Option<&str>,
+    file: Option<&str>,
+) -> Result<Vec<TreeFile>> {
+    Ok(match (quant, file) {
+        (Some(q), _) => pick_level(l, q)?.files.clone(),
+        (None, Some(f)) => {
+            let level = l.levels.iter().find(|v| v.files.iter().any(|x| x.path == f));
+            match level {
+                // A part of a split model brings the whole model.
+                Some(v) => v.files.clone(),
+                None => {
+                    let tree = hub.tree(&l.repo, &l.commit).await?;
+                    vec![tree.into_iter().find(|x| x.path == f).ok_or_else(|| {
+                        DynoError::NotFound(format!(
+                            "{f} is not in {}; `dyno hub ls {}` lists its files",
+                            l.repo, l.repo
+                        ))
+                    })?]
+                }
+            }
+        }
+        (None, None) if l.levels.len() == 1 => l.levels[0].files.clone(),
+        (None, None) => {
+            return Err(DynoError::BadInput(format!(
+                "{} has {} levels; pick one with --quant ({})",
+                l.repo,
+                l.levels.len(),
+                l.levels
+                    .iter()
+                    .map(|v| v.level.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )))
+        }
+    })
+}
+
+async fn pull(
+    db: &Path,
+    hub: &Hub,
+    repo: &str,
+    quant: Option<&str>,
+    file: Option<&str>,
+    json: bool,
+) -> Result<i32> {
+    let l = repo_listing(hub, repo).await?;
+    let files = files_to_pull(hub, &l, quant, file).await?;
+    if let Some(v) = l.levels.iter().find(|v| v.files == files) {
+        if v.fit == Fit::No {
+            eprintln!(
+                "dyno: warning: {} {} ({}) is larger than this machine's memory",
+                l.repo,
+                v.level,
+                human_bytes(v.size_bytes)
+            );
+        }
+    }
+    let store = open_store(db).await?;
+    let cancel = cancel_on_ctrl_c();
+    let mut bar = Bytes::new();
+    let mut pulled = Vec::new();
+    for f in &files {
+        match pull_recorded(&store, hub, &l.repo, &l.commit, f, &cancel, &mut bar).await {
+            Ok(p) => pulled.push(p),
+            Err(e) if cancel.is_cancelled() => {
+                eprintln!("dyno: {e}");
+                store.close().await;
+                return Ok(EXIT_CANCELLED);
+            }
+            Err(e) => {
+                store.close().await;
+                return Err(e);
+            }
+        }
+    }
+    store.close().await;
+    if json {
+        print_json(&serde_json::json!({
+            "repo": l.repo, "commit": l.commit, "files": pulled,
+        }));
+    } else {
+        for p in &pulled {
+            let how = if p.already_present {
+                "already in the cache".to_string()
+            } else if p.resumed_from > 0 {
+                format!("resumed at {}", human_bytes(p.resumed_from))
+            } else {
+                "downloaded".to_string()
+            };
+            println!("{} ({how}, sha256 verified)", p.local_path.display());
+        }
+    }
+    Ok(0)
+}
+
+async fn discard(db: &Path, repo: &str, file: &str, json: bool) -> Result<i32> {
+    let store = open_store(db).await?;
+    let d = app::downloads::discard(&store, repo, file).await;
+    store.close().await;
+    let d = d?;
+    if json {
+        print_json(&d);
+    } else if d.freed_bytes > 0 {
+        println!(
+            "deleted the partial download of {}/{} ({})",
+            d.repo,
+            d.path,
+            human_bytes(d.freed_bytes)
+        );
+    } else {
+        println!("no partial download of {}/{} was left", d.repo, d.path);
+    }
+    Ok(0)
 }
 
 pub async fn models(db: &Path, cmd: Option<ModelsCommand>, json: bool) -> Result<i32> {

@@ -317,6 +317,12 @@ pub fn discard_partial(cache_dir: &Path, repo: &str, sha: &str) -> Result<u64> {
 }
 
 /// Download one file of `repo` at `commit` unless the cache has it.
+///
+/// The steps, each its own function below: check what the hub announced
+/// ([`checked_sha`]), reuse a verified blob ([`cached_blob_is_good`]), pick up
+/// an earlier partial ([`resume_point`]), ask for the rest
+/// ([`request_rest`]), stream it to disk ([`stream_to_partial`]), then
+/// check the whole file and move it into place.
 pub async fn pull_file(
     hub: &Hub,
     repo: &str,
@@ -326,30 +332,7 @@ pub async fn pull_file(
     progress: &mut dyn PullProgress,
 ) -> Result<Pulled> {
     let t0 = Instant::now();
-    let sha = file.sha256.clone().ok_or_else(|| {
-        DynoError::Integrity(format!(
-            "{repo}/{}: the hub gives no sha256 for it, so Dyno cannot verify a download",
-            file.path
-        ))
-    })?;
-    if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(DynoError::Integrity(format!(
-            "{repo}/{}: the hub's sha256 '{sha}' is malformed",
-            file.path
-        )));
-    }
-    // Checked where the listing is read too; again here, right before the
-    // paths are joined, since a bad one would write outside the cache.
-    if !super::safe_repo_path(&file.path)
-        || commit.len() != 40
-        || !commit.bytes().all(|b| b.is_ascii_hexdigit())
-    {
-        return Err(DynoError::Network(format!(
-            "{repo}: refusing a file path or commit that would leave the cache ('{}' at '{}')",
-            file.path.escape_default(),
-            commit.escape_default()
-        )));
-    }
+    let sha = checked_sha(repo, commit, file)?;
     let cache_repo = hub.cache_repo(repo);
     let blob = cache_repo.blob_path(&sha);
     let blobs_dir = blob.parent().expect("blob has a parent").to_path_buf();
@@ -366,187 +349,36 @@ pub async fn pull_file(
         already_present: already,
         elapsed_ms: t0.elapsed().as_secs_f64() * 1e3,
     };
-    // A blob of the right size counts once its bytes are known to match:
-    // hashed here the first time Dyno meets it, since a name and a size are
-    // only what some other program claimed.
-    if std::fs::metadata(&blob).is_ok_and(|m| m.len() == file.size) {
-        if !is_verified(&blob) {
-            tracing::info!("checking the sha256 of the cached {repo}/{}", file.path);
-            let got = hash_file(&blob, cancel).await?;
-            if got == sha {
-                mark_verified(&blob);
-            } else {
-                tracing::warn!(
-                    "the cached copy of {repo}/{} did not match its sha256 (the hub says {sha}, the file is {got}); it was deleted and is downloaded again",
-                    file.path
-                );
-                let _ = std::fs::remove_file(verified_path(&blob));
-                std::fs::remove_file(&blob).map_err(io("cannot delete the corrupt", &blob))?;
-            }
-        }
-        if blob.exists() {
-            let link = publish(hub, repo, commit, file, &sha)?;
-            return Ok(done(0, 0, true, link));
-        }
+    if cached_blob_is_good(&blob, repo, file, &sha, cancel).await? {
+        let link = publish(hub, repo, commit, file, &sha)?;
+        return Ok(done(0, 0, true, link));
     }
 
     let partial = partial_path(&blob);
-    let mut hasher = Sha256::new();
-    let mut offset = match std::fs::metadata(&partial) {
-        Ok(m) if m.len() <= file.size => {
-            // Off the runtime thread: a partial of many GiB takes seconds,
-            // and Ctrl-C must still be heard.
-            let p = partial.clone();
-            let (h, n) = tokio::task::spawn_blocking(move || {
-                let mut h = Sha256::new();
-                hash_prefix(&p, &mut h).map(|n| (h, n))
-            })
-            .await
-            .map_err(|e| DynoError::Worker(format!("hashing thread failed: {e}")))?
-            .map_err(io("cannot read", &partial))?;
-            hasher = h;
-            n
-        }
-        _ => 0,
-    };
-    if offset == 0 {
-        hasher = Sha256::new();
-        std::fs::File::create(&partial).map_err(io("cannot create", &partial))?;
-    }
+    let (mut hasher, mut offset) = resume_point(&partial, file.size).await?;
     let mut resumed_from = offset;
     progress.start(&file.path, file.size, offset);
 
-    let url = hub.file_url(repo, commit, &file.path);
     let what = format!("{repo}/{}", file.path);
     let mut downloaded = 0u64;
     if offset < file.size {
-        let mut req = hub.client().get(&url);
-        if offset > 0 {
-            req = req.header(RANGE, format!("bytes={offset}-"));
-        }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| network_error(&hub.config.endpoint, &e))?;
-        if resp.status() == StatusCode::RANGE_NOT_SATISFIABLE {
-            // The partial is longer than what the server has now: start over.
-            let _ = std::fs::remove_file(&partial);
-            return Err(DynoError::Network(format!(
-                "{what}: the server cannot continue the earlier partial download; it was deleted, run again to download afresh"
-            )));
-        }
-        let resp = check(resp, &what, hub.config.token.is_some()).await?;
-        let ranged = resp.status() == StatusCode::PARTIAL_CONTENT;
-        if offset > 0 && !ranged {
+        let url = hub.file_url(repo, commit, &file.path);
+        let (resp, from_start) =
+            request_rest(hub, &url, offset, file.size, &partial, &what).await?;
+        if from_start {
             // The server ignored the range and sends the whole file.
             offset = 0;
             resumed_from = 0;
             hasher = Sha256::new();
             progress.start(&file.path, file.size, 0);
-        } else if ranged {
-            let range = resp
-                .headers()
-                .get(CONTENT_RANGE)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.strip_prefix("bytes "))
-                .and_then(|v| v.split_once('/'))
-                .and_then(|(span, total)| {
-                    Some((
-                        span.split('-').next()?.parse::<u64>().ok()?,
-                        total.parse::<u64>().ok()?,
-                    ))
-                });
-            if range != Some((offset, file.size)) {
-                let _ = std::fs::remove_file(&partial);
-                return Err(DynoError::Network(format!(
-                    "{what}: the server resumed at the wrong place; the partial file was deleted, run again to download afresh"
-                )));
-            }
         }
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(&partial)
-            .map_err(io("cannot open", &partial))?;
-        f.set_len(offset).map_err(io("cannot truncate", &partial))?;
-        // Writing and hashing run on their own thread, so the network side
-        // only receives: on a fast link the sha256 would otherwise halve the
-        // rate. The channel is bounded, so memory stays a few MiB.
-        let (tx, rx) = tokio::sync::mpsc::channel(64);
-        let writer = tokio::task::spawn_blocking(move || write_and_hash(f, offset, hasher, rx));
-        let mut resp = resp;
-        let mut failure = None;
-        loop {
-            let next = tokio::select! {
-                c = resp.chunk() => c,
-                _ = cancel.cancelled() => {
-                    failure = Some(DynoError::Network(format!(
-                        "{what}: cancelled after {} of {} bytes; run the same command again to resume",
-                        offset + downloaded, file.size
-                    )));
-                    break;
-                }
-            };
-            match next {
-                Ok(Some(bytes)) => {
-                    if offset + downloaded + bytes.len() as u64 > file.size {
-                        failure = Some(DynoError::Integrity(format!(
-                            "{what}: the server sent more than the {} bytes the hub announced; the download was deleted, run again",
-                            file.size
-                        )));
-                        break;
-                    }
-                    downloaded += bytes.len() as u64;
-                    progress.advance(bytes.len() as u64);
-                    if tx.send(bytes).await.is_err() {
-                        // The writer stopped on an I/O error; join says which.
-                        break;
-                    }
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    // Keep what arrived: the next run continues from it.
-                    failure = Some(DynoError::Network(format!(
-                        "{what}: the download was interrupted after {} of {} bytes ({e}); run the same command again to resume",
-                        offset + downloaded,
-                        file.size
-                    )));
-                    break;
-                }
-            }
-        }
-        drop(tx);
-        let written = writer
-            .await
-            .map_err(|_| DynoError::Worker("the download writer thread panicked".into()))?;
-        let (h, written) = match written {
-            Ok(w) => w,
-            Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
-                // A partial file on a full disk only keeps it full; resuming
-                // needs the space freed anyway, so take it back now.
-                let _ = std::fs::remove_file(&partial);
-                return Err(DynoError::io(
-                    format!(
-                        "cannot write {}: the disk is full; {what} needs {} there, the partial download was removed; free some space and run again",
-                        partial.display(),
-                        crate::units::human_bytes(file.size)
-                    ),
-                    e,
-                ));
-            }
-            Err(e) => return Err(io("cannot write", &partial)(e)),
+        let target = Partial {
+            path: &partial,
+            offset,
+            size: file.size,
+            what: &what,
         };
-        if let Some(f) = failure {
-            if matches!(f, DynoError::Integrity(_)) {
-                let _ = std::fs::remove_file(&partial);
-            }
-            return Err(f);
-        }
-        if written != downloaded {
-            return Err(DynoError::Network(format!(
-                "{what}: only {written} of {downloaded} received bytes reached the disk; run again to resume"
-            )));
-        }
-        hasher = h;
+        (hasher, downloaded) = stream_to_partial(resp, &target, hasher, cancel, progress).await?;
     }
     let have = offset + downloaded;
     if have != file.size {
@@ -567,6 +399,256 @@ pub async fn pull_file(
     let link = publish(hub, repo, commit, file, &sha)?;
     progress.finish(&file.path);
     Ok(done(resumed_from, downloaded, false, link))
+}
+
+/// The sha256 the hub announced for `file`, once it and the path and
+/// commit are known to be safe to build cache paths from. Checked where the
+/// listing is read too; again here, right before the paths are joined,
+/// since a bad one would write outside the cache.
+fn checked_sha(repo: &str, commit: &str, file: &TreeFile) -> Result<String> {
+    let sha = file.sha256.clone().ok_or_else(|| {
+        DynoError::Integrity(format!(
+            "{repo}/{}: the hub gives no sha256 for it, so Dyno cannot verify a download",
+            file.path
+        ))
+    })?;
+    if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(DynoError::Integrity(format!(
+            "{repo}/{}: the hub's sha256 '{sha}' is malformed",
+            file.path
+        )));
+    }
+    if !super::safe_repo_path(&file.path)
+        || commit.len() != 40
+        || !commit.bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        return Err(DynoError::Network(format!(
+            "{repo}: refusing a file path or commit that would leave the cache ('{}' at '{}')",
+            file.path.escape_default(),
+            commit.escape_default()
+        )));
+    }
+    Ok(sha)
+}
+
+/// Whether the cache already holds the file. A blob of the right size
+/// counts once its bytes are known to match: hashed here the first time
+/// Dyno meets it, since a name and a size are only what some other program
+/// claimed. A blob that does not match is deleted.
+async fn cached_blob_is_good(
+    blob: &Path,
+    repo: &str,
+    file: &TreeFile,
+    sha: &str,
+    cancel: &Cancel,
+) -> Result<bool> {
+    if !std::fs::metadata(blob).is_ok_and(|m| m.len() == file.size) {
+        return Ok(false);
+    }
+    if is_verified(blob) {
+        return Ok(true);
+    }
+    tracing::info!("checking the sha256 of the cached {repo}/{}", file.path);
+    let got = hash_file(blob, cancel).await?;
+    if got == sha {
+        mark_verified(blob);
+        return Ok(true);
+    }
+    tracing::warn!(
+        "the cached copy of {repo}/{} did not match its sha256 (the hub says {sha}, the file is {got}); it was deleted and is downloaded again",
+        file.path
+    );
+    let _ = std::fs::remove_file(verified_path(blob));
+    std::fs::remove_file(blob).map_err(io("cannot delete the corrupt", blob))?;
+    Ok(false)
+}
+
+/// Where to go on from: the bytes of an earlier partial download (hashed,
+/// so the sha256 covers them) when it is no longer than the file, else a
+/// fresh empty partial.
+async fn resume_point(partial: &Path, size: u64) -> Result<(Sha256, u64)> {
+    if let Ok(m) = std::fs::metadata(partial) {
+        if m.len() <= size {
+            // Off the runtime thread: a partial of many GiB takes seconds,
+            // and Ctrl-C must still be heard.
+            let p = partial.to_path_buf();
+            let (h, n) = tokio::task::spawn_blocking(move || {
+                let mut h = Sha256::new();
+                hash_prefix(&p, &mut h).map(|n| (h, n))
+            })
+            .await
+            .map_err(|e| DynoError::Worker(format!("hashing thread failed: {e}")))?
+            .map_err(io("cannot read", partial))?;
+            if n > 0 {
+                return Ok((h, n));
+            }
+        }
+    }
+    std::fs::File::create(partial).map_err(io("cannot create", partial))?;
+    Ok((Sha256::new(), 0))
+}
+
+/// Ask for the file from `offset` on. Returns the response and whether the
+/// server sends the whole file instead (it ignored the range). A range the
+/// server cannot honour, or one it answers at the wrong place, deletes the
+/// partial so the next run starts afresh.
+async fn request_rest(
+    hub: &Hub,
+    url: &str,
+    offset: u64,
+    size: u64,
+    partial: &Path,
+    what: &str,
+) -> Result<(reqwest::Response, bool)> {
+    let mut req = hub.client().get(url);
+    if offset > 0 {
+        req = req.header(RANGE, format!("bytes={offset}-"));
+    }
+    let resp = req
+        .send()
+        .await
+        .map_err(|e| network_error(&hub.config.endpoint, &e))?;
+    if resp.status() == StatusCode::RANGE_NOT_SATISFIABLE {
+        // The partial is longer than what the server has now: start over.
+        let _ = std::fs::remove_file(partial);
+        return Err(DynoError::Network(format!(
+            "{what}: the server cannot continue the earlier partial download; it was deleted, run again to download afresh"
+        )));
+    }
+    let resp = check(resp, what, hub.config.token.is_some()).await?;
+    let ranged = resp.status() == StatusCode::PARTIAL_CONTENT;
+    if offset > 0 && !ranged {
+        return Ok((resp, true));
+    }
+    if ranged && content_range_start(&resp) != Some((offset, size)) {
+        let _ = std::fs::remove_file(partial);
+        return Err(DynoError::Network(format!(
+            "{what}: the server resumed at the wrong place; the partial file was deleted, run again to download afresh"
+        )));
+    }
+    Ok((resp, false))
+}
+
+/// `(first byte, total)` of a `Content-Range: bytes A-B/T` header.
+fn content_range_start(resp: &reqwest::Response) -> Option<(u64, u64)> {
+    let v = resp.headers().get(CONTENT_RANGE)?.to_str().ok()?;
+    let (span, total) = v.strip_prefix("bytes ")?.split_once('/')?;
+    Some((
+        span.split('-').next()?.parse::<u64>().ok()?,
+        total.parse::<u64>().ok()?,
+    ))
+}
+
+/// The partial file a download writes into.
+struct Partial<'a> {
+    path: &'a Path,
+    /// Bytes already in it (and in the hasher) before this response.
+    offset: u64,
+    /// The whole file's size, as the hub announced it.
+    size: u64,
+    /// "repo/path", for messages.
+    what: &'a str,
+}
+
+/// Stream the response's body onto the end of the partial file. Returns the
+/// hasher (now covering every byte on disk) and the bytes received. A cut
+/// or a cancel keeps what arrived so the next run resumes; more bytes than
+/// announced, or a full disk, deletes the partial.
+async fn stream_to_partial(
+    mut resp: reqwest::Response,
+    target: &Partial<'_>,
+    hasher: Sha256,
+    cancel: &Cancel,
+    progress: &mut dyn PullProgress,
+) -> Result<(Sha256, u64)> {
+    let Partial {
+        path: partial,
+        offset,
+        size,
+        what,
+    } = *target;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(partial)
+        .map_err(io("cannot open", partial))?;
+    f.set_len(offset).map_err(io("cannot truncate", partial))?;
+    // Writing and hashing run on their own thread, so the network side
+    // only receives: on a fast link the sha256 would otherwise halve the
+    // rate. The channel is bounded, so memory stays a few MiB.
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    let writer = tokio::task::spawn_blocking(move || write_and_hash(f, offset, hasher, rx));
+    let mut downloaded = 0u64;
+    let mut failure = None;
+    loop {
+        let next = tokio::select! {
+            c = resp.chunk() => c,
+            _ = cancel.cancelled() => {
+                failure = Some(DynoError::Network(format!(
+                    "{what}: cancelled after {} of {size} bytes; run the same command again to resume",
+                    offset + downloaded
+                )));
+                break;
+            }
+        };
+        match next {
+            Ok(Some(bytes)) => {
+                if offset + downloaded + bytes.len() as u64 > size {
+                    failure = Some(DynoError::Integrity(format!(
+                        "{what}: the server sent more than the {size} bytes the hub announced; the download was deleted, run again"
+                    )));
+                    break;
+                }
+                downloaded += bytes.len() as u64;
+                progress.advance(bytes.len() as u64);
+                if tx.send(bytes).await.is_err() {
+                    // The writer stopped on an I/O error; join says which.
+                    break;
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                // Keep what arrived: the next run continues from it.
+                failure = Some(DynoError::Network(format!(
+                    "{what}: the download was interrupted after {} of {size} bytes ({e}); run the same command again to resume",
+                    offset + downloaded
+                )));
+                break;
+            }
+        }
+    }
+    drop(tx);
+    let written = writer
+        .await
+        .map_err(|_| DynoError::Worker("the download writer thread panicked".into()))?;
+    let (hasher, written) = match written {
+        Ok(w) => w,
+        Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
+            // A partial file on a full disk only keeps it full; resuming
+            // needs the space freed anyway, so take it back now.
+            let _ = std::fs::remove_file(partial);
+            return Err(DynoError::io(
+                format!(
+                    "cannot write {}: the disk is full; {what} needs {} there, the partial download was removed; free some space and run again",
+                    partial.display(),
+                    crate::units::human_bytes(size)
+                ),
+                e,
+            ));
+        }
+        Err(e) => return Err(io("cannot write", partial)(e)),
+    };
+    if let Some(f) = failure {
+        if matches!(f, DynoError::Integrity(_)) {
+            let _ = std::fs::remove_file(partial);
+        }
+        return Err(f);
+    }
+    if written != downloaded {
+        return Err(DynoError::Network(format!(
+            "{what}: only {written} of {downloaded} received bytes reached the disk; run again to resume"
+        )));
+    }
+    Ok((hasher, downloaded))
 }
 
 #[cfg(test)]

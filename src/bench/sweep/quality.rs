@@ -17,7 +17,7 @@ use crate::quality;
 use crate::quantize;
 use crate::store::{LevelRow, QualityKey};
 use crate::vocab::failure::FailureCode;
-use crate::vocab::QualityFigures;
+use crate::vocab::{ModelParams, QualityFigures};
 use crate::worker::client::{self, Ended, WorkerFailure};
 use crate::worker::protocol::{Event, QualityMode, QualityPlan, WorkerRequest};
 
@@ -31,6 +31,11 @@ fn reference_path(cache: &Path, reference_sha: &str, q: QualitySettings) -> Path
     ))
 }
 
+/// Score every measured level against the reference. Figures already
+/// stored for the same model, reference, text and settings are kept; the
+/// reference's own top-k file is made first when missing. A failed
+/// reference pass marks every level's quality as failed with its reason; a
+/// failed level only its own.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn quality_pass(
     ctx: &BenchContext<'_>,
@@ -42,32 +47,17 @@ pub(super) async fn quality_pass(
     cache: &Path,
     reporter: &mut dyn SweepReporter,
 ) -> Result<()> {
+    let pass = Pass::new(ctx, spec, q, reference, cache);
     let store = ctx.store;
-    let text_sha = quality::text_sha256();
-    let ref_sha = reference.info.sha256.as_str();
     store
-        .set_sweep_quality(sweep_id, Some(ref_sha), q.tokens, q.topk)
+        .set_sweep_quality(sweep_id, Some(pass.ref_sha), q.tokens, q.topk)
         .await?;
-    fn key<'k>(
-        model_sha: &'k str,
-        ref_sha: &'k str,
-        text_sha: &'k str,
-        q: QualitySettings,
-    ) -> QualityKey<'k> {
-        QualityKey {
-            model_sha256: model_sha,
-            reference_sha256: ref_sha,
-            text_sha256: text_sha,
-            chunk_tokens: quality::CHUNK_TOKENS,
-            n_chunks: q.n_chunks(),
-            topk: q.topk,
-        }
-    }
-    let qkey = |model_sha| key(model_sha, ref_sha, &text_sha, q);
     // Which levels still need a figure (the reference scores itself).
     let mut todo: Vec<&(LevelRow, PreparedModel)> = Vec::new();
     for m in measured {
-        if m.1.info.sha256 != ref_sha && store.quality(&qkey(&m.1.info.sha256)).await?.is_some() {
+        if m.1.info.sha256 != pass.ref_sha
+            && store.quality(&pass.key(&m.1.info.sha256)).await?.is_some()
+        {
             reporter.sweep(&SweepEvent::Skipped {
                 level: &m.0.level,
                 why: "quality already measured against the same reference",
@@ -76,127 +66,197 @@ pub(super) async fn quality_pass(
         }
         todo.push(m);
     }
-    let ref_missing = store.quality(&qkey(ref_sha)).await?.is_none();
-    let ref_file = reference_path(cache, ref_sha, q);
-    let needs_ref_file = todo.iter().any(|m| m.1.info.sha256 != ref_sha) && !ref_file.is_file();
-    // Quality is scored once per level, with the first load configuration.
-    let model_params = spec
-        .request
-        .groups()
-        .into_iter()
-        .next()
-        .map(|g| g.model)
-        .unwrap_or_default();
-    let n_threads = spec.request.n_threads.first().copied().unwrap_or(1);
-    let plan = |path: &Path, mode: QualityMode| QualityPlan {
-        model_path: path.to_path_buf(),
-        model: model_params.clone(),
-        n_threads,
-        chunk_tokens: quality::CHUNK_TOKENS,
-        n_chunks: q.n_chunks(),
-        mode,
-    };
-    let ref_level = measured
-        .iter()
-        .find(|m| m.1.info.sha256 == ref_sha)
-        .map(|m| m.0.level.clone())
-        .unwrap_or_else(|| format!("{} (reference)", reference.info.quant));
-
+    let ref_missing = store.quality(&pass.key(pass.ref_sha)).await?.is_none();
+    let needs_ref_file =
+        todo.iter().any(|m| m.1.info.sha256 != pass.ref_sha) && !pass.ref_file.is_file();
     if ref_missing || needs_ref_file {
+        let ref_level = measured
+            .iter()
+            .find(|m| m.1.info.sha256 == pass.ref_sha)
+            .map(|m| m.0.level.clone())
+            .unwrap_or_else(|| format!("{} (reference)", reference.info.quant));
+        if !pass
+            .score_reference(&reference.info.path, &ref_level, &todo, reporter)
+            .await?
+        {
+            return Ok(());
+        }
+    }
+    for (row, model) in todo.into_iter().map(|m| (&m.0, &m.1)) {
+        if model.info.sha256 == pass.ref_sha {
+            store.set_level_quality_error(row.id, None).await?;
+            continue;
+        }
+        if ctx.cancel.is_cancelled() || !pass.score_level(row, model, reporter).await? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// What every worker of one quality pass shares: the reference, the text,
+/// the settings and the load configuration.
+struct Pass<'a> {
+    ctx: &'a BenchContext<'a>,
+    q: QualitySettings,
+    ref_sha: &'a str,
+    text_sha: String,
+    /// The reference's top-k log-probabilities, compared against by every
+    /// other level.
+    ref_file: PathBuf,
+    /// Quality is scored once per level, with the first load configuration.
+    model_params: ModelParams,
+    n_threads: u32,
+}
+
+impl<'a> Pass<'a> {
+    fn new(
+        ctx: &'a BenchContext<'a>,
+        spec: &SweepSpec,
+        q: QualitySettings,
+        reference: &'a PreparedModel,
+        cache: &Path,
+    ) -> Self {
+        let ref_sha = reference.info.sha256.as_str();
+        Pass {
+            ctx,
+            q,
+            ref_sha,
+            text_sha: quality::text_sha256(),
+            ref_file: reference_path(cache, ref_sha, q),
+            model_params: spec
+                .request
+                .groups()
+                .into_iter()
+                .next()
+                .map(|g| g.model)
+                .unwrap_or_default(),
+            n_threads: spec.request.n_threads.first().copied().unwrap_or(1),
+        }
+    }
+
+    /// The cache key of `model_sha`'s figures in this pass.
+    fn key<'k>(&'k self, model_sha: &'k str) -> QualityKey<'k> {
+        QualityKey {
+            model_sha256: model_sha,
+            reference_sha256: self.ref_sha,
+            text_sha256: &self.text_sha,
+            chunk_tokens: quality::CHUNK_TOKENS,
+            n_chunks: self.q.n_chunks(),
+            topk: self.q.topk,
+        }
+    }
+
+    fn plan(&self, path: &Path, mode: QualityMode) -> QualityPlan {
+        QualityPlan {
+            model_path: path.to_path_buf(),
+            model: self.model_params.clone(),
+            n_threads: self.n_threads,
+            chunk_tokens: quality::CHUNK_TOKENS,
+            n_chunks: self.q.n_chunks(),
+            mode,
+        }
+    }
+
+    /// Score the reference and write its top-k file (into a partial, moved
+    /// into place only when whole). Returns false when it failed: then every
+    /// level in `todo` records why, and a cancel stops the sweep.
+    async fn score_reference(
+        &self,
+        path: &Path,
+        ref_level: &str,
+        todo: &[&(LevelRow, PreparedModel)],
+        reporter: &mut dyn SweepReporter,
+    ) -> Result<bool> {
         reporter.sweep(&SweepEvent::Quality {
-            level: &ref_level,
+            level: ref_level,
             reference: true,
         });
-        let dir = ref_file.parent().expect("has a parent");
-        let partial = quantize::partial_path(&ref_file);
-        let made = match std::fs::create_dir_all(dir) {
-            Err(e) => Err(WorkerFailure::new(
+        let partial = quantize::partial_path(&self.ref_file);
+        let made = self.make_reference_file(path, &partial, reporter).await;
+        let _ = std::fs::remove_file(&partial);
+        let store = self.ctx.store;
+        match made {
+            Ok((figures, ms, rss)) => {
+                store
+                    .put_quality(&self.key(self.ref_sha), &figures, ms, rss)
+                    .await?;
+                reporter.sweep(&SweepEvent::QualityDone {
+                    level: ref_level,
+                    figures: Some(&figures),
+                    error: None,
+                });
+                Ok(true)
+            }
+            Err(f) => {
+                let why = format!("the reference pass on {ref_level} failed: {}", f.message);
+                for m in todo {
+                    store.set_level_quality_error(m.0.id, Some(&why)).await?;
+                }
+                reporter.sweep(&SweepEvent::QualityDone {
+                    level: ref_level,
+                    figures: None,
+                    error: Some(&why),
+                });
+                if f.is_cancelled() {
+                    self.ctx.cancel.cancel();
+                }
+                Ok(false)
+            }
+        }
+    }
+
+    async fn make_reference_file(
+        &self,
+        path: &Path,
+        partial: &Path,
+        reporter: &mut dyn SweepReporter,
+    ) -> std::result::Result<Scored, WorkerFailure> {
+        let dir = self.ref_file.parent().expect("has a parent");
+        std::fs::create_dir_all(dir).map_err(|e| {
+            WorkerFailure::new(
                 FailureCode::CacheUnwritable,
                 format!(
                     "cannot create {}: {e}; set DYNO_CACHE_DIR to a writable folder",
                     dir.display()
                 ),
-            )),
-            Ok(()) => {
-                let r = run_quality_worker(
-                    ctx,
-                    plan(
-                        &reference.info.path,
-                        QualityMode::Reference {
-                            output: partial.clone(),
-                            topk: q.topk,
-                        },
-                    ),
-                    reporter,
-                )
-                .await;
-                match r {
-                    Ok(v) => std::fs::rename(&partial, &ref_file)
-                        .map(|_| v)
-                        .map_err(|e| {
-                            WorkerFailure::new(
-                                FailureCode::CacheUnwritable,
-                                format!("cannot move the reference into place: {e}"),
-                            )
-                        }),
-                    Err(e) => Err(e),
-                }
-            }
+            )
+        })?;
+        let mode = QualityMode::Reference {
+            output: partial.to_path_buf(),
+            topk: self.q.topk,
         };
-        let _ = std::fs::remove_file(&partial);
-        match made {
-            Ok((figures, ms, rss)) => {
-                store.put_quality(&qkey(ref_sha), &figures, ms, rss).await?;
-                reporter.sweep(&SweepEvent::QualityDone {
-                    level: &ref_level,
-                    figures: Some(&figures),
-                    error: None,
-                });
-            }
-            Err(f) => {
-                let why = format!("the reference pass on {ref_level} failed: {}", f.message);
-                for m in &todo {
-                    store.set_level_quality_error(m.0.id, Some(&why)).await?;
-                }
-                reporter.sweep(&SweepEvent::QualityDone {
-                    level: &ref_level,
-                    figures: None,
-                    error: Some(&why),
-                });
-                if f.is_cancelled() {
-                    ctx.cancel.cancel();
-                }
-                return Ok(());
-            }
-        }
+        let scored = run_quality_worker(self.ctx, self.plan(path, mode), reporter).await?;
+        std::fs::rename(partial, &self.ref_file).map_err(|e| {
+            WorkerFailure::new(
+                FailureCode::CacheUnwritable,
+                format!("cannot move the reference into place: {e}"),
+            )
+        })?;
+        Ok(scored)
     }
-    for (row, model) in todo.into_iter().map(|m| (&m.0, &m.1)) {
-        if model.info.sha256 == ref_sha {
-            store.set_level_quality_error(row.id, None).await?;
-            continue;
-        }
-        if ctx.cancel.is_cancelled() {
-            break;
-        }
+
+    /// Score one level against the reference's file and store the figures
+    /// or the reason it failed. Returns false when the user cancelled.
+    async fn score_level(
+        &self,
+        row: &LevelRow,
+        model: &PreparedModel,
+        reporter: &mut dyn SweepReporter,
+    ) -> Result<bool> {
         reporter.sweep(&SweepEvent::Quality {
             level: &row.level,
             reference: false,
         });
-        let r = run_quality_worker(
-            ctx,
-            plan(
-                &model.info.path,
-                QualityMode::Compare {
-                    reference: ref_file.clone(),
-                },
-            ),
-            reporter,
-        )
-        .await;
+        let mode = QualityMode::Compare {
+            reference: self.ref_file.clone(),
+        };
+        let r = run_quality_worker(self.ctx, self.plan(&model.info.path, mode), reporter).await;
+        let store = self.ctx.store;
         match r {
             Ok((figures, ms, rss)) => {
                 store
-                    .put_quality(&qkey(&model.info.sha256), &figures, ms, rss)
+                    .put_quality(&self.key(&model.info.sha256), &figures, ms, rss)
                     .await?;
                 store.set_level_quality_error(row.id, None).await?;
                 reporter.sweep(&SweepEvent::QualityDone {
@@ -204,6 +264,7 @@ pub(super) async fn quality_pass(
                     figures: Some(&figures),
                     error: None,
                 });
+                Ok(true)
             }
             Err(f) => {
                 store
@@ -214,14 +275,14 @@ pub(super) async fn quality_pass(
                     figures: None,
                     error: Some(&f.message),
                 });
-                if f.is_cancelled() {
-                    break;
-                }
+                Ok(!f.is_cancelled())
             }
         }
     }
-    Ok(())
 }
+
+/// A quality worker's figures, wall time (ms) and peak memory.
+type Scored = (QualityFigures, f64, Option<u64>);
 
 /// One quality worker: its figures, wall time (ms) and peak memory, or why
 /// it failed.
@@ -229,7 +290,7 @@ async fn run_quality_worker(
     ctx: &BenchContext<'_>,
     plan: QualityPlan,
     reporter: &mut dyn SweepReporter,
-) -> std::result::Result<(QualityFigures, f64, Option<u64>), WorkerFailure> {
+) -> std::result::Result<Scored, WorkerFailure> {
     let t0 = Instant::now();
     let (tx, mut rx) = mpsc::unbounded_channel();
     let handle = tokio::spawn(client::run(
