@@ -1,25 +1,41 @@
 # shellcheck shell=bash
-# Sourced by the comparison scripts: builds llama.cpp's own tools
-# (llama-bench, llama-quantize, llama-perplexity) against the llama.cpp
-# source inside the llama-cpp-sys-2 crate package that Dyno itself compiles
-# (found through Cargo.lock), with the CMake options that crate's build
-# script uses here (Release, GGML_NATIVE as .cargo/config.toml asks, OpenMP,
-# static libraries), so both sides of a comparison run the same llama.cpp.
+# Sourced by the comparison scripts (and by scripts/lib/llama-server.sh):
+# builds llama.cpp's own tools (llama-bench, llama-quantize,
+# llama-perplexity, llama-server) against the llama.cpp source inside the
+# llama-cpp-sys-2 crate package that Dyno itself compiles (found through
+# Cargo.lock), with the CMake options that crate's build script uses here
+# (Release, GGML_NATIVE as .cargo/config.toml asks, OpenMP, static
+# libraries), so both sides of a comparison run the same llama.cpp. Two
+# differences, neither in libllama nor in ggml: no OpenSSL (the tools are
+# given local model files only, never a download), and libmtmd is built,
+# because llama-server links it.
 #
 # The crate package leaves out the tools' own source files. Each comes from
 # its variable when set (LLAMA_BENCH_SRC: a tools/llama-bench folder,
-# LLAMA_QUANTIZE_SRC: tools/quantize, LLAMA_PERPLEXITY_SRC: tools/perplexity);
-# an unset one is taken from the llama-cpp-python sdist on PyPI, fetched and
-# verified once per machine by scripts/bench/fetch-llama-tools-src.sh. Before the
-# first build the sdist's include/llama.h is compared with the crate's: they
-# may differ only in the session-state versions, else the tools are refused.
+# LLAMA_QUANTIZE_SRC: tools/quantize, LLAMA_PERPLEXITY_SRC: tools/perplexity,
+# LLAMA_SERVER_SRC: tools/server, with tools/ui's ui.h.in and ui.cpp.in
+# beside it in ../ui); an unset one is taken from the llama-cpp-python sdist
+# on PyPI, fetched and verified once per machine by
+# scripts/bench/fetch-llama-tools-src.sh. Before the first build the sdist's
+# include/llama.h is compared with the crate's: they may differ only in the
+# session-state versions, else the tools are refused.
+#
+# llama-server: everything it uses besides its own folder (common/,
+# tools/mtmd, vendor/cpp-httplib, vendor/nlohmann) is the crate's. It is
+# built without its web UI (the sdist ships no built one; building it needs
+# npm), so it serves the API only. The sdist's server is a little older than
+# the crate's common/ and mtmd: two calls changed since, and a header forced
+# into its compilation (_server_compat below) adapts them, leaving the sdist's
+# files as they are.
 #
 # Builds go to $DYNO_TOOLS_DIR/build/llama-cpp-sys-2-VERSION (DYNO_TOOLS_DIR
 # defaults to ~/.cache/dyno/tools): about 10 minutes on 2 cores the first
 # time, seconds afterwards.
 #
 # After sourcing: `llama_tool llama-bench` (or llama-quantize,
-# llama-perplexity) prints the binary's path, building it first if needed.
+# llama-perplexity, llama-server) prints the binary's path, building it first
+# if needed. Two runs at once must not share a build folder (see
+# scripts/lib/llama-server.sh, which takes a lock).
 
 sys_version=$(awk '/^name = "llama-cpp-sys-2"/{getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
 _crate_src() {
@@ -38,7 +54,8 @@ tools_build="${DYNO_TOOLS_DIR:-$HOME/.cache/dyno/tools}/build/llama-cpp-sys-2-$s
 
 # Fill the unset source variables from the cached sdist (fetched if needed).
 _tools_sources() {
-  [ -n "${LLAMA_BENCH_SRC:-}" ] && [ -n "${LLAMA_QUANTIZE_SRC:-}" ] && [ -n "${LLAMA_PERPLEXITY_SRC:-}" ] && return 0
+  [ -n "${LLAMA_BENCH_SRC:-}" ] && [ -n "${LLAMA_QUANTIZE_SRC:-}" ] && [ -n "${LLAMA_PERPLEXITY_SRC:-}" ] \
+    && [ -n "${LLAMA_SERVER_SRC:-}" ] && return 0
   local dir
   dir=$(bash scripts/bench/fetch-llama-tools-src.sh) || return 2
   # The tools call llama.h's API; compiled against another one they could
@@ -47,12 +64,13 @@ _tools_sources() {
             <(grep -v 'define LLAMA_SESSION_VERSION\|define LLAMA_STATE_SEQ_VERSION' "$llama_src/include/llama.h") >/dev/null; then
     echo "llama-tools: $dir/llama.h differs from llama-cpp-sys-2 $sys_version's beyond the session versions;" >&2
     echo "  pick a llama-cpp-python release that vendors the same llama.h (LLAMA_CPP_PYTHON_VERSION and" >&2
-    echo "  LLAMA_CPP_PYTHON_SHA256), or set LLAMA_BENCH_SRC, LLAMA_QUANTIZE_SRC and LLAMA_PERPLEXITY_SRC." >&2
+    echo "  LLAMA_CPP_PYTHON_SHA256), or set LLAMA_BENCH_SRC, LLAMA_QUANTIZE_SRC, LLAMA_PERPLEXITY_SRC and LLAMA_SERVER_SRC." >&2
     return 2
   fi
   LLAMA_BENCH_SRC="${LLAMA_BENCH_SRC:-$dir/llama-bench}"
   LLAMA_QUANTIZE_SRC="${LLAMA_QUANTIZE_SRC:-$dir/quantize}"
   LLAMA_PERPLEXITY_SRC="${LLAMA_PERPLEXITY_SRC:-$dir/perplexity}"
+  LLAMA_SERVER_SRC="${LLAMA_SERVER_SRC:-$dir/server}"
 }
 
 # The tool's source folder, from its variable, checked.
@@ -67,36 +85,92 @@ _tool_src() {
   echo "$dir"
 }
 
+# A header forced into the compilation of the server's sources: shims for the
+# calls whose signatures differ between the server's llama.cpp and the
+# crate's. Each shim is written only when the server needs it and the crate
+# lacks it, so a server folder from the crate's own llama.cpp compiles as is.
+_server_compat() {
+  local server=$1
+  echo "// Written by scripts/bench/llama-tools.sh: adapts $server"
+  echo "// to the common/ and tools/mtmd of $llama_src."
+  echo "#pragma once"
+  echo "#ifdef __cplusplus"
+  # Removed from common/ in the crate's llama.cpp; the server's MCP config reader calls it.
+  if grep -q 'fs_open_ifstream' "$server"/*.cpp && ! grep -q 'fs_open_ifstream' "$llama_src/common/common.h"; then
+    printf '%s\n' '#include <fstream>' '#include <string>' \
+      'inline std::ifstream fs_open_ifstream(const std::string & fname, std::ios_base::openmode mode) {' \
+      '    return std::ifstream(fname, mode);' '}'
+  fi
+  # The crate's mtmd_get_memory_usage returns a struct holding the per-device
+  # map the server's version expects; the macro follows mtmd.h's own
+  # include, so only the server's calls are renamed.
+  if grep -q 'mtmd_get_memory_usage' "$server"/*.cpp && ! grep -q 'backend_mem_usage' "$server"/*.cpp \
+     && grep -q 'struct mtmd_memory_usage mtmd_get_memory_usage' "$llama_src/tools/mtmd/mtmd.h"; then
+    printf '%s\n' '#include <cstddef>' '#include <map>' '#include "mtmd.h"' \
+      'inline std::map<ggml_backend_dev_t, size_t> dyno_mtmd_get_memory_usage(const char * fname, struct mtmd_context_params params) {' \
+      '    return mtmd_get_memory_usage(fname, params).backend_mem_usage;' '}' \
+      '#define mtmd_get_memory_usage dyno_mtmd_get_memory_usage'
+  fi
+  echo "#endif"
+}
+
 llama_tool() {
   local name=$1 var file
   case "$name" in
     llama-bench) var=LLAMA_BENCH_SRC; file=llama-bench.cpp ;;
     llama-quantize) var=LLAMA_QUANTIZE_SRC; file=quantize.cpp ;;
     llama-perplexity) var=LLAMA_PERPLEXITY_SRC; file=perplexity.cpp ;;
+    llama-server) var=LLAMA_SERVER_SRC; file=server.cpp ;;
     *) echo "llama-tools: unknown tool $name" >&2; return 2 ;;
   esac
   _tools_sources || return 2
   _tool_src "$var" "$file" >/dev/null || return 2
-  local bench quantize perplexity
+  local bench quantize perplexity server ui
   bench=$(_tool_src LLAMA_BENCH_SRC llama-bench.cpp) || return 2
   quantize=$(_tool_src LLAMA_QUANTIZE_SRC quantize.cpp) || return 2
   perplexity=$(_tool_src LLAMA_PERPLEXITY_SRC perplexity.cpp) || return 2
-  # A small project: the crate's llama.cpp plus each tool's own CMake file.
-  # Rewritten only when it changes, so a second run reuses the build.
+  server=$(_tool_src LLAMA_SERVER_SRC server.cpp) || return 2
+  ui=$(cd "$server/../ui" 2>/dev/null && pwd) || ui="$server/../ui"
+  if [ ! -f "$ui/ui.h.in" ] || [ ! -f "$ui/ui.cpp.in" ]; then
+    echo "llama-tools: no ui.h.in and ui.cpp.in in $ui (tools/ui beside LLAMA_SERVER_SRC=$server);" >&2
+    echo "  llama-server's CMake file needs the library they make." >&2
+    return 2
+  fi
+  mkdir -p "$tools_build/wrapper"
+  # Written only when it changes: a new file would recompile the server.
+  local compat
+  compat=$(_server_compat "$server")
+  [ "$(cat "$tools_build/wrapper/dyno-server-compat.h" 2>/dev/null)" = "$compat" ] \
+    || echo "$compat" >"$tools_build/wrapper/dyno-server-compat.h"
+  local flags="-ffunction-sections -fdata-sections -fPIC -m64"
+  local options=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags"
+    -DGGML_NATIVE=ON -DGGML_OPENMP=ON -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF
+    -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
+    -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_MTMD=ON)
+  # A small project: the crate's llama.cpp (with libmtmd, which the server
+  # links) plus each tool's own CMake file, and for the server a web UI
+  # library with no assets made from tools/ui's templates, as tools/ui's own
+  # CMake file does when it finds none (that one needs scripts/ from a whole
+  # llama.cpp checkout). Rewritten only when it or the options change, so a
+  # second run reuses the build.
   local wrapper
   wrapper=$(printf '%s\n' "cmake_minimum_required(VERSION 3.14)" "project(dyno_llama_tools C CXX)" \
+    "# options: ${options[*]}" \
     "add_subdirectory(\"$llama_src\" llama.cpp)" "add_subdirectory(\"$bench\" llama-bench)" \
-    "add_subdirectory(\"$quantize\" quantize)" "add_subdirectory(\"$perplexity\" perplexity)")
-  mkdir -p "$tools_build/wrapper"
+    "add_subdirectory(\"$quantize\" quantize)" "add_subdirectory(\"$perplexity\" perplexity)" \
+    "set(N_ASSETS 0)" "set(ASSET_ARRAYS \"\")" "set(ASSET_TABLE \"\")" "set(USE_GZIP false)" \
+    "configure_file(\"$ui/ui.h.in\" llama-ui/ui.h @ONLY)" \
+    "configure_file(\"$ui/ui.cpp.in\" llama-ui/ui.cpp @ONLY)" \
+    "add_library(llama-ui STATIC \"\${CMAKE_CURRENT_BINARY_DIR}/llama-ui/ui.cpp\")" \
+    "target_include_directories(llama-ui PUBLIC \"\${CMAKE_CURRENT_BINARY_DIR}/llama-ui\")" \
+    "target_compile_features(llama-ui PRIVATE cxx_std_17)" \
+    "add_custom_target(llama-ui-assets)" \
+    "add_subdirectory(\"$server\" server)" \
+    "target_compile_options(server-context PRIVATE -include \"\${CMAKE_CURRENT_SOURCE_DIR}/dyno-server-compat.h\")")
   if [ "$(cat "$tools_build/wrapper/CMakeLists.txt" 2>/dev/null)" != "$wrapper" ] \
      || [ ! -f "$tools_build/out/CMakeCache.txt" ]; then
     echo "$wrapper" >"$tools_build/wrapper/CMakeLists.txt"
-    local flags="-ffunction-sections -fdata-sections -fPIC -m64"
-    if ! cmake -S "$tools_build/wrapper" -B "$tools_build/out" -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
-      -DGGML_NATIVE=ON -DGGML_OPENMP=ON -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF \
-      -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
-      -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_APP=OFF >"$tools_build/cmake.log" 2>&1; then
+    if ! cmake -S "$tools_build/wrapper" -B "$tools_build/out" "${options[@]}" >"$tools_build/cmake.log" 2>&1; then
       tail -n 20 "$tools_build/cmake.log" >&2
       echo "llama-tools: configuring failed; the whole log is $tools_build/cmake.log" >&2
       rm -f "$tools_build/wrapper/CMakeLists.txt"

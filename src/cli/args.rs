@@ -61,6 +61,28 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Benchmark a running server (llama-server, Ollama, LM Studio, vLLM or
+    /// any OpenAI-compatible endpoint): TTFT, inter-token latency, prefill
+    /// and decode per request, and total throughput across concurrent
+    /// requests, with p50/p90/p99.
+    ServeBench(Box<ServeBenchArgs>),
+    /// List stored server benchmarks, newest first.
+    ServeRuns {
+        #[arg(long)]
+        json: bool,
+        #[arg(long, default_value_t = 50)]
+        limit: i64,
+    },
+    /// Show one stored server benchmark.
+    ServeShow {
+        run_id: i64,
+        #[arg(long)]
+        json: bool,
+        /// Show the server's host instead of `<host>` (it is hidden by
+        /// default, since these documents are made to be shared).
+        #[arg(long)]
+        show_host: bool,
+    },
     /// Hugging Face: search GGUF repos, list a repo's levels, download one.
     Hub {
         /// Hub address, for a mirror (also HF_ENDPOINT).
@@ -226,6 +248,94 @@ pub enum ModelsCommand {
     },
     /// The folders and files added with `add`.
     Added,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeBenchArgs {
+    /// The server's address, e.g. http://127.0.0.1:8080 (a trailing /v1 is
+    /// fine).
+    #[arg(value_name = "URL")]
+    pub url: String,
+    /// The model the requests name; without it, the server's only model.
+    #[arg(long, short = 'm')]
+    pub model: Option<String>,
+    /// The API key, sent as a bearer token and never stored. Prefer the
+    /// environment, which stays out of shell history.
+    #[arg(long, env = "DYNO_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+    /// chat (/v1/chat/completions, through the model's chat template) or
+    /// completions (/v1/completions, the raw prompt).
+    #[arg(long, value_enum, default_value = "chat")]
+    pub api: ServeApi,
+    /// Prompt lengths in tokens (about: prompts are cut from real text).
+    #[arg(
+        short = 'p',
+        long = "n-prompt",
+        value_delimiter = ',',
+        value_name = "LIST",
+        default_value = "512"
+    )]
+    pub n_prompt: Vec<u32>,
+    /// Tokens to generate per request.
+    #[arg(
+        short = 'n',
+        long = "n-gen",
+        value_delimiter = ',',
+        value_name = "LIST",
+        default_value = "128"
+    )]
+    pub n_gen: Vec<u32>,
+    /// Context depths: tokens of conversation before the prompt.
+    #[arg(
+        short = 'd',
+        long = "n-depth",
+        value_delimiter = ',',
+        value_name = "LIST",
+        default_value = "0"
+    )]
+    pub n_depth: Vec<u32>,
+    /// Requests in flight at once; a list sweeps them (1,2,4,8).
+    #[arg(
+        short = 'c',
+        long,
+        value_delimiter = ',',
+        value_name = "LIST",
+        default_value = "1"
+    )]
+    pub concurrency: Vec<u32>,
+    /// Requests per test (at least its concurrency).
+    #[arg(short = 'r', long, default_value_t = 5)]
+    pub requests: u32,
+    /// Let the server reuse its prompt cache: each depth's context is sent
+    /// once, then requests add their prompt after it (prefill over cached
+    /// context). Without it every prompt is unique, so the cache cannot
+    /// inflate prefill.
+    #[arg(long)]
+    pub prefix_cache: bool,
+    /// Goodput: a request is good when its time to first token is at most
+    /// this many milliseconds (and its ITL within --slo-itl-ms, if set).
+    #[arg(long, value_name = "MS")]
+    pub slo_ttft_ms: Option<f64>,
+    /// Goodput: bound on a request's mean inter-token latency.
+    #[arg(long, value_name = "MS")]
+    pub slo_itl_ms: Option<f64>,
+    /// A request that receives nothing for this many seconds fails as stalled.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    pub stall: f64,
+    /// No request may take longer than this many seconds.
+    #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
+    pub timeout: f64,
+    #[arg(long)]
+    pub json: bool,
+    /// Show the server's host in the output instead of `<host>`.
+    #[arg(long)]
+    pub show_host: bool,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ServeApi {
+    Chat,
+    Completions,
 }
 
 #[derive(Debug, Args)]

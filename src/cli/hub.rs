@@ -203,7 +203,10 @@ async fn files_to_pull(
     Ok(match (quant, file) {
         (Some(q), _) => pick_level(l, q)?.files.clone(),
         (None, Some(f)) => {
-            let level = l.levels.iter().find(|v| v.files.iter().any(|x| x.path == f));
+            let level = l
+                .levels
+                .iter()
+                .find(|v| v.files.iter().any(|x| x.path == f));
             match level {
                 // A part of a split model brings the whole model.
                 Some(v) => v.files.clone(),

@@ -6,6 +6,7 @@ pub mod args;
 pub mod hub;
 pub mod hw;
 mod progress;
+pub mod serve;
 pub mod settings;
 pub mod sweep;
 
@@ -125,6 +126,13 @@ pub fn main(cli: Cli) -> Result<i32> {
             Command::Inspect { models, json } => inspect(&models, json),
             Command::Presets { model, json } => presets(&db, &model, json).await,
             Command::Hw { json, remeasure } => hw::hw(&db, json, remeasure).await,
+            Command::ServeBench(a) => serve::serve_bench(&db, *a).await,
+            Command::ServeRuns { json, limit } => serve::serve_runs(&db, json, limit).await,
+            Command::ServeShow {
+                run_id,
+                json,
+                show_host,
+            } => serve::serve_show(&db, run_id, json, show_host).await,
             Command::Worker { .. } => unreachable!("handled above"),
         }
     })

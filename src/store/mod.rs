@@ -31,6 +31,7 @@ mod machines;
 mod models;
 mod reap;
 mod runs;
+mod serve;
 mod settings;
 mod sweeps;
 mod telemetry;
@@ -40,6 +41,7 @@ pub use list::{HeadlineRow, MachineLabelRow, RunListRow};
 pub use machines::MachineRow;
 pub use models::ModelRow;
 pub use runs::{NewRun, ResultRow, RunRow, WorkerFacts};
+pub use serve::{NewServerResult, NewServerRun, ServerResultRow, ServerRunRow};
 pub use sweeps::{LevelRow, QualityKey, QualityRow, SweepRow};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");

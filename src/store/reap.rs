@@ -57,6 +57,7 @@ impl Store {
             closed += 1;
         }
         self.close_orphaned_sweeps().await?;
+        self.close_orphaned_server_runs().await?;
         Ok(closed)
     }
 
@@ -80,7 +81,7 @@ impl Store {
 }
 
 /// Whether a process with this id exists on this host.
-fn process_alive(pid: i64) -> bool {
+pub(super) fn process_alive(pid: i64) -> bool {
     #[cfg(unix)]
     {
         let Ok(pid) = libc::pid_t::try_from(pid) else {

@@ -99,6 +99,16 @@ failure_codes! {
     NoRuns = "no_runs",
     /// A level whose failed run stored no code.
     Failed = "failed",
+
+    // Requests to a server (`dyno serve-bench`).
+    /// The server could not be reached (refused, DNS, TLS).
+    Unreachable = "unreachable",
+    /// The server answered with an HTTP error (4xx or 5xx).
+    ServerError = "server_error",
+    /// The stream was not valid Server-Sent Events or JSON, or held no text.
+    BadStream = "bad_stream",
+    /// The server closed the stream before it ended.
+    StreamCut = "stream_cut",
 }
 
 impl FailureCode {

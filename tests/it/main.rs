@@ -14,6 +14,8 @@
 mod common;
 #[path = "../fixtures/fake_hub.rs"]
 mod fake_hub;
+#[path = "../fixtures/fake_openai.rs"]
+mod fake_openai;
 
 mod bench_cli;
 mod compare;
@@ -34,6 +36,8 @@ mod list;
 mod offload;
 mod places;
 mod presets;
+mod serve;
+mod serve_llama;
 mod settings;
 mod store_path;
 mod sweep;

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Print the path of a llama-server binary built from llama.cpp's tools/server
+# against the same llama.cpp that Dyno compiles (the llama-cpp-sys-2 crate's,
+# found through Cargo.lock), for tests and CI that need a real llama-server.
+#
+# The build is scripts/bench/llama-tools.sh's: the server's sources come from
+# the llama-cpp-python sdist on PyPI (pinned sha256), or from LLAMA_SERVER_SRC
+# (a tools/server folder with tools/ui beside it); the build is cached under
+# $DYNO_TOOLS_DIR (~/.cache/dyno/tools), once per machine and crate version.
+# The first run takes minutes on 2 cores: about 9 with no earlier build
+# there, about 3 where llama-bench was built already (libmtmd and the server
+# itself remain); later runs only check that the build is up to date (about
+# a second).
+#
+# Usage: bash scripts/lib/llama-server.sh   (prints the binary's path)
+# Exits non-zero, with the reason on stderr, when it cannot build one.
+# Runs at once are safe: they wait for each other's build (flock).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+fail() {
+  echo "llama-server.sh: $*" >&2
+  exit 1
+}
+
+command -v cmake >/dev/null || fail "cmake is not installed (scripts/setup.sh installs it)"
+command -v c++ >/dev/null || fail "no C++ compiler (c++) is installed (scripts/setup.sh installs one)"
+
+tools_dir="${DYNO_TOOLS_DIR:-$HOME/.cache/dyno/tools}"
+mkdir -p "$tools_dir"
+# The build folder is shared: two builds in it at once would corrupt it.
+exec 9>"$tools_dir/.build.lock"
+if command -v flock >/dev/null; then
+  flock 9
+fi
+
+# llama-tools.sh fails with its own message; this one says what failed.
+. scripts/bench/llama-tools.sh || fail "could not locate the llama-cpp-sys-2 source (see above)"
+bin=$(llama_tool llama-server) || fail "could not build llama-server (see above)"
+[ -x "$bin" ] || fail "the build reported $bin, which is not an executable"
+echo "$bin"

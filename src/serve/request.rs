@@ -1,0 +1,443 @@
+//! One streamed request, timed from the client's side.
+//!
+//! The clock starts just before the request is sent. Time to first token
+//! stops at the first chunk that carries generated text (content or
+//! reasoning), not at the first chunk: servers send a role-only chunk, and
+//! some send it before prefill ends. Each later content chunk gives an
+//! inter-token gap. Token counts come from the server when it reports them
+//! (`usage`, or llama-server's `timings`), and the source is kept with the
+//! figure; without them Dyno counts content chunks and says so.
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::detect::ServerKind;
+use super::sse::{clip, SseData, SseDecoder};
+use crate::vocab::failure::FailureCode;
+
+/// Which OpenAI-compatible route a request takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "lowercase")]
+pub enum Api {
+    /// `/v1/chat/completions`: the prompt as one user message, through the
+    /// model's chat template.
+    Chat,
+    /// `/v1/completions`: the raw prompt.
+    Completions,
+}
+
+impl Api {
+    pub fn path(self) -> &'static str {
+        match self {
+            Api::Chat => "v1/chat/completions",
+            Api::Completions => "v1/completions",
+        }
+    }
+}
+
+/// Where a request's token counts came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenSource {
+    /// The OpenAI `usage` object (`stream_options.include_usage`).
+    Usage,
+    /// llama-server's own `timings` (`prompt_n`, `predicted_n`).
+    Timings,
+    /// Counted content chunks: an estimate (a chunk may hold more than one
+    /// token), and no prompt count at all.
+    Chunks,
+}
+
+/// llama-server's own account of a request, from its `timings` object.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+pub struct ServerTimings {
+    /// Prompt tokens it processed (those not taken from its cache).
+    pub prompt_n: u64,
+    pub prompt_ms: f64,
+    pub predicted_n: u64,
+    pub predicted_ms: f64,
+    /// Prompt tokens reused from its cache.
+    pub cache_n: Option<u64>,
+}
+
+/// What one request measured. Times are milliseconds; `start_ms` is from
+/// the start of its batch, so concurrent requests can be laid on one axis.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+pub struct RequestSample {
+    pub start_ms: f64,
+    /// Null when it failed.
+    #[ts(type = "string | null")]
+    pub error_code: Option<FailureCode>,
+    pub error: Option<String>,
+    /// To the first chunk carrying generated text.
+    pub ttft_ms: Option<f64>,
+    /// To the end of the stream.
+    pub e2e_ms: f64,
+    /// Gaps between successive content chunks.
+    pub itl_ms: Vec<f64>,
+    pub content_chunks: u32,
+    pub prompt_tokens: Option<u64>,
+    pub completion_tokens: Option<u64>,
+    /// Prompt tokens the server says it served from its cache.
+    pub cached_tokens: Option<u64>,
+    pub token_source: Option<TokenSource>,
+    pub timings: Option<ServerTimings>,
+    pub finish_reason: Option<String>,
+    /// Times the request was sent again because its pooled connection had
+    /// been closed before the server read it (the clock restarts).
+    #[serde(default)]
+    pub retries: u32,
+}
+
+impl RequestSample {
+    pub fn ok(&self) -> bool {
+        self.error_code.is_none()
+    }
+
+    /// Generated tokens: the server's count, else the chunks.
+    pub fn generated(&self) -> u64 {
+        self.completion_tokens
+            .unwrap_or(u64::from(self.content_chunks))
+    }
+
+    /// Time per output token after the first: (e2e − TTFT) ÷ (tokens − 1).
+    pub fn tpot_ms(&self) -> Option<f64> {
+        let n = self.generated();
+        let ttft = self.ttft_ms?;
+        (self.ok() && n > 1).then(|| (self.e2e_ms - ttft) / (n - 1) as f64)
+    }
+
+    /// Decode rate of this request as the client saw it.
+    pub fn decode_tokens_per_s(&self) -> Option<f64> {
+        self.tpot_ms().filter(|t| *t > 0.0).map(|t| 1e3 / t)
+    }
+
+    /// Prompt tokens the server had to process (not from its cache) per
+    /// second of TTFT, as the client saw it: queueing and the network are
+    /// inside. Null without a server prompt count.
+    pub fn prefill_tokens_per_s(&self) -> Option<f64> {
+        let ttft = self.ttft_ms.filter(|t| *t > 0.0)?;
+        let n = self.prompt_tokens? - self.cached_tokens.unwrap_or(0).min(self.prompt_tokens?);
+        self.ok().then(|| n as f64 / (ttft / 1e3))
+    }
+
+    /// Prefill rate by the server's own clock (llama-server).
+    pub fn server_prefill_tokens_per_s(&self) -> Option<f64> {
+        let t = self.timings.filter(|t| t.prompt_ms > 0.0)?;
+        Some(t.prompt_n as f64 / (t.prompt_ms / 1e3))
+    }
+
+    /// Decode rate by the server's own clock (llama-server).
+    pub fn server_decode_tokens_per_s(&self) -> Option<f64> {
+        let t = self.timings.filter(|t| t.predicted_ms > 0.0)?;
+        Some(t.predicted_n as f64 / (t.predicted_ms / 1e3))
+    }
+}
+
+/// What to send. It owns its text, so a concurrent request can move it
+/// into its own task.
+#[derive(Debug, Clone)]
+pub struct RequestSpec {
+    pub url: String,
+    pub api: Api,
+    pub kind: ServerKind,
+    pub model: String,
+    pub prompt: String,
+    pub max_tokens: u32,
+    /// Let the server reuse its prompt cache (llama-server's
+    /// `cache_prompt`); otherwise asked not to, where it can be asked.
+    pub cache_prompt: bool,
+    pub api_key: Option<String>,
+    /// No byte for this long: the request fails as stalled.
+    pub stall: Duration,
+    /// The whole request may not take longer.
+    pub deadline: Duration,
+}
+
+impl RequestSpec {
+    /// The JSON body. Fields beyond the OpenAI API go only to servers known
+    /// to accept them: a strict server refuses unknown ones.
+    pub fn body(&self) -> Value {
+        let mut b = match self.api {
+            Api::Chat => json!({
+                "model": self.model,
+                "messages": [{"role": "user", "content": self.prompt}],
+            }),
+            Api::Completions => json!({"model": self.model, "prompt": self.prompt}),
+        };
+        b["max_tokens"] = json!(self.max_tokens);
+        b["stream"] = json!(true);
+        b["stream_options"] = json!({"include_usage": true});
+        b["temperature"] = json!(0);
+        match self.kind {
+            // Generate exactly max_tokens, so every request decodes the
+            // same length, as llama-bench's tg does.
+            ServerKind::LlamaServer => {
+                b["ignore_eos"] = json!(true);
+                b["cache_prompt"] = json!(self.cache_prompt);
+                b["timings_per_token"] = json!(false);
+            }
+            ServerKind::Vllm => b["ignore_eos"] = json!(true),
+            ServerKind::Ollama | ServerKind::LmStudio | ServerKind::OpenAi => {}
+        }
+        b
+    }
+}
+
+/// Send one request and time it. Never returns an error: a failure is a
+/// sample with its code and reason, so a batch records it and goes on.
+pub async fn send(
+    client: &reqwest::Client,
+    spec: &RequestSpec,
+    batch_t0: Instant,
+) -> RequestSample {
+    let mut t0 = Instant::now();
+    let mut s = RequestSample {
+        start_ms: ms(t0 - batch_t0),
+        ..RequestSample::default()
+    };
+    let fail = |s: &mut RequestSample, code: FailureCode, why: String, t0: Instant| {
+        s.error_code = Some(code);
+        s.error = Some(why);
+        s.e2e_ms = ms(t0.elapsed());
+    };
+    let post = || {
+        let req = client.post(&spec.url).json(&spec.body());
+        match &spec.api_key {
+            Some(k) => req.bearer_auth(k),
+            None => req,
+        }
+    };
+    let mut deadline = tokio::time::Instant::from_std(t0) + spec.deadline;
+    let mut sent = tokio::time::timeout_at(deadline, post().send()).await;
+    // A pooled connection the server had just closed (llama-server closes
+    // a keep-alive connection after a few requests) fails before the
+    // request reaches it. Sent again once on a fresh connection, with the
+    // clock restarted, and counted.
+    if matches!(&sent, Ok(Err(e)) if e.is_request() && !e.is_timeout() && !e.is_connect()) {
+        s.retries += 1;
+        t0 = Instant::now();
+        s.start_ms = ms(t0 - batch_t0);
+        deadline = tokio::time::Instant::from_std(t0) + spec.deadline;
+        sent = tokio::time::timeout_at(deadline, post().send()).await;
+    }
+    let resp = match sent {
+        Err(_) => {
+            fail(
+                &mut s,
+                FailureCode::TimedOut,
+                format!("no response within {:?}", spec.deadline),
+                t0,
+            );
+            return s;
+        }
+        Ok(Err(e)) => {
+            fail(
+                &mut s,
+                FailureCode::Unreachable,
+                format!("cannot reach {}: {e}", spec.url),
+                t0,
+            );
+            return s;
+        }
+        Ok(Ok(r)) => r,
+    };
+    let status = resp.status();
+    if !status.is_success() {
+        let body = tokio::time::timeout(Duration::from_secs(5), resp.text())
+            .await
+            .ok()
+            .and_then(|r| r.ok())
+            .unwrap_or_default();
+        let hint = match status.as_u16() {
+            401 | 403 => "; check the API key (--api-key or DYNO_API_KEY)",
+            404 => "; check the model name (--model) and that the server has this API",
+            _ => "",
+        };
+        fail(
+            &mut s,
+            FailureCode::ServerError,
+            format!(
+                "the server answered HTTP {status}: {}{hint}",
+                clip(body.trim())
+            ),
+            t0,
+        );
+        return s;
+    }
+    let mut resp = resp;
+    let mut sse = SseDecoder::new();
+    let mut last_content: Option<Instant> = None;
+    let mut done = false;
+    loop {
+        let next = tokio::select! {
+            c = resp.chunk() => c,
+            _ = tokio::time::sleep(spec.stall) => {
+                fail(&mut s, FailureCode::TimedOut, format!("the stream stalled: nothing for {:?}", spec.stall), t0);
+                return s;
+            }
+            _ = tokio::time::sleep_until(deadline) => {
+                fail(&mut s, FailureCode::TimedOut, format!("the request took longer than {:?}", spec.deadline), t0);
+                return s;
+            }
+        };
+        let bytes = match next {
+            Ok(Some(b)) => b,
+            Ok(None) => break,
+            Err(e) => {
+                fail(
+                    &mut s,
+                    FailureCode::StreamCut,
+                    format!("the stream broke off: {e}"),
+                    t0,
+                );
+                return s;
+            }
+        };
+        let now = Instant::now();
+        let events = match sse.push(&bytes) {
+            Ok(ev) => ev,
+            Err(why) => {
+                fail(&mut s, FailureCode::BadStream, why, t0);
+                return s;
+            }
+        };
+        for ev in events {
+            match ev {
+                SseData::Done => done = true,
+                SseData::Json(text) => {
+                    if let Err(why) = take_chunk(&mut s, &text, now, t0, &mut last_content) {
+                        fail(&mut s, FailureCode::BadStream, why, t0);
+                        return s;
+                    }
+                }
+            }
+        }
+    }
+    if let Some(SseData::Json(text)) = sse.finish() {
+        if let Err(why) = take_chunk(&mut s, &text, Instant::now(), t0, &mut last_content) {
+            fail(&mut s, FailureCode::BadStream, why, t0);
+            return s;
+        }
+    }
+    s.e2e_ms = ms(t0.elapsed());
+    if !done && s.finish_reason.is_none() {
+        let why = format!(
+            "the server closed the stream before it ended (after {} content chunks)",
+            s.content_chunks
+        );
+        fail(&mut s, FailureCode::StreamCut, why, t0);
+        return s;
+    }
+    if s.ttft_ms.is_none() {
+        fail(
+            &mut s,
+            FailureCode::BadStream,
+            "the stream ended without any generated text".into(),
+            t0,
+        );
+        return s;
+    }
+    s.token_source.get_or_insert(TokenSource::Chunks);
+    s
+}
+
+/// Read one streamed JSON chunk into the sample.
+fn take_chunk(
+    s: &mut RequestSample,
+    text: &str,
+    now: Instant,
+    t0: Instant,
+    last_content: &mut Option<Instant>,
+) -> Result<(), String> {
+    let v: Value = serde_json::from_str(text).map_err(|e| {
+        format!(
+            "the stream sent data that is not JSON ({e}): '{}'",
+            clip(text)
+        )
+    })?;
+    if let Some(err) = v.get("error") {
+        let msg = err
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| err.to_string());
+        return Err(format!(
+            "the server reported an error mid-stream: {}",
+            clip(&msg)
+        ));
+    }
+    let choice = v.get("choices").and_then(|c| c.get(0));
+    if let Some(c) = choice {
+        let delta = c.get("delta");
+        let text_of = |k: &str| {
+            delta
+                .and_then(|d| d.get(k))
+                .or_else(|| (k == "content").then(|| c.get("text")).flatten())
+                .and_then(Value::as_str)
+                .is_some_and(|t| !t.is_empty())
+        };
+        if text_of("content") || text_of("reasoning_content") || text_of("reasoning") {
+            s.content_chunks += 1;
+            if s.ttft_ms.is_none() {
+                s.ttft_ms = Some(ms(now - t0));
+            }
+            if let Some(prev) = *last_content {
+                s.itl_ms.push(ms(now - prev));
+            }
+            *last_content = Some(now);
+        }
+        if let Some(r) = c.get("finish_reason").and_then(Value::as_str) {
+            s.finish_reason = Some(r.to_string());
+        }
+    }
+    if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+        s.token_source = Some(TokenSource::Usage);
+        s.prompt_tokens = u
+            .get("prompt_tokens")
+            .and_then(Value::as_u64)
+            .or(s.prompt_tokens);
+        s.completion_tokens = u
+            .get("completion_tokens")
+            .and_then(Value::as_u64)
+            .or(s.completion_tokens);
+        s.cached_tokens = u
+            .get("prompt_tokens_details")
+            .and_then(|d| d.get("cached_tokens"))
+            .and_then(Value::as_u64)
+            .or(s.cached_tokens);
+    }
+    if let Some(t) = v.get("timings").filter(|t| t.is_object()) {
+        let f = |k: &str| t.get(k).and_then(Value::as_f64);
+        if let (Some(pn), Some(pm), Some(gn), Some(gm)) = (
+            f("prompt_n"),
+            f("prompt_ms"),
+            f("predicted_n"),
+            f("predicted_ms"),
+        ) {
+            s.timings = Some(ServerTimings {
+                prompt_n: pn as u64,
+                prompt_ms: pm,
+                predicted_n: gn as u64,
+                predicted_ms: gm,
+                cache_n: f("cache_n").map(|c| c as u64),
+            });
+            if s.cached_tokens.is_none() {
+                s.cached_tokens = f("cache_n").map(|c| c as u64);
+            }
+            // Without `usage`, the server's timings still count tokens.
+            if s.token_source.is_none() {
+                s.token_source = Some(TokenSource::Timings);
+                s.completion_tokens = Some(gn as u64);
+                s.prompt_tokens = Some(pn as u64 + s.cached_tokens.unwrap_or(0));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}

@@ -1,0 +1,233 @@
+//! `dyno serve-bench` against a fake OpenAI-compatible server with a known
+//! pace and chosen faults (tests/fixtures/fake_openai.rs). The real
+//! llama-server is measured in `serve_llama`.
+
+use std::time::{Duration, Instant};
+
+use crate::common::*;
+use crate::fake_openai::{FakeOpenAi, Mode, Pace};
+
+fn serve_bench(s: &Scratch, url: &str, opts: &str) -> std::process::Output {
+    let mut c = s.dyno();
+    c.env_remove("DYNO_API_KEY");
+    c.arg("serve-bench").arg(url).args(argv(opts));
+    c.output().expect("dyno runs")
+}
+
+fn pct(v: &serde_json::Value, measure: &str, p: &str) -> f64 {
+    v["summary"][measure][p]["value"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no {measure}.{p} in {v}"))
+}
+
+#[test]
+fn a_server_is_measured_per_request_and_in_total_and_stored() {
+    let server = FakeOpenAi::start(Pace::default());
+    let s = Scratch::new();
+    let mut c = s.dyno();
+    c.env("DYNO_API_KEY", "sk-not-for-the-database")
+        .args(["serve-bench", &format!("{}/v1", server.url)])
+        .args(argv("-p 40 -n 12 -c 1,3 -r 3 --slo-ttft-ms 5000 --json"));
+    let o = c.output().unwrap();
+    assert_code(&o, 0);
+    let j = json(&o);
+    assert_eq!(j["schema"], "dyno.serve/1");
+    assert_eq!(j["server"]["kind"], "open_ai");
+    assert_eq!(j["server"]["model"], "fake-model");
+    assert_eq!(j["status"], "ok");
+    // Loopback is not hidden: it names only this machine.
+    assert_eq!(j["endpoint"], server.url);
+    let results = j["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for r in results {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["summary"]["ok"], 3);
+        assert_eq!(r["summary"]["token_source"], "usage");
+        assert_eq!(r["summary"]["completion_tokens_mean"], 12.0);
+        // TTFT includes the server's 30 ms wait before the first token;
+        // each later token comes ≥ 5 ms after the one before.
+        assert!(pct(r, "ttft_ms", "p50") >= 30.0, "{r}");
+        assert!(pct(r, "itl_ms", "p50") >= 4.5, "{r}");
+        let tpot = pct(r, "tpot_ms", "p50");
+        let decode = pct(r, "decode_tokens_per_s", "p50");
+        assert!(
+            (decode - 1e3 / tpot).abs() / decode < 0.2,
+            "{tpot} {decode}"
+        );
+        assert_eq!(r["summary"]["goodput"]["met"], 3);
+        assert_eq!(r["samples"].as_array().unwrap().len(), 3);
+    }
+    // Three requests side by side deliver more in total than one at a time,
+    // while each is no faster.
+    let total = |r: &serde_json::Value| r["summary"]["total_output_tokens_per_s"].as_f64().unwrap();
+    assert!(
+        total(&results[1]) > 1.5 * total(&results[0]),
+        "{} {}",
+        total(&results[1]),
+        total(&results[0])
+    );
+    assert_eq!(server.max_in_flight(), 3);
+
+    // Every prompt was its own from the first words (the prefix cache can
+    // serve none from another), cut from real text, and the key was sent.
+    let seen = server.seen();
+    let prompts: Vec<String> = seen
+        .iter()
+        .map(|r| {
+            r.body["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let heads: std::collections::HashSet<String> = prompts
+        .iter()
+        .map(|p| p.chars().take(24).collect())
+        .collect();
+    assert_eq!(heads.len(), prompts.len());
+    assert!(prompts.iter().any(|p| p.contains("Alice")), "{prompts:?}");
+    assert!(seen
+        .iter()
+        .all(|r| r.authorization.as_deref() == Some("Bearer sk-not-for-the-database")));
+    assert!(seen.iter().all(|r| r.body["stream"] == true
+        && r.body["stream_options"]["include_usage"] == true
+        && r.body.get("ignore_eos").is_none()));
+
+    // Stored: listed, shown the same, and the key is nowhere in the files.
+    let listed = json(&s.run(&["serve-runs", "--json"]));
+    assert_eq!(listed[0]["run_id"], j["run_id"]);
+    let shown = json(&s.run(&["serve-show", &j["run_id"].to_string(), "--json"]));
+    assert_eq!(shown, j);
+    for f in std::fs::read_dir(s.db().parent().unwrap()).unwrap() {
+        let bytes = std::fs::read(f.unwrap().path()).unwrap();
+        assert!(!bytes
+            .windows(b"sk-not-for".len())
+            .any(|w| w == b"sk-not-for"));
+    }
+    let table = stdout(&s.run(&["serve-show", &j["run_id"].to_string()]));
+    assert!(table.contains("pp40+tg12 @d0 c3"), "{table}");
+    assert!(table.contains("prefix cache defeated"), "{table}");
+}
+
+#[test]
+fn llama_server_is_recognised_and_its_own_timings_are_kept() {
+    let server = FakeOpenAi::start(Pace {
+        llama_like: true,
+        usage: false,
+        ..Pace::default()
+    });
+    let s = Scratch::new();
+    let o = serve_bench(&s, &server.url, "--api completions -p 30 -n 8 -r 2 --json");
+    assert_code(&o, 0);
+    let j = json(&o);
+    assert_eq!(j["server"]["kind"], "llama_server");
+    assert_eq!(j["server"]["version"], "b0-fake");
+    assert_eq!(j["server"]["slots"], 4);
+    let r = &j["results"][0];
+    // No usage object: the counts come from the server's timings, and say so.
+    assert_eq!(r["summary"]["token_source"], "timings");
+    assert!(pct(r, "server_decode_tokens_per_s", "p50") > 0.0);
+    let seen = server.seen();
+    let last = &seen.last().unwrap().body;
+    assert_eq!(last["ignore_eos"], true);
+    assert_eq!(last["cache_prompt"], false);
+    assert!(last["prompt"].is_string());
+}
+
+#[test]
+fn a_misbehaving_server_gives_recorded_failures_and_never_hangs() {
+    for (mode, code, words) in [
+        (Mode::Http500, "server_error", "HTTP 500"),
+        (Mode::Malformed, "bad_stream", "not JSON"),
+        (Mode::Stall, "timed_out", "stalled"),
+        (Mode::Cut, "stream_cut", "closed the stream"),
+    ] {
+        let server = FakeOpenAi::start(Pace::default());
+        let s = Scratch::new();
+        server.set_mode(mode);
+        let t0 = Instant::now();
+        // Two tests: the first failing does not stop the second.
+        let o = serve_bench(
+            &s,
+            &server.url,
+            "-p 20 -n 4,6 -r 2 --stall 1 --timeout 10 --json",
+        );
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "{mode:?} took {:?}",
+            t0.elapsed()
+        );
+        assert_code(&o, 1);
+        let j = json(&o);
+        assert_eq!(j["status"], "failed", "{mode:?}");
+        assert_eq!(j["error_code"], code, "{mode:?}: {j}");
+        let results = j["results"].as_array().unwrap();
+        assert_eq!(results.len(), 2, "{mode:?}");
+        for r in results {
+            assert_eq!(r["status"], "failed");
+            let why = r["error"].as_str().unwrap();
+            assert!(why.contains(words), "{mode:?}: {why}");
+            assert!(r["samples"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|x| x["error_code"] == code));
+        }
+        // Stored as failed, with the reason.
+        let shown = stdout(&s.run(&["serve-show", &j["run_id"].to_string()]));
+        assert!(shown.contains("FAILED"), "{shown}");
+    }
+}
+
+#[test]
+fn some_failed_requests_leave_the_others_measured_and_goodput_counts_them_missed() {
+    let server = FakeOpenAi::start(Pace::default());
+    server.set_mode(Mode::FailEverySecond);
+    let s = Scratch::new();
+    let o = serve_bench(
+        &s,
+        &server.url,
+        "-p 20 -n 4 -r 4 --slo-ttft-ms 10000 --json",
+    );
+    let j = json(&o);
+    let r = &j["results"][0];
+    // Every second request fails with 503: two of the test's four (the two
+    // warm-ups came first).
+    assert_eq!(r["summary"]["ok"], 2, "{r}");
+    assert_eq!(r["summary"]["failed"], 2);
+    assert_eq!(r["status"], "ok");
+    assert!(r["error"]
+        .as_str()
+        .unwrap()
+        .contains("2 of 4 requests failed"));
+    assert_eq!(r["summary"]["goodput"]["fraction"], 0.5);
+}
+
+#[test]
+fn bad_addresses_and_plans_are_clear_errors() {
+    let s = Scratch::new();
+    // Nothing listens on this port once the listener is dropped.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let o = serve_bench(&s, &format!("http://127.0.0.1:{port}"), "-r 1");
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        stderr(&o).contains("cannot reach a server at"),
+        "{}",
+        stderr(&o)
+    );
+    let o = serve_bench(&s, "ftp://example.com", "-r 1");
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("not an http(s) server URL"),
+        "{}",
+        stderr(&o)
+    );
+    let server = FakeOpenAi::start(Pace::default());
+    let o = serve_bench(&s, &server.url, "-c 0");
+    assert_code(&o, 2);
+    assert!(server.seen().is_empty(), "a bad plan sends nothing");
+}

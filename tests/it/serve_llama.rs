@@ -1,0 +1,147 @@
+//! `dyno serve-bench` against a real llama-server, built from llama.cpp's
+//! tools/server against the llama.cpp Dyno itself compiles
+//! (scripts/lib/llama-server.sh; scripts/test.sh passes its path in
+//! DYNO_LLAMA_SERVER, and without it the test builds it, once per machine).
+//! The server runs on SmolLM2 on a private port for this test only.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::*;
+
+fn llama_server() -> String {
+    if let Ok(p) = std::env::var("DYNO_LLAMA_SERVER") {
+        return p;
+    }
+    let o = Command::new("bash")
+        .arg("scripts/lib/llama-server.sh")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("bash runs");
+    assert!(
+        o.status.success(),
+        "scripts/lib/llama-server.sh could not build llama-server"
+    );
+    String::from_utf8(o.stdout).unwrap().trim().to_string()
+}
+
+/// A llama-server that is stopped when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(extra: &[&str]) -> Server {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(llama_server())
+        .arg("-m")
+        .arg(model(SMOL))
+        .args([
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "-t",
+            "2",
+            "-c",
+            "4096",
+        ])
+        .args(["--no-webui", "--no-warmup"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("llama-server starts");
+    let url = format!("http://127.0.0.1:{port}");
+    let server = Server { child, url };
+    // Ready when /health says so (it answers 503 while loading).
+    let t0 = Instant::now();
+    loop {
+        let ok = std::net::TcpStream::connect(("127.0.0.1", port))
+            .ok()
+            .and_then(|mut s| {
+                use std::io::{Read, Write};
+                s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+                write!(
+                    s,
+                    "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                )
+                .ok()?;
+                let mut r = String::new();
+                s.read_to_string(&mut r).ok()?;
+                Some(r.starts_with("HTTP/1.1 200"))
+            })
+            .unwrap_or(false);
+        if ok {
+            return server;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "llama-server did not become ready"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn llama_server_is_measured_with_its_own_counts_and_cache_control() {
+    let server = start(&["-np", "2"]);
+    let s = Scratch::new();
+    let o = s.run_line(&format!(
+        "serve-bench {} -p 64 -n 16 -c 1,2 -r 2 --json",
+        server.url
+    ));
+    assert_code(&o, 0);
+    let j = json(&o);
+    assert_eq!(j["server"]["kind"], "llama_server");
+    assert!(j["server"]["model_path"]
+        .as_str()
+        .unwrap()
+        .ends_with("SmolLM2-135M-Instruct.Q4_1.gguf"));
+    assert_eq!(j["server"]["slots"], 2);
+    for r in j["results"].as_array().unwrap() {
+        let m = &r["summary"];
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(m["token_source"], "usage");
+        // ignore_eos: every request decodes exactly what was asked.
+        assert_eq!(m["completion_tokens_mean"], 16.0, "{r}");
+        // Prompts are cut to the model's own tokens per word, learnt from
+        // the warm-up: within a quarter of the length asked for.
+        let pt = m["prompt_tokens_mean"].as_f64().unwrap();
+        assert!((48.0..=80.0).contains(&pt), "prompt tokens {pt}");
+        // cache_prompt false: the server reused nothing.
+        assert_eq!(m["cached_tokens_mean"], 0.0, "{r}");
+        // The client's and the server's clocks both measured decode.
+        assert!(m["decode_tokens_per_s"]["p50"]["value"].as_f64().unwrap() > 0.0);
+        assert!(
+            m["server_decode_tokens_per_s"]["p50"]["value"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
+        assert!(m["ttft_ms"]["p50"]["value"].as_f64().unwrap() > 0.0);
+    }
+
+    // Cached-prefix mode: the depth's context is sent once, then each
+    // request reuses it and only its own prompt is new.
+    let o = s.run_line(&format!(
+        "serve-bench {} -p 32 -n 4 -d 256 -r 2 --prefix-cache --json",
+        server.url
+    ));
+    assert_code(&o, 0);
+    let r = &json(&o)["results"][0];
+    let cached = r["summary"]["cached_tokens_mean"].as_f64().unwrap();
+    assert!(cached >= 180.0, "the shared context was not reused: {r}");
+}
