@@ -8,6 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/env.sh
 bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS"
+# A real llama-server for the server-benchmark tests (tests/it/serve_llama.rs),
+# built once per machine against the llama.cpp Dyno compiles.
+DYNO_LLAMA_SERVER=$(bash scripts/lib/llama-server.sh)
+export DYNO_LLAMA_SERVER
 # The app embeds the built UI, so the UI is built before any cargo step.
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run check && npm test && npm run build)
 cargo fmt --all -- --check
