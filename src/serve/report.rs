@@ -122,8 +122,12 @@ pub async fn load(store: &Store, run_id: i64, show_host: bool) -> Result<ServeRe
     })
 }
 
+/// Tests that differ only in concurrency: (prompt, gen, depth) and each
+/// test's (concurrency, total output tokens/s).
+type Group = ((u32, u32, u32), Vec<(u32, f64)>);
+
 fn knees(results: &[ServeResult]) -> Vec<Knee> {
-    let mut groups: Vec<((u32, u32, u32), Vec<(u32, f64)>)> = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
     for r in results.iter().filter(|r| r.status == ResultStatus::Ok) {
         let key = (r.spec.n_prompt, r.spec.n_gen, r.spec.n_depth);
         let point = (r.spec.concurrency, r.summary.total_output_tokens_per_s);

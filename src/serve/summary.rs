@@ -202,9 +202,11 @@ mod tests {
 
     #[test]
     fn goodput_counts_failures_as_missed() {
-        let mut bad = RequestSample::default();
-        bad.error_code = Some(FailureCode::ServerError);
-        bad.error = Some("HTTP 503".into());
+        let bad = RequestSample {
+            error_code: Some(FailureCode::ServerError),
+            error: Some("HTTP 503".into()),
+            ..RequestSample::default()
+        };
         let reqs = [
             req(100.0, 500.0, 5, 50.0),
             req(2000.0, 3000.0, 5, 50.0),
