@@ -14,6 +14,7 @@ pub mod models;
 pub mod options;
 pub mod presets;
 pub mod results;
+pub mod serve;
 pub mod settings;
 pub mod sweep;
 

@@ -330,6 +330,16 @@ pub struct ServeBenchArgs {
     /// Show the server's host in the output instead of `<host>`.
     #[arg(long)]
     pub show_host: bool,
+    /// The GGUF file the server runs: after the server, measure it
+    /// in-process with the same lengths, depths and request count (as pp+tg
+    /// tests, llama-bench's method) and report what the server costs: its
+    /// prefill, decode and TTFT against the engine's.
+    #[arg(long, value_name = "MODEL.gguf")]
+    pub engine: Option<std::path::PathBuf>,
+    /// Threads for the in-process run of --engine (default: this machine's
+    /// default, as `dyno bench`); set it to the server's own thread count.
+    #[arg(long, requires = "engine")]
+    pub engine_threads: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

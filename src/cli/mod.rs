@@ -154,8 +154,13 @@ fn start_bench(timeout_s: u64) -> Result<(WorkerOptions, Cancel)> {
     Ok((worker, cancel))
 }
 
-async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
-    let machine = Machine::detect();
+/// Run `dyno bench`'s plan and read its runs back as the report: the
+/// measuring half of `dyno bench`, also used by `dyno serve-bench --engine`.
+pub(crate) async fn measure(
+    store: &crate::store::Store,
+    machine: &Machine,
+    a: &BenchArgs,
+) -> Result<(report::Report, BenchOutcome)> {
     let req = a.opts.request(machine.default_threads());
     req.validate()?;
     // Read every header before anything runs, so a bad file fails in
@@ -163,17 +168,16 @@ async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
     for m in &a.models {
         crate::model::inspect(m)?;
     }
-    let store = open_store(db).await?;
-    let machine_id = store.upsert_machine(&machine).await?;
+    let machine_id = store.upsert_machine(machine).await?;
     // The decode roofline needs the memory bandwidth: measured once per
     // machine (about a second) and then read from the database.
-    crate::app::hw::ensure_inventory(&store, machine_id, &machine, false).await?;
+    crate::app::hw::ensure_inventory(store, machine_id, machine, false).await?;
     let args_json = serde_json::json!({ "models": a.models, "request": req }).to_string();
     let sweep_id = store.create_sweep("bench", machine_id, &args_json).await?;
 
     let (worker, cancel) = start_bench(a.opts.timeout_s)?;
     let ctx = BenchContext {
-        store: &store,
+        store,
         machine_id,
         sweep_id: Some(sweep_id),
         worker,
@@ -193,13 +197,27 @@ async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
             out.cancelled = true;
             break;
         }
-        let model = prepare_model(&store, path).await?;
+        let model = prepare_model(store, path).await?;
         run_model(&ctx, &model, &plan.request, &mut reporter, &mut out).await?;
     }
     reporter.finish();
 
     let rows = store.sweep_runs(sweep_id).await?;
-    let report = report::build(&store, &rows, &machine).await?;
+    let report = report::build(store, &rows, machine).await?;
+    Ok((report, out))
+}
+
+async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
+    let machine = Machine::detect();
+    let store = open_store(db).await?;
+    let measured = measure(&store, &machine, &a).await;
+    let (report, out) = match measured {
+        Ok(m) => m,
+        Err(e) => {
+            store.close().await;
+            return Err(e);
+        }
+    };
     if a.opts.json {
         println!(
             "{}",

@@ -80,6 +80,13 @@ pub async fn serve_bench(db: &Path, a: ServeBenchArgs) -> Result<i32> {
         model: a.model.as_deref(),
         api_key: a.api_key.as_deref(),
     };
+    if let Some(m) = &a.engine {
+        // A bad file fails now, not after the server's tests.
+        if let Err(e) = crate::model::inspect(m) {
+            store.close().await;
+            return Err(e);
+        }
+    }
     let out = serve::run(&store, machine_id, &target, &plan, &cancel, &mut on_event).await;
     let (run_id, _) = match out {
         Ok(o) => o,
@@ -89,21 +96,76 @@ pub async fn serve_bench(db: &Path, a: ServeBenchArgs) -> Result<i32> {
         }
     };
     let doc = report::load(&store, run_id, a.show_host).await;
+    let engine = match (&doc, &a.engine) {
+        (Ok(d), Some(m)) if !cancel.is_cancelled() => {
+            eprintln!("dyno: the same model in-process: {}", m.display());
+            let bench = engine_args(&a, m);
+            match super::measure(&store, &Machine::detect(), &bench).await {
+                Ok((engine, _)) => Some(crate::app::serve::compare_with_engine(d, &engine)),
+                Err(e) => {
+                    store.close().await;
+                    return Err(e);
+                }
+            }
+        }
+        _ => None,
+    };
     store.close().await;
     let doc = doc?;
     if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&doc).expect("serialises")
-        );
+        let mut v = serde_json::to_value(&doc).expect("serialises");
+        if let Some(e) = &engine {
+            v["engine_comparison"] = serde_json::to_value(e).expect("serialises");
+        }
+        println!("{}", serde_json::to_string_pretty(&v).expect("serialises"));
     } else {
         print!("{}", report::table(&doc));
+        if let Some(e) = &engine {
+            print!("{}", crate::app::serve::comparison_table(e));
+        }
     }
     Ok(match doc.status {
         RunStatus::Ok => 0,
         RunStatus::Cancelled => EXIT_CANCELLED,
         _ => 1,
     })
+}
+
+/// `dyno bench MODEL --pg P,N … -d D -r R` for the server plan's lengths:
+/// parsed from the same words a user would type, so the in-process side is
+/// exactly a `dyno bench` run.
+fn engine_args(a: &ServeBenchArgs, model: &Path) -> super::args::BenchArgs {
+    let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+    let mut argv: Vec<std::ffi::OsString> = vec!["dyno".into(), "bench".into(), model.into()];
+    for w in [
+        "-p",
+        "0",
+        "-n",
+        "0",
+        "-d",
+        &list(&a.n_depth),
+        "-r",
+        &a.requests.max(1).to_string(),
+    ] {
+        argv.push(w.into());
+    }
+    for p in &a.n_prompt {
+        for n in &a.n_gen {
+            argv.push("--pg".into());
+            argv.push(format!("{p},{n}").into());
+        }
+    }
+    if let Some(t) = a.engine_threads {
+        argv.push("-t".into());
+        argv.push(t.to_string().into());
+    }
+    match <super::args::Cli as clap::Parser>::try_parse_from(argv)
+        .expect("the engine's bench arguments parse")
+        .command
+    {
+        super::args::Command::Bench(b) => *b,
+        _ => unreachable!("parsed as bench"),
+    }
 }
 
 pub async fn serve_runs(db: &Path, json: bool, limit: i64) -> Result<i32> {

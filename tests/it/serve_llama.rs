@@ -144,4 +144,27 @@ fn llama_server_is_measured_with_its_own_counts_and_cache_control() {
     let r = &json(&o)["results"][0];
     let cached = r["summary"]["cached_tokens_mean"].as_f64().unwrap();
     assert!(cached >= 180.0, "the shared context was not reused: {r}");
+
+    // The same model in-process, with the same lengths: what the server
+    // costs. The ratios compare like with like (a unit slip would put them
+    // orders of magnitude off), and the engine's run is stored as any other.
+    let o = s.run_line(&format!(
+        "serve-bench {} -p 64 -n 8 -r 2 --engine SMOL --engine-threads 2 --json",
+        server.url
+    ));
+    assert_code(&o, 0);
+    let j = json(&o);
+    let rows = j["engine_comparison"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{j}");
+    for k in ["prefill_ratio", "decode_ratio", "ttft_ratio"] {
+        let r = rows[0][k].as_f64().unwrap();
+        assert!(r > 0.1 && r < 10.0, "{k} {r}");
+    }
+    let run_id = rows[0]["engine_run_id"].clone();
+    let runs = json(&s.run(&["runs", "--json"]));
+    assert!(runs["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["run_id"] == run_id));
 }
