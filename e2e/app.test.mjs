@@ -451,6 +451,34 @@ test("cancel stops a running sweep and leaves no worker behind", async () => {
 });
 
 // The database the app wrote is a real, intact SQLite file.
+test("a running llama-server is benchmarked from the Servers view, per request and in total", async () => {
+  const url = process.env.E2E_SERVE_URL;
+  assert.ok(url, "E2E_SERVE_URL must name the llama-server scripts/test/e2e.sh started");
+  await (await byId("nav-servers")).click();
+  await setValue("serve-url", url);
+  await setValue("serve-prompt", "32");
+  await setValue("serve-gen", "8");
+  await setValue("serve-concurrency", "1,2");
+  await setValue("serve-requests", "2");
+  await (await byId("serve-run")).click();
+  const table = await byId("serve-table", 180_000);
+  const rows = await table.$$("tbody tr");
+  const cells = [];
+  for (const r of rows) cells.push(await r.getText());
+  assert.ok(cells.some((t) => t.includes("pp32+tg8 @d0 c1") && t.includes("2/2")), cells.join("\n"));
+  assert.ok(cells.some((t) => t.includes("pp32+tg8 @d0 c2") && t.includes("2/2")), cells.join("\n"));
+  // Per request against total, on one chart; TTFT percentiles on another.
+  await byId("serve-concurrency-chart");
+  await byId("serve-ttft-chart");
+  const listed = await (await byId("serve-runs")).getText();
+  assert.match(listed, /llama-server/);
+  await shot("servers");
+  // A bad list is refused in the form, before anything is sent.
+  await setValue("serve-concurrency", "1,x");
+  await (await byId("serve-run")).click();
+  assert.match(await (await byId("serve-form-error")).getText(), /'x' is not a whole number/);
+});
+
 test("the app's database passes an integrity check", () => {
   const r = spawnSync("python3", [
     "-c",

@@ -64,6 +64,16 @@ pids+=($!)
 for _ in $(seq 1 50); do [ -s "$scratch/hub.url" ] && break; sleep 0.1; done
 [ -s "$scratch/hub.url" ] || { echo "e2e: the fake hub did not start" >&2; cat "$scratch/hub.log" >&2; exit 1; }
 
+# A real llama-server on SmolLM2 for the Servers view (its binary built once
+# per machine by scripts/lib/llama-server.sh; scripts/test.sh passes it).
+llama_server="${DYNO_LLAMA_SERVER:-$(bash scripts/lib/llama-server.sh)}"
+serve_port=18080
+while (echo >"/dev/tcp/127.0.0.1/$serve_port") 2>/dev/null; do serve_port=$((serve_port + 1)); done
+"$llama_server" -m "$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" --host 127.0.0.1 --port "$serve_port" \
+  -t 2 -c 2048 -np 2 --no-webui >"$scratch/llama-server.log" 2>&1 &
+pids+=($!)
+export E2E_SERVE_URL="http://127.0.0.1:$serve_port"
+
 # The app under test is started by tauri-driver, so its environment is set
 # here: a fresh database and a Hugging Face home of its own. The fake hub's
 # address is not given to the app: the test types it into Settings, as a

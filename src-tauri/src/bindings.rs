@@ -23,6 +23,10 @@ pub fn export(dir: &Path) -> Result<(), ExportError> {
     dyno::app::models::Added::export_all(&cfg)?;
     dyno::app::presets::Estimate::export_all(&cfg)?;
     dyno::hub::RepoSummary::export_all(&cfg)?;
+    dyno::app::serve::ServeInput::export_all(&cfg)?;
+    dyno::app::serve::ServeOutcome::export_all(&cfg)?;
+    dyno::serve::report::ServeReport::export_all(&cfg)?;
+    crate::serve::ServerRunItem::export_all(&cfg)?;
     dyno::hub::files::RepoListing::export_all(&cfg)?;
     dyno::app::hub::PullResult::export_all(&cfg)?;
     dyno::report::compare::Comparison::export_all(&cfg)?;

@@ -113,6 +113,34 @@ pub enum JobEvent {
     /// A benchmark is timing a test: the download holds still until it ends.
     DownloadPaused,
     DownloadResumed,
+    /// A server benchmark found its server.
+    ServeDetected {
+        /// "llama-server", "Ollama", "LM Studio", "vLLM" or "OpenAI-compatible".
+        server: String,
+        version: Option<String>,
+        model: String,
+    },
+    /// A server benchmark's test `index` of `total` begins.
+    ServeTest {
+        test: String,
+        index: usize,
+        total: usize,
+    },
+    /// Requests of the current server test that have ended.
+    ServeRequests {
+        done: usize,
+        total: usize,
+    },
+    ServeTestFinished {
+        test: String,
+        status: ResultStatus,
+        ok: usize,
+        requests: usize,
+        error: Option<String>,
+    },
+    ServeWarning {
+        message: String,
+    },
 }
 
 #[cfg(test)]

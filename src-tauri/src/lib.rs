@@ -7,6 +7,7 @@ mod commands;
 mod error;
 pub mod events;
 mod jobs;
+mod serve;
 mod settings;
 
 pub use error::AppError;
@@ -55,6 +56,9 @@ pub fn run() {
             settings::remove_hub_token,
             settings::check_hub,
             settings::discard_download,
+            serve::serve_runs,
+            serve::serve_run,
+            serve::start_serve_bench,
         ])
         .run(tauri::generate_context!())
         .expect("error while running the Dyno app");

@@ -9,11 +9,160 @@
 //! engine's is llama-bench's method; the server's own clock is shown beside
 //! them where llama-server reports it.
 
+use std::path::PathBuf;
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
+use crate::bench::plan::BenchRequest;
+use crate::bench::run::{prepare_model, run_model, BenchContext, BenchOutcome};
+use crate::bench::Reporter;
+use crate::error::{DynoError, Result};
+use crate::machine::Machine;
 use crate::report::Report;
 use crate::serve::report::ServeReport;
+use crate::serve::{self, Api, Endpoint, ServeEvent, ServePlan, ServeTarget, Slo};
+use crate::store::Store;
 use crate::vocab::status::ResultStatus;
+use crate::worker::client::{Cancel, WorkerOptions};
+
+/// A server benchmark as the app's form and the CLI's options give it.
+#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
+pub struct ServeInput {
+    pub url: String,
+    pub model: Option<String>,
+    /// Sent as a bearer token; never stored.
+    pub api_key: Option<String>,
+    pub api: Api,
+    pub n_prompt: Vec<u32>,
+    pub n_gen: Vec<u32>,
+    pub n_depth: Vec<u32>,
+    pub concurrency: Vec<u32>,
+    pub requests: u32,
+    pub prefix_cache: bool,
+    pub slo_ttft_ms: Option<f64>,
+    pub slo_itl_ms: Option<f64>,
+    pub stall_s: f64,
+    pub timeout_s: f64,
+    /// The GGUF the server runs, to measure in-process too.
+    #[ts(type = "string | null")]
+    pub engine: Option<PathBuf>,
+    pub engine_threads: Option<u32>,
+    /// Show the host in the report instead of `<host>`.
+    pub show_host: bool,
+}
+
+impl ServeInput {
+    pub fn plan(&self) -> ServePlan {
+        ServePlan {
+            api: self.api,
+            n_prompt: self.n_prompt.clone(),
+            n_gen: self.n_gen.clone(),
+            depths: self.n_depth.clone(),
+            concurrency: self.concurrency.clone(),
+            requests: self.requests,
+            prefix_cache: self.prefix_cache,
+            slo: Slo {
+                ttft_ms: self.slo_ttft_ms,
+                itl_ms: self.slo_itl_ms,
+            },
+            stall_s: self.stall_s,
+            timeout_s: self.timeout_s,
+        }
+    }
+}
+
+/// A server benchmark's document, with the engine comparison when the
+/// model was measured in-process too.
+#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
+pub struct ServeOutcome {
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub report: ServeReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine_comparison: Option<Vec<EngineComparison>>,
+}
+
+/// Measure the server (and the engine, with `engine` set) and store both.
+pub async fn run(
+    store: &Store,
+    input: &ServeInput,
+    cancel: &Cancel,
+    on_event: &mut dyn FnMut(ServeEvent<'_>),
+    bench_reporter: &mut dyn Reporter,
+) -> Result<ServeOutcome> {
+    let endpoint = Endpoint::parse(&input.url)?;
+    let plan = input.plan();
+    plan.validate()?;
+    if let Some(m) = &input.engine {
+        // A bad file fails now, not after the server's tests.
+        crate::model::inspect(m)?;
+    }
+    let machine = Machine::detect();
+    let machine_id = store.upsert_machine(&machine).await?;
+    let target = ServeTarget {
+        endpoint: &endpoint,
+        model: input.model.as_deref(),
+        api_key: input.api_key.as_deref(),
+    };
+    let (run_id, _) = serve::run(store, machine_id, &target, &plan, cancel, on_event).await?;
+    let report = serve::report::load(store, run_id, input.show_host).await?;
+    let engine_comparison = match &input.engine {
+        Some(m) if !cancel.is_cancelled() => {
+            let engine = engine_run(store, &machine, m, input, cancel, bench_reporter).await?;
+            Some(compare_with_engine(&report, &engine))
+        }
+        _ => None,
+    };
+    Ok(ServeOutcome {
+        report,
+        engine_comparison,
+    })
+}
+
+/// The in-process side: `dyno bench MODEL --pg P,N -d D -r R` with the
+/// server plan's lengths, depths and request count, stored as a normal
+/// bench run.
+pub async fn engine_run(
+    store: &Store,
+    machine: &Machine,
+    model: &std::path::Path,
+    input: &ServeInput,
+    cancel: &Cancel,
+    reporter: &mut dyn Reporter,
+) -> Result<Report> {
+    let mut req = BenchRequest::defaults(input.engine_threads.unwrap_or(machine.default_threads()));
+    req.n_prompt = vec![0];
+    req.n_gen = vec![0];
+    req.prompt_gen = input
+        .n_prompt
+        .iter()
+        .flat_map(|&p| input.n_gen.iter().map(move |&n| (p, n)))
+        .collect();
+    req.n_depth = input.n_depth.clone();
+    req.reps = input.requests.max(1);
+    req.validate()?;
+    let machine_id = store.upsert_machine(machine).await?;
+    crate::app::hw::ensure_inventory(store, machine_id, machine, false).await?;
+    let args_json = serde_json::json!({ "models": [model], "request": req }).to_string();
+    let sweep_id = store.create_sweep("bench", machine_id, &args_json).await?;
+    let worker = WorkerOptions::current(Duration::from_secs(600))
+        .map_err(|e| DynoError::io("cannot find Dyno's executable to start a worker", e))?;
+    let ctx = BenchContext {
+        store,
+        machine_id,
+        sweep_id: Some(sweep_id),
+        worker,
+        cancel: cancel.clone(),
+        telemetry: true,
+        memory_check: true,
+    };
+    let prepared = prepare_model(store, model).await?;
+    let mut out = BenchOutcome::default();
+    run_model(&ctx, &prepared, &req, reporter, &mut out).await?;
+    let rows = store.sweep_runs(sweep_id).await?;
+    crate::report::build(store, &rows, machine).await
+}
 
 /// One matched test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]

@@ -154,20 +154,14 @@ fn start_bench(timeout_s: u64) -> Result<(WorkerOptions, Cancel)> {
     Ok((worker, cancel))
 }
 
-/// Run `dyno bench`'s plan and read its runs back as the report: the
-/// measuring half of `dyno bench`, also used by `dyno serve-bench --engine`.
-pub(crate) async fn measure(
+/// Run `dyno bench`'s plan (checked by the caller) and read its runs back
+/// as the report: the measuring half of `dyno bench`.
+async fn measure(
     store: &crate::store::Store,
     machine: &Machine,
     a: &BenchArgs,
 ) -> Result<(report::Report, BenchOutcome)> {
     let req = a.opts.request(machine.default_threads());
-    req.validate()?;
-    // Read every header before anything runs, so a bad file fails in
-    // milliseconds rather than after an hour of other models.
-    for m in &a.models {
-        crate::model::inspect(m)?;
-    }
     let machine_id = store.upsert_machine(machine).await?;
     // The decode roofline needs the memory bandwidth: measured once per
     // machine (about a second) and then read from the database.
@@ -209,6 +203,13 @@ pub(crate) async fn measure(
 
 async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
     let machine = Machine::detect();
+    a.opts.request(machine.default_threads()).validate()?;
+    // Read every header before anything runs (the database included), so a
+    // bad file fails in milliseconds rather than after an hour of other
+    // models, and leaves nothing behind.
+    for m in &a.models {
+        crate::model::inspect(m)?;
+    }
     let store = open_store(db).await?;
     let measured = measure(&store, &machine, &a).await;
     let (report, out) = match measured {

@@ -5,39 +5,43 @@ use std::path::Path;
 
 use super::args::{ServeApi, ServeBenchArgs};
 use super::{open_store, EXIT_CANCELLED};
+use crate::app::serve::ServeInput;
 use crate::error::Result;
-use crate::machine::Machine;
-use crate::serve::{self, report, Api, Endpoint, ServeEvent, ServePlan, ServeTarget, Slo};
+use crate::serve::{report, Api, Endpoint, ServeEvent};
 use crate::vocab::status::RunStatus;
 use crate::worker::client::Cancel;
 
-fn plan(a: &ServeBenchArgs) -> ServePlan {
-    ServePlan {
+fn input(a: &ServeBenchArgs) -> ServeInput {
+    ServeInput {
+        url: a.url.clone(),
+        model: a.model.clone(),
+        api_key: a.api_key.clone(),
         api: match a.api {
             ServeApi::Chat => Api::Chat,
             ServeApi::Completions => Api::Completions,
         },
         n_prompt: a.n_prompt.clone(),
         n_gen: a.n_gen.clone(),
-        depths: a.n_depth.clone(),
+        n_depth: a.n_depth.clone(),
         concurrency: a.concurrency.clone(),
         requests: a.requests,
         prefix_cache: a.prefix_cache,
-        slo: Slo {
-            ttft_ms: a.slo_ttft_ms,
-            itl_ms: a.slo_itl_ms,
-        },
+        slo_ttft_ms: a.slo_ttft_ms,
+        slo_itl_ms: a.slo_itl_ms,
         stall_s: a.stall,
         timeout_s: a.timeout,
+        engine: a.engine.clone(),
+        engine_threads: a.engine_threads,
+        show_host: a.show_host,
     }
 }
 
 pub async fn serve_bench(db: &Path, a: ServeBenchArgs) -> Result<i32> {
-    let endpoint = Endpoint::parse(&a.url)?;
-    let plan = plan(&a);
-    plan.validate()?;
+    let input = input(&a);
+    // Checked before the database is opened: a typo costs nothing.
+    Endpoint::parse(&input.url)?;
+    input.plan().validate()?;
     let store = open_store(db).await?;
-    let machine_id = store.upsert_machine(&Machine::detect()).await?;
     let cancel = Cancel::default();
     let c = cancel.clone();
     tokio::spawn(async move {
@@ -75,97 +79,27 @@ pub async fn serve_bench(db: &Path, a: ServeBenchArgs) -> Result<i32> {
             );
         }
     };
-    let target = ServeTarget {
-        endpoint: &endpoint,
-        model: a.model.as_deref(),
-        api_key: a.api_key.as_deref(),
-    };
-    if let Some(m) = &a.engine {
-        // A bad file fails now, not after the server's tests.
-        if let Err(e) = crate::model::inspect(m) {
-            store.close().await;
-            return Err(e);
-        }
-    }
-    let out = serve::run(&store, machine_id, &target, &plan, &cancel, &mut on_event).await;
-    let (run_id, _) = match out {
-        Ok(o) => o,
-        Err(e) => {
-            store.close().await;
-            return Err(e);
-        }
-    };
-    let doc = report::load(&store, run_id, a.show_host).await;
-    let engine = match (&doc, &a.engine) {
-        (Ok(d), Some(m)) if !cancel.is_cancelled() => {
-            eprintln!("dyno: the same model in-process: {}", m.display());
-            let bench = engine_args(&a, m);
-            match super::measure(&store, &Machine::detect(), &bench).await {
-                Ok((engine, _)) => Some(crate::app::serve::compare_with_engine(d, &engine)),
-                Err(e) => {
-                    store.close().await;
-                    return Err(e);
-                }
-            }
-        }
-        _ => None,
-    };
+    let mut bar = super::progress::Progress::new(0, tty);
+    let out = crate::app::serve::run(&store, &input, &cancel, &mut on_event, &mut bar).await;
+    bar.finish();
     store.close().await;
-    let doc = doc?;
+    let out = out?;
     if a.json {
-        let mut v = serde_json::to_value(&doc).expect("serialises");
-        if let Some(e) = &engine {
-            v["engine_comparison"] = serde_json::to_value(e).expect("serialises");
-        }
-        println!("{}", serde_json::to_string_pretty(&v).expect("serialises"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).expect("serialises")
+        );
     } else {
-        print!("{}", report::table(&doc));
-        if let Some(e) = &engine {
+        print!("{}", report::table(&out.report));
+        if let Some(e) = &out.engine_comparison {
             print!("{}", crate::app::serve::comparison_table(e));
         }
     }
-    Ok(match doc.status {
+    Ok(match out.report.status {
         RunStatus::Ok => 0,
         RunStatus::Cancelled => EXIT_CANCELLED,
         _ => 1,
     })
-}
-
-/// `dyno bench MODEL --pg P,N … -d D -r R` for the server plan's lengths:
-/// parsed from the same words a user would type, so the in-process side is
-/// exactly a `dyno bench` run.
-fn engine_args(a: &ServeBenchArgs, model: &Path) -> super::args::BenchArgs {
-    let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
-    let mut argv: Vec<std::ffi::OsString> = vec!["dyno".into(), "bench".into(), model.into()];
-    for w in [
-        "-p",
-        "0",
-        "-n",
-        "0",
-        "-d",
-        &list(&a.n_depth),
-        "-r",
-        &a.requests.max(1).to_string(),
-    ] {
-        argv.push(w.into());
-    }
-    for p in &a.n_prompt {
-        for n in &a.n_gen {
-            argv.push("--pg".into());
-            argv.push(format!("{p},{n}").into());
-        }
-    }
-    if let Some(t) = a.engine_threads {
-        argv.push("-t".into());
-        argv.push(t.to_string().into());
-    }
-    match <super::args::Cli as clap::Parser>::try_parse_from(argv)
-        .expect("the engine's bench arguments parse")
-        .command
-    {
-        super::args::Command::Bench(b) => *b,
-        _ => unreachable!("parsed as bench"),
-    }
 }
 
 pub async fn serve_runs(db: &Path, json: bool, limit: i64) -> Result<i32> {

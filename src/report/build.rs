@@ -19,6 +19,10 @@ use crate::vocab::{Device, Sample, TestKind, TestSpec};
 pub async fn load(store: &Store, db: &std::path::Path, t: Target) -> Result<Loaded> {
     let here = Machine::detect();
     match t {
+        Target::Server(n) => Err(crate::error::DynoError::BadInput(format!(
+            "serve:{n} is a server run: `dyno serve-show {n}` shows it and `dyno export serve:{n}` exports it \
+             (md, csv or json); comparing server runs and their cards are not made yet"
+        ))),
         Target::Sweep(n) => Ok(Loaded::Sweep(sweep::build(store, n, &here).await?)),
         Target::Run(n) => {
             let row = store.run(n).await?.ok_or_else(|| {

@@ -29,11 +29,13 @@ pub use json::{
 use crate::error::Result;
 
 /// What `dyno export`, `dyno compare` and the app point at: `12` or
-/// `run:12` for a run, `sweep:3` for a sweep.
+/// `run:12` for a run, `sweep:3` for a sweep, `serve:2` for a server run
+/// (exports only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
     Run(i64),
     Sweep(i64),
+    Server(i64),
 }
 
 impl std::str::FromStr for Target {
@@ -42,21 +44,17 @@ impl std::str::FromStr for Target {
     fn from_str(id: &str) -> Result<Target> {
         let bad = || {
             crate::error::DynoError::BadInput(format!(
-                "'{id}' is not a run or sweep id; write 12 or run:12 for a run, sweep:3 for a sweep"
+                "'{id}' is not a run or sweep id; write 12 or run:12 for a run, sweep:3 for a sweep, serve:2 for a server run"
             ))
         };
-        let (is_sweep, n) = match id.trim().split_once(':') {
-            Some(("sweep", n)) => (true, n),
-            Some(("run", n)) => (false, n),
-            None => (false, id.trim()),
+        let (make, n): (fn(i64) -> Target, &str) = match id.trim().split_once(':') {
+            Some(("sweep", n)) => (Target::Sweep, n),
+            Some(("run", n)) => (Target::Run, n),
+            Some(("serve", n)) => (Target::Server, n),
+            None => (Target::Run, id.trim()),
             _ => return Err(bad()),
         };
-        let n: i64 = n.parse().map_err(|_| bad())?;
-        Ok(if is_sweep {
-            Target::Sweep(n)
-        } else {
-            Target::Run(n)
-        })
+        Ok(make(n.parse().map_err(|_| bad())?))
     }
 }
 
@@ -65,11 +63,12 @@ impl Target {
         matches!(self, Target::Sweep(_))
     }
 
-    /// "run-12" or "sweep-3", for default file names.
+    /// "run-12", "sweep-3" or "serve-2", for default file names.
     pub fn file_stem(self) -> String {
         match self {
             Target::Run(n) => format!("run-{n}"),
             Target::Sweep(n) => format!("sweep-{n}"),
+            Target::Server(n) => format!("serve-{n}"),
         }
     }
 }

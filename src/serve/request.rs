@@ -186,6 +186,9 @@ impl RequestSpec {
     }
 }
 
+/// Why a request failed: its code and the reason in words.
+type Failure = (FailureCode, String);
+
 /// Send one request and time it. Never returns an error: a failure is a
 /// sample with its code and reason, so a batch records it and goes on.
 pub async fn send(
@@ -193,16 +196,35 @@ pub async fn send(
     spec: &RequestSpec,
     batch_t0: Instant,
 ) -> RequestSample {
+    let mut s = RequestSample::default();
     let mut t0 = Instant::now();
-    let mut s = RequestSample {
-        start_ms: ms(t0 - batch_t0),
-        ..RequestSample::default()
+    s.start_ms = ms(t0 - batch_t0);
+    let outcome = match open_stream(client, spec, &mut s, &mut t0, batch_t0).await {
+        Ok(resp) => read_stream(resp, spec, &mut s, t0).await,
+        Err(f) => Err(f),
     };
-    let fail = |s: &mut RequestSample, code: FailureCode, why: String, t0: Instant| {
-        s.error_code = Some(code);
-        s.error = Some(why);
-        s.e2e_ms = ms(t0.elapsed());
-    };
+    s.e2e_ms = ms(t0.elapsed());
+    match outcome {
+        Ok(()) => {
+            s.token_source.get_or_insert(TokenSource::Chunks);
+        }
+        Err((code, why)) => {
+            s.error_code = Some(code);
+            s.error = Some(why);
+        }
+    }
+    s
+}
+
+/// Send the request and get a 2xx response whose body is the stream.
+/// `t0` is the request's clock: restarted if the request is sent again.
+async fn open_stream(
+    client: &reqwest::Client,
+    spec: &RequestSpec,
+    s: &mut RequestSample,
+    t0: &mut Instant,
+    batch_t0: Instant,
+) -> Result<reqwest::Response, Failure> {
     let post = || {
         let req = client.post(&spec.url).json(&spec.body());
         match &spec.api_key {
@@ -210,64 +232,63 @@ pub async fn send(
             None => req,
         }
     };
-    let mut deadline = tokio::time::Instant::from_std(t0) + spec.deadline;
-    let mut sent = tokio::time::timeout_at(deadline, post().send()).await;
+    let deadline = |t0: Instant| tokio::time::Instant::from_std(t0) + spec.deadline;
+    let mut sent = tokio::time::timeout_at(deadline(*t0), post().send()).await;
     // A pooled connection the server had just closed (llama-server closes
     // a keep-alive connection after a few requests) fails before the
     // request reaches it. Sent again once on a fresh connection, with the
     // clock restarted, and counted.
     if matches!(&sent, Ok(Err(e)) if e.is_request() && !e.is_timeout() && !e.is_connect()) {
         s.retries += 1;
-        t0 = Instant::now();
-        s.start_ms = ms(t0 - batch_t0);
-        deadline = tokio::time::Instant::from_std(t0) + spec.deadline;
-        sent = tokio::time::timeout_at(deadline, post().send()).await;
+        *t0 = Instant::now();
+        s.start_ms = ms(*t0 - batch_t0);
+        sent = tokio::time::timeout_at(deadline(*t0), post().send()).await;
     }
     let resp = match sent {
         Err(_) => {
-            fail(
-                &mut s,
-                FailureCode::TimedOut,
-                format!("no response within {:?}", spec.deadline),
-                t0,
-            );
-            return s;
+            let why = format!("no response within {:?}", spec.deadline);
+            return Err((FailureCode::TimedOut, why));
         }
         Ok(Err(e)) => {
-            fail(
-                &mut s,
-                FailureCode::Unreachable,
-                format!("cannot reach {}: {e}", spec.url),
-                t0,
-            );
-            return s;
+            let why = format!("cannot reach {}: {e}", spec.url);
+            return Err((FailureCode::Unreachable, why));
         }
         Ok(Ok(r)) => r,
     };
     let status = resp.status();
-    if !status.is_success() {
-        let body = tokio::time::timeout(Duration::from_secs(5), resp.text())
-            .await
-            .ok()
-            .and_then(|r| r.ok())
-            .unwrap_or_default();
-        let hint = match status.as_u16() {
-            401 | 403 => "; check the API key (--api-key or DYNO_API_KEY)",
-            404 => "; check the model name (--model) and that the server has this API",
-            _ => "",
-        };
-        fail(
-            &mut s,
-            FailureCode::ServerError,
-            format!(
-                "the server answered HTTP {status}: {}{hint}",
-                clip(body.trim())
-            ),
-            t0,
-        );
-        return s;
+    if status.is_success() {
+        return Ok(resp);
     }
-    let mut resp = resp;
+    let body = tokio::time::timeout(Duration::from_secs(5), resp.text())
+        .await
+        .ok()
+        .and_then(|r| r.ok())
+        .unwrap_or_default();
+    let hint = match status.as_u16() {
+        401 | 403 => "; check the API key (--api-key or DYNO_API_KEY)",
+        404 => "; check the model name (--model) and that the server has this API",
+        _ => "",
+    };
+    Err((
+        FailureCode::ServerError,
+        format!(
+            "the server answered HTTP {status}: {}{hint}",
+            clip(body.trim())
+        ),
+    ))
+}
+
+/// Read the event stream to its end, timing each content chunk. Fails on
+/// a stall, the deadline, a cut, or a stream that is not SSE and JSON, that
+/// never finishes, or that holds no generated text.
+async fn read_stream(
+    mut resp: reqwest::Response,
+    spec: &RequestSpec,
+    s: &mut RequestSample,
+    t0: Instant,
+) -> Result<(), Failure> {
+    let deadline = tokio::time::Instant::from_std(t0) + spec.deadline;
+    let bad = |why: String| (FailureCode::BadStream, why);
     let mut sse = SseDecoder::new();
     let mut last_content: Option<Instant> = None;
     let mut done = false;
@@ -275,73 +296,46 @@ pub async fn send(
         let next = tokio::select! {
             c = resp.chunk() => c,
             _ = tokio::time::sleep(spec.stall) => {
-                fail(&mut s, FailureCode::TimedOut, format!("the stream stalled: nothing for {:?}", spec.stall), t0);
-                return s;
+                let why = format!("the stream stalled: nothing for {:?}", spec.stall);
+                return Err((FailureCode::TimedOut, why));
             }
             _ = tokio::time::sleep_until(deadline) => {
-                fail(&mut s, FailureCode::TimedOut, format!("the request took longer than {:?}", spec.deadline), t0);
-                return s;
+                let why = format!("the request took longer than {:?}", spec.deadline);
+                return Err((FailureCode::TimedOut, why));
             }
         };
         let bytes = match next {
             Ok(Some(b)) => b,
             Ok(None) => break,
             Err(e) => {
-                fail(
-                    &mut s,
-                    FailureCode::StreamCut,
-                    format!("the stream broke off: {e}"),
-                    t0,
-                );
-                return s;
+                let why = format!("the stream broke off: {e}");
+                return Err((FailureCode::StreamCut, why));
             }
         };
         let now = Instant::now();
-        let events = match sse.push(&bytes) {
-            Ok(ev) => ev,
-            Err(why) => {
-                fail(&mut s, FailureCode::BadStream, why, t0);
-                return s;
-            }
-        };
-        for ev in events {
+        for ev in sse.push(&bytes).map_err(bad)? {
             match ev {
                 SseData::Done => done = true,
                 SseData::Json(text) => {
-                    if let Err(why) = take_chunk(&mut s, &text, now, t0, &mut last_content) {
-                        fail(&mut s, FailureCode::BadStream, why, t0);
-                        return s;
-                    }
+                    take_chunk(s, &text, now, t0, &mut last_content).map_err(bad)?
                 }
             }
         }
     }
     if let Some(SseData::Json(text)) = sse.finish() {
-        if let Err(why) = take_chunk(&mut s, &text, Instant::now(), t0, &mut last_content) {
-            fail(&mut s, FailureCode::BadStream, why, t0);
-            return s;
-        }
+        take_chunk(s, &text, Instant::now(), t0, &mut last_content).map_err(bad)?;
     }
-    s.e2e_ms = ms(t0.elapsed());
     if !done && s.finish_reason.is_none() {
         let why = format!(
             "the server closed the stream before it ended (after {} content chunks)",
             s.content_chunks
         );
-        fail(&mut s, FailureCode::StreamCut, why, t0);
-        return s;
+        return Err((FailureCode::StreamCut, why));
     }
     if s.ttft_ms.is_none() {
-        fail(
-            &mut s,
-            FailureCode::BadStream,
-            "the stream ended without any generated text".into(),
-            t0,
-        );
-        return s;
+        return Err(bad("the stream ended without any generated text".into()));
     }
-    s.token_source.get_or_insert(TokenSource::Chunks);
-    s
+    Ok(())
 }
 
 /// Read one streamed JSON chunk into the sample.

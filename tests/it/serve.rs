@@ -107,6 +107,31 @@ fn a_server_is_measured_per_request_and_in_total_and_stored() {
     let table = stdout(&s.run(&["serve-show", &j["run_id"].to_string()]));
     assert!(table.contains("pp40+tg12 @d0 c3"), "{table}");
     assert!(table.contains("prefix cache defeated"), "{table}");
+
+    // Exports: the document, a CSV row per test, and a clear refusal of
+    // what server runs do not have yet.
+    let target = format!("serve:{}", j["run_id"]);
+    let doc = json(&s.run(&["export", &target, "--format", "json"]));
+    assert_eq!(doc["results"], j["results"]);
+    assert!(doc["exported_by"].as_str().unwrap().starts_with("dyno "));
+    let csv = stdout(&s.run(&["export", &target, "--format", "csv"]));
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    assert!(lines[0].starts_with("run_id,server_kind"));
+    assert!(lines[2].contains("pp40+tg12 @d0 c3"));
+    let o = s.run(&[
+        "export",
+        &target,
+        "--format",
+        "png",
+        "-o",
+        &s.path("c.png").to_string_lossy(),
+    ]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("md, csv or json"), "{}", stderr(&o));
+    let o = s.run(&["compare", &target, &target]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("server run"), "{}", stderr(&o));
 }
 
 #[test]

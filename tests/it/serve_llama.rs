@@ -134,6 +134,22 @@ fn llama_server_is_measured_with_its_own_counts_and_cache_control() {
         assert!(m["ttft_ms"]["p50"]["value"].as_f64().unwrap() > 0.0);
     }
 
+    // Shared, the model is named by its file, never by the path the server
+    // reported (which holds the user's folders).
+    let exported = json(&s.run(&[
+        "export",
+        &format!("serve:{}", j["run_id"]),
+        "--format",
+        "json",
+    ]));
+    assert_eq!(
+        exported["server"]["model_path"],
+        "SmolLM2-135M-Instruct.Q4_1.gguf"
+    );
+    assert!(!exported
+        .to_string()
+        .contains(&*models_dir().to_string_lossy()));
+
     // Cached-prefix mode: the depth's context is sent once, then each
     // request reuses it and only its own prompt is new.
     let o = s.run_line(&format!(

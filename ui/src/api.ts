@@ -25,6 +25,10 @@ import type {
   PullResult,
   ResultListRow,
   RunTimeline,
+  ServeInput,
+  ServeOutcome,
+  ServeReport,
+  ServerRunItem,
   RunsDoc,
   SweepDoc,
   SweepInput,
@@ -142,6 +146,13 @@ export function startSweep(spec: SweepInput, jobId: string, onEvent: (e: JobEven
   return call<SweepDoc>("start_sweep", { spec, jobId, onEvent: channel(onEvent) });
 }
 
+/** Benchmark a running server (and the same model in-process, with `input.engine`). */
+export function startServeBench(input: ServeInput, jobId: string, onEvent: (e: JobEvent) => void) {
+  return call<ServeOutcome>("start_serve_bench", { input, jobId, onEvent: channel(onEvent) });
+}
+export const serveRuns = () => call<ServerRunItem[]>("serve_runs");
+export const serveRun = (id: number) => call<ServeReport>("serve_run", { id });
+
 export function hubPull(repo: string, file: string, jobId: string, onEvent: (e: JobEvent) => void) {
   return call<PullResult>("hub_pull", { repo, file, jobId, onEvent: channel(onEvent) });
 }
@@ -179,6 +190,17 @@ export const pickModelFiles = () =>
       filters: [{ name: "GGUF models", extensions: ["gguf"] }],
     });
     return r === null ? null : Array.isArray(r) ? r : [r];
+  });
+
+/** "Open a GGUF…": the one model file a server runs. */
+export const pickModelFile = () =>
+  dialog(async () => {
+    const r = await openDialog({
+      multiple: false,
+      title: "The GGUF file the server runs",
+      filters: [{ name: "GGUF models", extensions: ["gguf"] }],
+    });
+    return Array.isArray(r) ? (r[0] ?? null) : r;
   });
 
 /** "Save…": where an export goes; the dialog itself asks before replacing a file. */

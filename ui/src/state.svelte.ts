@@ -9,7 +9,7 @@ import type { RatePoint } from "./lib/download";
 import { emptySeries, pushTelemetry, type TelemetrySeries } from "./lib/telemetry";
 import type { ApiError, JobEvent, PullResult, SweepDoc, SweepInput } from "./types";
 
-export type View = "overview" | "models" | "sweep" | "results" | "export" | "settings";
+export type View = "overview" | "models" | "sweep" | "results" | "servers" | "export" | "settings";
 
 class Nav {
   view = $state<View>("overview");

@@ -15,6 +15,7 @@ pub mod llama_bench;
 pub mod markdown;
 pub mod png;
 pub mod scrub;
+pub mod serve;
 pub mod svg;
 
 use std::path::Path;
@@ -123,6 +124,9 @@ pub async fn export(
     format: Format,
     include_host: bool,
 ) -> Result<Vec<u8>> {
+    if let Target::Server(id) = target {
+        return serve::export(store, id, format, include_host).await;
+    }
     let private = Private::here();
     let loaded = super::load(store, db, target).await?;
     let doc = match &loaded {

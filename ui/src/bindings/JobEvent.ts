@@ -9,4 +9,8 @@ export type JobEvent = { "kind": "warning", message: string, } | { "kind": "leve
 /**
  * System RAM in use, not the worker's RSS.
  */
-ram_used_bytes: number | null, gpu_pct: number | null, power_w: number | null, vram_bytes: number | null, } | { "kind": "download_start", path: string, total: number, already: number, } | { "kind": "download_progress", done: number, total: number, } | { "kind": "download_finished", path: string, } | { "kind": "download_paused" } | { "kind": "download_resumed" };
+ram_used_bytes: number | null, gpu_pct: number | null, power_w: number | null, vram_bytes: number | null, } | { "kind": "download_start", path: string, total: number, already: number, } | { "kind": "download_progress", done: number, total: number, } | { "kind": "download_finished", path: string, } | { "kind": "download_paused" } | { "kind": "download_resumed" } | { "kind": "serve_detected", 
+/**
+ * "llama-server", "Ollama", "LM Studio", "vLLM" or "OpenAI-compatible".
+ */
+server: string, version: string | null, model: string, } | { "kind": "serve_test", test: string, index: number, total: number, } | { "kind": "serve_requests", done: number, total: number, } | { "kind": "serve_test_finished", test: string, status: RunStatus, ok: number, requests: number, error: string | null, } | { "kind": "serve_warning", message: string, };

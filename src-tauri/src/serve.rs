@@ -1,0 +1,117 @@
+//! The Servers view's commands: benchmark a running server, list and read
+//! stored server runs (docs/app-api.md). The work is `dyno::app::serve`'s,
+//! shared with `dyno serve-bench`.
+
+use dyno::app::serve::{ServeInput, ServeOutcome};
+use dyno::serve::report::ServeReport;
+use dyno::serve::ServeEvent;
+use serde::Serialize;
+use tauri::ipc::Channel;
+use tauri::State;
+
+use crate::commands::with_store;
+use crate::commands::App;
+use crate::error::{AppError, AppResult};
+use crate::events::JobEvent;
+use crate::jobs::{Kind, ToUi};
+
+/// A stored server run as the list shows it.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct ServerRunItem {
+    pub run_id: i64,
+    pub status: dyno::vocab::status::RunStatus,
+    pub server_kind: String,
+    pub server_version: Option<String>,
+    pub model: String,
+    pub endpoint: String,
+    pub started_at: String,
+    pub error: Option<String>,
+}
+
+#[tauri::command]
+pub async fn serve_runs(app: State<'_, App>) -> AppResult<Vec<ServerRunItem>> {
+    with_store(app.db.clone(), move |s, _| {
+        Box::pin(async move {
+            Ok(s.server_runs(200)
+                .await?
+                .into_iter()
+                .map(|r| ServerRunItem {
+                    run_id: r.id,
+                    status: r.status,
+                    server_kind: r.server_kind,
+                    server_version: r.server_version,
+                    model: r.model,
+                    endpoint: r.endpoint,
+                    started_at: r.started_at,
+                    error: r.error,
+                })
+                .collect())
+        })
+    })
+    .await
+}
+
+/// One stored server run; the app is on the user's own machine, so the
+/// host is shown.
+#[tauri::command]
+pub async fn serve_run(app: State<'_, App>, id: i64) -> AppResult<ServeReport> {
+    with_store(app.db.clone(), move |s, _| {
+        Box::pin(async move { dyno::serve::report::load(s, id, true).await })
+    })
+    .await
+}
+
+/// Benchmark a server with live progress (and, with `engine`, the same
+/// model in-process); resolves with the stored run.
+#[tauri::command]
+pub async fn start_serve_bench(
+    app: State<'_, App>,
+    input: ServeInput,
+    job_id: String,
+    on_event: Channel<JobEvent>,
+) -> AppResult<ServeOutcome> {
+    let (guard, cancel) = app.jobs.start(&job_id, Kind::Bench)?;
+    let cancelled = cancel.clone();
+    let out = with_store(app.db.clone(), move |s, _| {
+        Box::pin(async move {
+            let _guard = guard;
+            let ch = on_event.clone();
+            let mut on_serve = move |ev: ServeEvent<'_>| {
+                let e = match ev {
+                    ServeEvent::Detected(i) => JobEvent::ServeDetected {
+                        server: i.kind.label().to_string(),
+                        version: i.version.clone(),
+                        model: i.model.clone(),
+                    },
+                    ServeEvent::Warning(w) => JobEvent::ServeWarning {
+                        message: w.to_string(),
+                    },
+                    ServeEvent::TestStarted { test, index, total } => JobEvent::ServeTest {
+                        test: test.name(),
+                        index,
+                        total,
+                    },
+                    ServeEvent::Request { done, total } => JobEvent::ServeRequests { done, total },
+                    ServeEvent::TestFinished(r) => JobEvent::ServeTestFinished {
+                        test: r.test.clone(),
+                        status: r.status,
+                        ok: r.summary.ok,
+                        requests: r.summary.requests,
+                        error: r.error.clone(),
+                    },
+                };
+                let _ = ch.send(e);
+            };
+            let mut ui = ToUi::new(on_event, cancel.clone());
+            dyno::app::serve::run(s, &input, &cancel, &mut on_serve, &mut ui).await
+        })
+    })
+    .await;
+    if cancelled.is_cancelled() {
+        return Err(AppError::new(
+            "cancelled",
+            "the server benchmark was cancelled; the tests it finished are saved.",
+        ));
+    }
+    out
+}
