@@ -473,6 +473,13 @@ test("a running llama-server is benchmarked from the Servers view, per request a
   const listed = await (await byId("serve-runs")).getText();
   assert.match(listed, /llama-server/);
   await shot("servers");
+  // Readable at the smallest and a large window size too.
+  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
+    await browser.setWindowSize(w, h);
+    await browser.pause(300);
+    await shot(`servers-${w}`);
+  }
+  await browser.setWindowSize(1280, 820);
   // A bad list is refused in the form, before anything is sent.
   await setValue("serve-concurrency", "1,x");
   await (await byId("serve-run")).click();

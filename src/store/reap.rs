@@ -12,19 +12,8 @@ impl Store {
     /// only the status changes, so the run reads as interrupted rather than
     /// forever in progress. Returns how many runs were closed.
     pub async fn close_orphaned_runs(&self) -> Result<u64> {
-        let host = sysinfo::System::host_name();
-        let rows: Vec<(i64, Option<i64>)> =
-            sqlx::query_as("SELECT id, owner_pid FROM runs WHERE status = ? AND owner_host IS ?")
-                .bind(RunStatus::Running)
-                .bind(&host)
-                .fetch_all(&self.pool)
-                .await
-                .db(self)?;
         let mut closed = 0;
-        for (id, pid) in rows {
-            if pid.is_some_and(process_alive) {
-                continue;
-            }
+        for id in self.orphans(Owned::Runs).await? {
             let msg = "interrupted: the Dyno process measuring this run ended before it finished; \
                        the tests it had finished are kept";
             // A test's repetitions are committed when it ends (bench::run),
@@ -63,25 +52,56 @@ impl Store {
 
     /// Mark sweeps whose owning process is gone as interrupted.
     async fn close_orphaned_sweeps(&self) -> Result<()> {
-        let host = sysinfo::System::host_name();
-        let rows: Vec<(i64, Option<i64>)> =
-            sqlx::query_as("SELECT id, owner_pid FROM sweeps WHERE status = ? AND owner_host IS ?")
-                .bind(SweepStatus::Running)
-                .bind(&host)
-                .fetch_all(&self.pool)
-                .await
-                .db(self)?;
-        for (id, pid) in rows {
-            if !pid.is_some_and(process_alive) {
-                self.finish_sweep(id, SweepStatus::Interrupted).await?;
-            }
+        for id in self.orphans(Owned::Sweeps).await? {
+            self.finish_sweep(id, SweepStatus::Interrupted).await?;
         }
         Ok(())
+    }
+
+    /// Rows of `table` still 'running' whose owning Dyno process on this
+    /// host no longer exists. Every table with an owner names its running
+    /// state with the same word, so one query serves them all.
+    pub(super) async fn orphans(&self, table: Owned) -> Result<Vec<i64>> {
+        let host = sysinfo::System::host_name();
+        let sql = format!(
+            "SELECT id, owner_pid FROM {} WHERE status = ? AND owner_host IS ?",
+            table.name()
+        );
+        let rows: Vec<(i64, Option<i64>)> = sqlx::query_as(&sql)
+            .bind(RunStatus::Running)
+            .bind(&host)
+            .fetch_all(&self.pool)
+            .await
+            .db(self)?;
+        Ok(rows
+            .into_iter()
+            .filter(|(_, pid)| !pid.is_some_and(process_alive))
+            .map(|(id, _)| id)
+            .collect())
+    }
+}
+
+/// The tables whose rows a Dyno process owns while it works on them.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Owned {
+    Runs,
+    Sweeps,
+    ServerRuns,
+}
+
+impl Owned {
+    /// A fixed name, never user input, so it may be formatted into SQL.
+    fn name(self) -> &'static str {
+        match self {
+            Owned::Runs => "runs",
+            Owned::Sweeps => "sweeps",
+            Owned::ServerRuns => "server_runs",
+        }
     }
 }
 
 /// Whether a process with this id exists on this host.
-pub(super) fn process_alive(pid: i64) -> bool {
+fn process_alive(pid: i64) -> bool {
     #[cfg(unix)]
     {
         let Ok(pid) = libc::pid_t::try_from(pid) else {

@@ -167,20 +167,8 @@ impl Store {
     /// Close server runs left 'running' by a Dyno process on this host
     /// that no longer exists; their finished tests are kept.
     pub(super) async fn close_orphaned_server_runs(&self) -> Result<u64> {
-        let host = sysinfo::System::host_name();
-        let rows: Vec<(i64, Option<i64>)> = sqlx::query_as(
-            "SELECT id, owner_pid FROM server_runs WHERE status = ? AND owner_host IS ?",
-        )
-        .bind(RunStatus::Running)
-        .bind(&host)
-        .fetch_all(&self.pool)
-        .await
-        .db(self)?;
         let mut closed = 0;
-        for (id, pid) in rows {
-            if pid.is_some_and(super::reap::process_alive) {
-                continue;
-            }
+        for id in self.orphans(super::reap::Owned::ServerRuns).await? {
             self.finish_server_run(
                 id,
                 RunStatus::Failed,

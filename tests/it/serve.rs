@@ -256,3 +256,55 @@ fn bad_addresses_and_plans_are_clear_errors() {
     assert_code(&o, 2);
     assert!(server.seen().is_empty(), "a bad plan sends nothing");
 }
+
+#[test]
+fn a_killed_serve_bench_keeps_its_finished_tests_and_is_closed_as_interrupted() {
+    // 4 tokens, then 3,000 at 5 ms each (15 s): killed during the second test.
+    let server = FakeOpenAi::start(Pace::default());
+    let s = Scratch::new();
+    let mut child = s
+        .dyno()
+        .env_remove("DYNO_API_KEY")
+        .arg("serve-bench")
+        .arg(&server.url)
+        .args(argv("-p 20 -n 4,3000 -r 1 --json"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    loop {
+        let (rt, store) = store(&s.db());
+        let done = rt
+            .block_on(store.server_runs(1))
+            .ok()
+            .and_then(|r| r.first().map(|r| r.id))
+            .map(|id| {
+                rt.block_on(store.server_results(id))
+                    .unwrap_or_default()
+                    .len()
+            })
+            .unwrap_or(0);
+        rt.block_on(store.close());
+        if done >= 1 {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the first test never finished"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The next Dyno closes the run as interrupted and keeps the finished test.
+    let list = json(&s.run(&["serve-runs", "--json"]));
+    assert_eq!(list[0]["status"], "failed", "{list}");
+    assert!(list[0]["error"].as_str().unwrap().contains("interrupted"));
+    let shown = json(&s.run(&["serve-show", "1", "--json"]));
+    assert_eq!(shown["error_code"], "interrupted");
+    let results = shown["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["test"], "pp20+tg4 @d0 c1");
+    assert_eq!(results[0]["status"], "ok");
+}
