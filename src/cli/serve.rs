@@ -79,9 +79,19 @@ pub async fn serve_bench(db: &Path, a: ServeBenchArgs) -> Result<i32> {
             );
         }
     };
-    let mut bar = super::progress::Progress::new(0, tty);
-    let out = crate::app::serve::run(&store, &input, &cancel, &mut on_event, &mut bar).await;
-    bar.finish();
+    // A bar only for the in-process run of --engine: one pp+tg test per
+    // length pair and depth, `requests` repetitions each.
+    let out = if input.engine.is_some() {
+        let samples = input.n_prompt.len() * input.n_gen.len() * input.n_depth.len();
+        let total = samples as u64 * u64::from(input.requests.max(1));
+        let mut bar = super::progress::Progress::new(total, tty);
+        let out = crate::app::serve::run(&store, &input, &cancel, &mut on_event, &mut bar).await;
+        bar.finish();
+        out
+    } else {
+        let mut silent = crate::bench::Silent;
+        crate::app::serve::run(&store, &input, &cancel, &mut on_event, &mut silent).await
+    };
     store.close().await;
     let out = out?;
     if a.json {
