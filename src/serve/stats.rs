@@ -107,6 +107,16 @@ mod tests {
     }
 
     #[test]
+    fn the_median_gets_an_interval_from_eight_samples() {
+        // The app's table says so beside an empty interval.
+        let seven: Vec<f64> = (1..=7).map(f64::from).collect();
+        let eight: Vec<f64> = (1..=8).map(f64::from).collect();
+        assert_eq!(percentile(&seven, 0.5).ci95_low, None);
+        assert_eq!(percentile(&eight, 0.5).ci95_low, Some(1.0));
+        assert_eq!(percentile(&eight, 0.5).ci95_high, Some(8.0));
+    }
+
+    #[test]
     fn non_finite_values_are_left_out() {
         let p = percentiles(&[f64::NAN, 2.0, f64::INFINITY, 4.0]).unwrap();
         assert_eq!(p.n, 2);
