@@ -486,6 +486,58 @@ test("a running llama-server is benchmarked from the Servers view, per request a
   assert.match(await (await byId("serve-form-error")).getText(), /'x' is not a whole number/);
 });
 
+test("server runs are results: listed, opened, compared with each other and drawn as a card", async () => {
+  // A second server run (the first is the test above's), at concurrency 1.
+  await (await byId("nav-servers")).click();
+  await setValue("serve-prompt", "32");
+  await setValue("serve-gen", "8");
+  await setValue("serve-concurrency", "1");
+  await setValue("serve-requests", "2");
+  await (await byId("serve-run")).click();
+  await browser.waitUntil(async () => (await (await byId("serve-result")).getText()).match(/Server run \d+ · ok/) && (await (await byId("serve-runs")).$$("tbody tr")).length >= 2, {
+    timeout: 180_000,
+    timeoutMsg: "the second server run did not finish",
+  });
+
+  await (await byId("nav-results")).click();
+  await (await byId("results-kind")).selectByAttribute("value", "serve");
+  await browser.waitUntil(async () => (await browser.$$('[data-testid="results-row"]')).length === 2, {
+    timeout: 30_000,
+    timeoutMsg: "the Results list did not show the two server runs",
+  });
+  const rowText = await (await browser.$('[data-testid="results-row"]')).getText();
+  assert.match(rowText, /server run \d+/, rowText);
+  assert.match(rowText, /via llama-server/, rowText);
+  await (await browser.$('[data-testid="results-open"]')).click();
+  const opened = await (await byId("serve-table", 30_000)).getText();
+  assert.match(opened, /pp32\+tg8 @d0 c1/, opened);
+  await shot("results-serve");
+  await (await byId("results-back")).click();
+  await (await byId("results-kind")).selectByAttribute("value", "");
+
+  await (await byId("results-tab-compare")).click();
+  const served = (await attrs('[data-testid="compare-a"] option', "value")).filter((v) => v.startsWith("serve:"));
+  assert.ok(served.length >= 2, `server runs to compare: ${served}`);
+  await (await byId("compare-a")).selectByAttribute("value", served[1]);
+  // Once A is a server run, B offers server runs only.
+  const offered = (await attrs('[data-testid="compare-b"] option', "value")).filter(Boolean);
+  assert.ok(offered.length >= 2 && offered.every((v) => v.startsWith("serve:")), `B offers ${offered}`);
+  await (await byId("compare-b")).selectByAttribute("value", served[0]);
+  await (await byId("compare-run")).click();
+  const table = await (await byId("compare-table", 30_000)).getText();
+  assert.match(table, /ttft/, table);
+  assert.match(table, / ms/, table);
+  assert.match(table, /decode_total/, table);
+  await shot("compare-serve");
+
+  await (await byId("nav-export")).click();
+  await (await byId("export-target")).selectByAttribute("value", served[0]);
+  const formats = await attrs('[data-testid="export-format"] option', "value");
+  assert.ok(!formats.includes("llama-bench-json"), `a server run has no llama-bench form: ${formats}`);
+  await (await byId("card-preview", 30_000)).waitForDisplayed({ timeout: 30_000 });
+  await shot("export-serve");
+});
+
 test("the app's database passes an integrity check", () => {
   const r = spawnSync("python3", [
     "-c",

@@ -117,10 +117,12 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
-    /// Compare two runs or two sweeps, even from different machines: per
-    /// matched test, B÷A, the change, and a Welch t-test on the samples.
+    /// Compare two runs, two sweeps or two server runs, even from different
+    /// machines: per matched test, B÷A, the change, and a Welch t-test on the
+    /// samples (a server run's requests).
     Compare {
-        /// A run id (`12`, `run:12`) or a sweep id (`sweep:3`).
+        /// A run id (`12`, `run:12`), a sweep id (`sweep:3`) or a server run
+        /// (`serve:2`).
         a: String,
         b: String,
         #[arg(long)]

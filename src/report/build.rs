@@ -20,8 +20,8 @@ pub async fn load(store: &Store, db: &std::path::Path, t: Target) -> Result<Load
     let here = Machine::detect();
     match t {
         Target::Server(n) => Err(crate::error::DynoError::BadInput(format!(
-            "serve:{n} is a server run: `dyno serve-show {n}` shows it and `dyno export serve:{n}` exports it \
-             (md, csv or json); comparing server runs and their cards are not made yet"
+            "serve:{n} is a server run: `dyno serve-show {n}` shows it, `dyno export serve:{n}` exports it \
+             and `dyno compare serve:{n} serve:M` compares it with another server run"
         ))),
         Target::Sweep(n) => Ok(Loaded::Sweep(sweep::build(store, n, &here).await?)),
         Target::Run(n) => {

@@ -17,6 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{ConfigJson, Report, ResultJson};
 use crate::bench::stats;
+use crate::serve::report::ServeReport;
+use crate::serve::ServeResult;
 use crate::vocab::status::ResultStatus;
 
 /// One matched test.
@@ -27,8 +29,13 @@ pub struct Matched {
     /// each and those are compared with each other.
     pub level: String,
     pub test: String,
-    /// What the figures measure ("prefill", "decode", "decode_total").
+    /// What the figures measure ("prefill", "decode", "decode_total"; for
+    /// server runs also "ttft", a latency).
     pub rate: String,
+    /// The figures' unit: "t/s", or "ms" for time to first token.
+    pub unit: String,
+    /// True for rates; false for latencies, where B below A is the gain.
+    pub higher_is_better: bool,
     /// A's conditions ("threads 2, ngl 0, batch 2048/512, fa auto, kv f16, mmap auto").
     pub conditions: String,
     /// Conditions in which B differs from A ("threads 1 → 2"); empty when the
@@ -36,7 +43,8 @@ pub struct Matched {
     pub differs: Vec<String>,
     pub a_tokens_per_s: f64,
     pub b_tokens_per_s: f64,
-    /// Half-widths of the 95% confidence intervals of the means.
+    /// The means of A and B, in `unit` (the name is older than latencies
+    /// in comparisons). Half-widths of the 95% confidence intervals follow.
     pub a_ci95_tokens_per_s: Option<f64>,
     pub b_ci95_tokens_per_s: Option<f64>,
     pub a_reps: usize,
@@ -124,16 +132,20 @@ fn join(c: &[(&'static str, String)]) -> String {
         .join(", ")
 }
 
-/// One side's result with what it is matched on.
-struct Entry<'a> {
+/// One side's figure with what it is matched on.
+struct Entry {
     level: String,
     test: String,
     rate: String,
     conds: Vec<(&'static str, String)>,
-    res: &'a ResultJson,
+    /// The repetitions (a run) or the requests (a server run).
+    samples: Vec<f64>,
+    ci95: Option<f64>,
+    unit: &'static str,
+    higher_is_better: bool,
 }
 
-impl Entry<'_> {
+impl Entry {
     fn what(&self) -> (&str, &str, &str) {
         (&self.level, &self.test, &self.rate)
     }
@@ -147,7 +159,7 @@ fn rate_name(r: &ResultJson) -> String {
 }
 
 /// Every ok result with samples, with the level when `by_level`.
-fn entries(r: &Report, by_level: bool) -> Vec<Entry<'_>> {
+fn entries(r: &Report, by_level: bool) -> Vec<Entry> {
     let mut out = Vec::new();
     for run in &r.runs {
         let conds = conditions(&run.config);
@@ -165,7 +177,10 @@ fn entries(r: &Report, by_level: bool) -> Vec<Entry<'_>> {
                 test: res.test.clone(),
                 rate: rate_name(res),
                 conds: conds.clone(),
-                res,
+                samples: res.samples_tokens_per_s.clone(),
+                ci95: res.ci95_tokens_per_s,
+                unit: "t/s",
+                higher_is_better: true,
             });
         }
     }
@@ -197,18 +212,20 @@ fn differences(a: &[(&'static str, String)], b: &[(&'static str, String)]) -> Ve
 }
 
 fn matched(a: &Entry, b: &Entry) -> Matched {
-    let (sa, sb) = (&a.res.samples_tokens_per_s, &b.res.samples_tokens_per_s);
+    let (sa, sb) = (&a.samples, &b.samples);
     let (ma, mb) = (stats::mean(sa), stats::mean(sb));
     Matched {
         level: a.level.clone(),
         test: a.test.clone(),
         rate: a.rate.clone(),
+        unit: a.unit.to_string(),
+        higher_is_better: a.higher_is_better,
         conditions: join(&a.conds),
         differs: differences(&a.conds, &b.conds),
         a_tokens_per_s: ma,
         b_tokens_per_s: mb,
-        a_ci95_tokens_per_s: a.res.ci95_tokens_per_s,
-        b_ci95_tokens_per_s: b.res.ci95_tokens_per_s,
+        a_ci95_tokens_per_s: a.ci95,
+        b_ci95_tokens_per_s: b.ci95,
         a_reps: sa.len(),
         b_reps: sb.len(),
         ratio: mb / ma,
@@ -227,6 +244,125 @@ pub fn compare(a_name: &str, a: &Report, b_name: &str, b: &Report, by_level: boo
     let by_level = by_level || levels(a) > 1 || levels(b) > 1;
     let ea = entries(a, by_level);
     let eb = entries(b, by_level);
+    let sides = [
+        (a_name, a.machine.cpu.as_str()),
+        (b_name, b.machine.cpu.as_str()),
+    ];
+    match_entries(sides, "repetitions", &ea, &eb)
+}
+
+/// The conditions of a server run that change its figures: which server
+/// (and build) served which model, through which API, and whether its
+/// prompt cache was allowed to help.
+fn serve_conditions(r: &ServeReport) -> Vec<(&'static str, String)> {
+    let mut v = vec![
+        ("server", r.server.label()),
+        ("model", r.server.model.clone()),
+        ("api", format!("{:?}", r.plan.api).to_lowercase()),
+        (
+            "prompt cache",
+            if r.plan.prefix_cache {
+                "reused"
+            } else {
+                "defeated"
+            }
+            .into(),
+        ),
+    ];
+    if let Some(s) = r.server.slots {
+        v.push(("slots", s.to_string()));
+    }
+    v
+}
+
+/// A server test's figures as entries: time to first token (a latency),
+/// prefill and decode per request, and the total output rate across the
+/// test's concurrent requests (one figure per test, so it has no interval
+/// and no test of significance). Per-request and total rates stay separate
+/// entries, as everywhere else.
+fn serve_entries(r: &ServeReport) -> Vec<Entry> {
+    let conds = serve_conditions(r);
+    let mut out = Vec::new();
+    let ok = |t: &&ServeResult| t.status == ResultStatus::Ok && t.summary.ok > 0;
+    for t in r.results.iter().filter(ok) {
+        let reqs = t.samples.iter().filter(|s| s.ok());
+        let per_request: [(&str, &'static str, bool, Vec<f64>); 3] = [
+            (
+                "ttft",
+                "ms",
+                false,
+                reqs.clone().filter_map(|s| s.ttft_ms).collect(),
+            ),
+            (
+                "prefill",
+                "t/s",
+                true,
+                reqs.clone()
+                    .filter_map(|s| s.prefill_tokens_per_s())
+                    .collect(),
+            ),
+            (
+                "decode",
+                "t/s",
+                true,
+                reqs.filter_map(|s| s.decode_tokens_per_s()).collect(),
+            ),
+        ];
+        let total = (
+            "decode_total",
+            "t/s",
+            true,
+            vec![t.summary.total_output_tokens_per_s],
+        );
+        for (rate, unit, higher_is_better, samples) in per_request.into_iter().chain([total]) {
+            let Some(sum) = stats::summarize(&samples) else {
+                continue;
+            };
+            out.push(Entry {
+                level: String::new(),
+                test: t.test.clone(),
+                rate: rate.into(),
+                conds: conds.clone(),
+                samples,
+                ci95: sum.ci95,
+                unit,
+                higher_is_better,
+            });
+        }
+    }
+    out
+}
+
+/// Compare two server runs test by test (`dyno compare serve:1 serve:2`):
+/// two servers, two builds or two models measured with the same plan. The
+/// conditions that differ (the server, its build, the model) are named on
+/// every matched test, as for runs.
+pub fn compare_servers(a_name: &str, a: &ServeReport, b_name: &str, b: &ServeReport) -> Comparison {
+    let cpu = |r: &ServeReport| {
+        r.machine
+            .as_ref()
+            .map(|m| m.cpu.clone())
+            .unwrap_or_else(|| "unknown machine".into())
+    };
+    let (ma, mb) = (cpu(a), cpu(b));
+    match_entries(
+        [(a_name, ma.as_str()), (b_name, mb.as_str())],
+        "requests",
+        &serve_entries(a),
+        &serve_entries(b),
+    )
+}
+
+/// Pair the entries of two sides (like for like first, then a test left
+/// alone on each side across its differences), test each pair, and list
+/// what is left with why. `sides` are each side's name and machine;
+/// `samples` names what the samples are, for the method's wording.
+fn match_entries(
+    sides: [(&str, &str); 2],
+    samples: &str,
+    ea: &[Entry],
+    eb: &[Entry],
+) -> Comparison {
     let mut used_a = vec![false; ea.len()];
     let mut used_b = vec![false; eb.len()];
     let mut pairs: Vec<(usize, usize)> = Vec::new();
@@ -295,19 +431,20 @@ pub fn compare(a_name: &str, a: &Report, b_name: &str, b: &Report, by_level: boo
             });
         }
     };
-    left("A", "B", &ea, &used_a, &eb);
-    left("B", "A", &eb, &used_b, &ea);
+    left("A", "B", ea, &used_a, eb);
+    left("B", "A", eb, &used_b, ea);
     let n = tests.iter().filter(|t| t.p_value.is_some()).count();
     let method = if n > 1 {
-        format!("Welch's t-test on the repetitions, p adjusted with Holm's method over {n} tests; significant: adjusted p < 0.05")
+        format!("Welch's t-test on the {samples}, p adjusted with Holm's method over {n} tests; significant: adjusted p < 0.05")
     } else {
-        "Welch's t-test on the repetitions; significant: p < 0.05".to_string()
+        format!("Welch's t-test on the {samples}; significant: p < 0.05")
     };
+    let [(a_name, a_machine), (b_name, b_machine)] = sides;
     Comparison {
         a: a_name.into(),
         b: b_name.into(),
-        a_machine: a.machine.cpu.clone(),
-        b_machine: b.machine.cpu.clone(),
+        a_machine: a_machine.into(),
+        b_machine: b_machine.into(),
         tests,
         unmatched,
         method,
@@ -316,8 +453,23 @@ pub fn compare(a_name: &str, a: &Report, b_name: &str, b: &Report, by_level: boo
 
 /// The comparison as a Markdown table; `*` marks a significant difference.
 pub fn table(c: &Comparison) -> String {
+    // Runs compare rates only, and keep their header; a server comparison
+    // mixes rates with latencies, so each figure carries its unit.
+    let mixed = c.tests.iter().any(|t| t.unit != "t/s");
+    let (head_a, head_b) = if mixed {
+        ("A", "B")
+    } else {
+        ("A t/s", "B t/s")
+    };
+    let fig = |v: f64, unit: &str| {
+        if mixed {
+            format!("{v:.2} {unit}")
+        } else {
+            format!("{v:.2}")
+        }
+    };
     let mut out = format!(
-        "A = {} ({}), B = {} ({})\n\n| level | test | conditions | A t/s | B t/s | B÷A | change | p (adj.) | |\n| ----- | ---- | ---------- | ----: | ----: | --: | -----: | -: | - |\n",
+        "A = {} ({}), B = {} ({})\n\n| level | test | conditions | {head_a} | {head_b} | B÷A | change | p (adj.) | |\n| ----- | ---- | ---------- | ----: | ----: | --: | -----: | -: | - |\n",
         c.a, c.a_machine, c.b, c.b_machine
     );
     for t in &c.tests {
@@ -327,13 +479,13 @@ pub fn table(c: &Comparison) -> String {
             format!("**{}**", t.differs.join(", "))
         };
         out.push_str(&format!(
-            "| {} | {} ({}) | {} | {:.2} | {:.2} | {:.3} | {:+.1}% | {} | {} |\n",
+            "| {} | {} ({}) | {} | {} | {} | {:.3} | {:+.1}% | {} | {} |\n",
             if t.level.is_empty() { "-" } else { &t.level },
             t.test,
             t.rate,
             conditions,
-            t.a_tokens_per_s,
-            t.b_tokens_per_s,
+            fig(t.a_tokens_per_s, &t.unit),
+            fig(t.b_tokens_per_s, &t.unit),
             t.ratio,
             t.change_pct,
             t.p_adjusted
@@ -360,5 +512,8 @@ pub fn table(c: &Comparison) -> String {
         out.push_str("\nbold: the conditions that differ between A and B; the change is theirs as much as the runs'\n");
     }
     out.push_str(&format!("\n* significant at 5%: {}\n", c.method));
+    if mixed {
+        out.push_str("ttft: time to first token, a latency (lower is better); prefill and decode: per request; decode_total: all concurrent requests together, one figure per test\n");
+    }
     out
 }

@@ -13,10 +13,10 @@ use crate::store::Store;
 #[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
 #[ts(rename = "ResultListRow")]
 pub struct ListRow {
-    /// "12" for a run, "sweep:3" for a sweep.
+    /// "12" for a run, "sweep:3" for a sweep, "serve:2" for a server run.
     pub target: String,
-    /// "run" or "sweep".
-    #[ts(type = "\"run\" | \"sweep\"")]
+    /// "run", "sweep" or "serve".
+    #[ts(type = "\"run\" | \"sweep\" | \"serve\"")]
     pub kind: &'static str,
     pub id: i64,
     /// A run's model file name (what a person sees on disk; the model's
@@ -29,7 +29,9 @@ pub struct ListRow {
     pub status: String,
     pub started_at: String,
     /// A run's first finished prefill test and its mean t/s; for a sweep,
-    /// the fastest level's (of the runs listed), so its row is not blank.
+    /// the fastest level's (of the runs listed), so its row is not blank;
+    /// for a server run, the per-request median of its first test that has
+    /// one (the lowest concurrency comes first).
     pub pp_mean: Option<f64>,
     pub pp_test: Option<String>,
     /// A run's first finished decode test and its mean t/s; for a sweep, the
@@ -43,6 +45,9 @@ pub struct ListRow {
     pub machine: String,
     /// Whether that machine is this one.
     pub this_machine: bool,
+    /// A server run's server and build ("llama-server b6000"); null for
+    /// in-process runs and sweeps.
+    pub server: Option<String>,
 }
 
 /// Labels of the stored machines by id, and the id of this one (if stored).
@@ -67,7 +72,7 @@ async fn machines(store: &Store) -> Result<(HashMap<i64, String>, Option<i64>)> 
     Ok((labels, this))
 }
 
-/// The newest `limit` runs and every sweep, newest first.
+/// The newest `limit` runs and server runs, and every sweep, newest first.
 pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
     let runs = store.run_list(limit.max(0)).await?;
     let (labels, here) = machines(store).await?;
@@ -106,6 +111,7 @@ pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
                 sweep_id: r.sweep_id,
                 machine: label(r.machine_id),
                 this_machine: r.machine_id.is_some() && r.machine_id == here,
+                server: None,
             }
         })
         .collect();
@@ -162,6 +168,38 @@ pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
             sweep_id: Some(s.id),
             machine: label(s.machine_id),
             this_machine: s.machine_id.is_some() && s.machine_id == here,
+            server: None,
+        });
+    }
+    for s in store.server_runs(limit.max(0)).await? {
+        let r = crate::serve::report::load(store, s.id, false).await?;
+        let r = super::export::serve::scrubbed(r, false);
+        let first = |f: fn(&crate::serve::summary::TestSummary) -> Option<f64>| {
+            r.results
+                .iter()
+                .find_map(|t| f(&t.summary).map(|v| (t.test.clone(), v)))
+        };
+        let pp = first(|t| t.prefill_tokens_per_s.as_ref().map(|p| p.p50.value));
+        let tg = first(|t| t.decode_tokens_per_s.as_ref().map(|p| p.p50.value));
+        rows.push(ListRow {
+            target: format!("serve:{}", s.id),
+            kind: "serve",
+            id: s.id,
+            title: r.server.model.clone(),
+            file_name: r.server.model_path.clone().unwrap_or_default(),
+            quant: String::new(),
+            arch: String::new(),
+            status: s.status.to_string(),
+            started_at: s.started_at.clone(),
+            pp_mean: pp.as_ref().map(|x| x.1),
+            pp_test: pp.map(|x| x.0),
+            tg_mean: tg.as_ref().map(|x| x.1),
+            tg_test: tg.map(|x| x.0),
+            levels: 1,
+            sweep_id: None,
+            machine: label(s.machine_id),
+            this_machine: s.machine_id.is_some() && s.machine_id == here,
+            server: Some(r.server.label()),
         });
     }
     // RFC 3339 UTC timestamps sort as strings.

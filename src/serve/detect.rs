@@ -56,6 +56,16 @@ pub struct ServerInfo {
     pub slots: Option<u64>,
 }
 
+impl ServerInfo {
+    /// "llama-server b6000", or the kind alone when it gave no version.
+    pub fn label(&self) -> String {
+        match &self.version {
+            Some(v) => format!("{} {v}", self.kind.label()),
+            None => self.kind.label().to_string(),
+        }
+    }
+}
+
 /// GET `path` as JSON; `None` for anything but a 2xx JSON answer.
 async fn get_json(
     client: &reqwest::Client,

@@ -43,6 +43,7 @@ export type {
   RunTimeline,
   RunTelemetry,
   Percentiles,
+  EngineComparison,
   ServeInput,
   ServeOutcome,
   ServeReport,

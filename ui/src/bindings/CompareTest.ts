@@ -10,9 +10,18 @@ export type CompareTest = {
  */
 level: string, test: string, 
 /**
- * What the figures measure ("prefill", "decode", "decode_total").
+ * What the figures measure ("prefill", "decode", "decode_total"; for
+ * server runs also "ttft", a latency).
  */
 rate: string, 
+/**
+ * The figures' unit: "t/s", or "ms" for time to first token.
+ */
+unit: string, 
+/**
+ * True for rates; false for latencies, where B below A is the gain.
+ */
+higher_is_better: boolean, 
 /**
  * A's conditions ("threads 2, ngl 0, batch 2048/512, fa auto, kv f16, mmap auto").
  */
@@ -23,7 +32,8 @@ conditions: string,
  */
 differs: Array<string>, a_tokens_per_s: number, b_tokens_per_s: number, 
 /**
- * Half-widths of the 95% confidence intervals of the means.
+ * The means of A and B, in `unit` (the name is older than latencies
+ * in comparisons). Half-widths of the 95% confidence intervals follow.
  */
 a_ci95_tokens_per_s: number | null, b_ci95_tokens_per_s: number | null, a_reps: number, b_reps: number, 
 /**

@@ -2,13 +2,13 @@
 
 export type ResultListRow = { 
 /**
- * "12" for a run, "sweep:3" for a sweep.
+ * "12" for a run, "sweep:3" for a sweep, "serve:2" for a server run.
  */
 target: string, 
 /**
- * "run" or "sweep".
+ * "run", "sweep" or "serve".
  */
-kind: "run" | "sweep", id: number, 
+kind: "run" | "sweep" | "serve", id: number, 
 /**
  * A run's model file name (what a person sees on disk; the model's
  * own name is in the documents); a sweep's model name, else file name.
@@ -20,7 +20,9 @@ title: string, file_name: string,
 quant: string, arch: string, status: string, started_at: string, 
 /**
  * A run's first finished prefill test and its mean t/s; for a sweep,
- * the fastest level's (of the runs listed), so its row is not blank.
+ * the fastest level's (of the runs listed), so its row is not blank;
+ * for a server run, the per-request median of its first test that has
+ * one (the lowest concurrency comes first).
  */
 pp_mean: number | null, pp_test: string | null, 
 /**
@@ -36,4 +38,9 @@ machine: string,
 /**
  * Whether that machine is this one.
  */
-this_machine: boolean, };
+this_machine: boolean, 
+/**
+ * A server run's server and build ("llama-server b6000"); null for
+ * in-process runs and sweeps.
+ */
+server: string | null, };

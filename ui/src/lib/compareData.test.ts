@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fx from "../fixtures/compare.json";
 import type { CompareDoc } from "../types";
-import { changeClass, compareBars, machineChoices, pickable, summary } from "./compareData";
+import { changeClass, comparable, compareBars, machineChoices, pickable, summary } from "./compareData";
 import type { ResultRow } from "./results";
 
 const doc = fx as unknown as CompareDoc;
@@ -24,6 +24,22 @@ describe("compare data", () => {
     expect(changeClass({ ...t, p_value: null, p_adjusted: null, significant: false })).toBe("untested");
     const single = { ...doc, tests: doc.tests.map((x) => ({ ...x, p_value: null, p_adjusted: null, significant: false })) };
     expect(summary(single)).toMatch(/^2 tests compared: untestable in 2 \(fewer than 2 repetitions/);
+  });
+
+  it("reads a latency the other way round: a falling time to first token is the gain", () => {
+    const t = { ...doc.tests[0], rate: "ttft", unit: "ms", higher_is_better: false, significant: true, change_pct: -20 };
+    expect(changeClass(t)).toBe("better");
+    expect(changeClass({ ...t, change_pct: 15 })).toBe("worse");
+    expect(compareBars({ ...doc, tests: [t] }, ["ttft"]).map((b) => b.side)).toEqual(["A", "B"]);
+    expect(compareBars({ ...doc, tests: [t] }, ["prefill"])).toEqual([]);
+  });
+
+  it("pairs server runs only with server runs", () => {
+    const r = (kind: ResultRow["kind"]) => ({ kind }) as ResultRow;
+    expect(comparable(r("serve"), r("serve"))).toBe(true);
+    expect(comparable(r("run"), r("sweep"))).toBe(true);
+    expect(comparable(r("serve"), r("run"))).toBe(false);
+    expect(comparable(r("sweep"), r("serve"))).toBe(false);
   });
 
   it("sums up in words and says when conditions differ", () => {
@@ -50,6 +66,7 @@ describe("picking by machine", () => {
     levels: 1,
     machine,
     thisMachine: here,
+    server: null,
     haystack: "",
   });
   const rows = [row(1, "Zen 4 · 32 threads · 64 GiB", false), row(2, "Xeon · 2 threads · 24 GiB", true), row(3, null, false)];

@@ -41,7 +41,17 @@ export function compareBars(doc: CompareDoc, rates: string[]): CompareBar[] {
 export function changeClass(t: CompareTest): "better" | "worse" | "same" | "untested" {
   if (t.p_value == null) return "untested";
   if (!t.significant || t.change_pct == null) return "same";
-  return t.change_pct > 0 ? "better" : "worse";
+  // A latency (time to first token) is better when it falls.
+  return t.change_pct > 0 === t.higher_is_better ? "better" : "worse";
+}
+
+/**
+ * Whether `a` and `b` can be compared: runs and sweeps with each other,
+ * server runs with server runs (a server's figures are measured from a
+ * client, and its tests are requests, not llama-bench's tests).
+ */
+export function comparable(a: ResultRow, b: ResultRow): boolean {
+  return (a.kind === "serve") === (b.kind === "serve");
 }
 
 /** One line that sums the comparison up for a person. */

@@ -6,9 +6,9 @@ import type { ResultListRow, Run, RunsDoc, SweepDoc } from "../types";
 import { decodeOf, prefillOf } from "./sweepData";
 
 export interface ResultRow {
-  /** "12" for a run, "sweep:3" for a sweep: the target the backend takes. */
+  /** "12" for a run, "sweep:3" for a sweep, "serve:2" for a server run: the target the backend takes. */
   target: string;
-  kind: "run" | "sweep";
+  kind: "run" | "sweep" | "serve";
   id: number;
   title: string;
   quant: string;
@@ -22,6 +22,8 @@ export interface ResultRow {
   /** The machine that measured it, when the list says (null from full documents). */
   machine: string | null;
   thisMachine: boolean;
+  /** A server run's server and build ("llama-server b6000"); null otherwise. */
+  server: string | null;
   /** Lower-case text the filter matches against. */
   haystack: string;
 }
@@ -43,7 +45,8 @@ export function listRow(r: ResultListRow): ResultRow {
     levels: r.levels,
     machine: r.machine,
     thisMachine: r.this_machine,
-    haystack: `${r.title} ${r.file_name} ${r.quant} ${r.arch} ${r.machine}`.toLowerCase(),
+    server: r.server,
+    haystack: `${r.title} ${r.file_name} ${r.quant} ${r.arch} ${r.machine}${r.server ? ` ${r.server}` : ""}`.toLowerCase(),
   };
 }
 
@@ -73,6 +76,7 @@ export function runRow(run: Run): ResultRow {
     levels: 1,
     machine: null,
     thisMachine: false,
+    server: null,
     haystack: `${title} ${run.model.file_name} ${run.model.quant ?? ""} ${run.model.arch ?? ""}`.toLowerCase(),
   };
 }
@@ -96,8 +100,14 @@ export function sweepRow(doc: SweepDoc): ResultRow {
     levels: levels.length,
     machine: null,
     thisMachine: false,
+    server: null,
     haystack: `${title} ${doc.runs.map((r) => r.model.file_name).join(" ")} ${levels.join(" ")}`.toLowerCase(),
   };
+}
+
+/** A row's name in lists and pickers: "run 12", "sweep 3", "server run 2". */
+export function rowName(r: ResultRow): string {
+  return r.kind === "sweep" ? `sweep ${r.id}` : r.kind === "serve" ? `server run ${r.id}` : `run ${r.id}`;
 }
 
 /** Sweeps and runs together, newest first. */
@@ -113,7 +123,7 @@ export function buildRows(runs: RunsDoc | null, sweeps: SweepDoc[] | null): Resu
 export interface RowFilter {
   text: string;
   status: string; // "" for any
-  kind: "" | "run" | "sweep";
+  kind: "" | "run" | "sweep" | "serve";
 }
 
 export function filterRows(rows: ResultRow[], f: RowFilter): ResultRow[] {

@@ -3,6 +3,15 @@
 
 import type { ServeReport, ServeResult } from "../types";
 
+/** Each server kind as people write it. */
+export const SERVER_KINDS: Record<ServeReport["server"]["kind"], string> = {
+  llama_server: "llama-server",
+  ollama: "Ollama",
+  lm_studio: "LM Studio",
+  vllm: "vLLM",
+  open_ai: "OpenAI-compatible",
+};
+
 /**
  * "1, 2,4" → [1, 2, 4]. Every entry must be a whole number ≥ `min`; the
  * error says which entry is wrong, in the form's words.
