@@ -24,16 +24,16 @@ pub const HEIGHT: u32 = 630;
 
 const FONT_REGULAR: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 const FONT_BOLD: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans-Bold.ttf");
-const FAMILY: &str = "DejaVu Sans";
+pub(super) const FAMILY: &str = "DejaVu Sans";
 
-const BG: &str = "#0f172a";
-const PANEL: &str = "#1e293b";
-const TEXT: &str = "#e2e8f0";
-const MUTED: &str = "#94a3b8";
-const PP: &str = "#38bdf8";
-const TG: &str = "#f59e0b";
-const TTFT: &str = "#a78bfa";
-const BAD: &str = "#f87171";
+pub(super) const BG: &str = "#0f172a";
+pub(super) const PANEL: &str = "#1e293b";
+pub(super) const TEXT: &str = "#e2e8f0";
+pub(super) const MUTED: &str = "#94a3b8";
+pub(super) const PP: &str = "#38bdf8";
+pub(super) const TG: &str = "#f59e0b";
+pub(super) const TTFT: &str = "#a78bfa";
+pub(super) const BAD: &str = "#f87171";
 
 /// One bar row: a level of a sweep, or the run itself.
 #[derive(Debug, Clone, PartialEq)]
@@ -171,7 +171,7 @@ fn esc(s: &str) -> String {
 
 /// A generous estimate of a string's width in DejaVu Sans (a wide face):
 /// text is cut to fit by this, so erring wide only cuts a little early.
-fn width_px(s: &str, size: f64) -> f64 {
+pub(super) fn width_px(s: &str, size: f64) -> f64 {
     s.chars()
         .map(|c| match c {
             'i' | 'l' | 'j' | '.' | ',' | ':' | ';' | '|' | '\'' | '!' | ' ' | '(' | ')' => 0.36,
@@ -184,7 +184,7 @@ fn width_px(s: &str, size: f64) -> f64 {
 }
 
 /// `s` cut with an ellipsis to fit `max` pixels.
-fn fit(s: &str, size: f64, max: f64) -> String {
+pub(super) fn fit(s: &str, size: f64, max: f64) -> String {
     if width_px(s, size) <= max {
         return s.to_string();
     }
@@ -196,7 +196,7 @@ fn fit(s: &str, size: f64, max: f64) -> String {
 }
 
 /// Greedy word wrap into at most `lines` lines of `max` pixels.
-fn wrap(s: &str, size: f64, max: f64, lines: usize) -> Vec<String> {
+pub(super) fn wrap(s: &str, size: f64, max: f64, lines: usize) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut cur = String::new();
     for word in s.split_whitespace() {
@@ -224,7 +224,7 @@ fn wrap(s: &str, size: f64, max: f64, lines: usize) -> Vec<String> {
 }
 
 /// A rate with three significant figures ("1234", "73.5", "4.21").
-fn num(v: f64) -> String {
+pub(super) fn num(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0}")
     } else if v >= 10.0 {
@@ -234,10 +234,10 @@ fn num(v: f64) -> String {
     }
 }
 
-struct Svg(String);
+pub(super) struct Svg(pub(super) String);
 
 impl Svg {
-    fn text(&mut self, x: f64, y: f64, size: f64, fill: &str, weight: &str, s: &str) {
+    pub(super) fn text(&mut self, x: f64, y: f64, size: f64, fill: &str, weight: &str, s: &str) {
         let _ = writeln!(
             self.0,
             r#"<text x="{x:.1}" y="{y:.1}" font-size="{size}" fill="{fill}" font-weight="{weight}">{}</text>"#,
@@ -245,7 +245,7 @@ impl Svg {
         );
     }
 
-    fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str, rx: f64) {
+    pub(super) fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str, rx: f64) {
         let _ = writeln!(
             self.0,
             r#"<rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" rx="{rx}" fill="{fill}"/>"#,
@@ -443,17 +443,17 @@ fn chart(s: &mut Svg, rows: &[Row], tests: &Tests) {
 }
 
 /// The right column's left edge and width.
-const CONTEXT_X: f64 = 790.0;
-const CONTEXT_W: f64 = 370.0;
+pub(super) const CONTEXT_X: f64 = 790.0;
+pub(super) const CONTEXT_W: f64 = 370.0;
 
 /// The right column, one block under another: a small heading, then lines
 /// cut to the column's width.
-struct Blocks {
-    y: f64,
+pub(super) struct Blocks {
+    pub(super) y: f64,
 }
 
 impl Blocks {
-    fn block(&mut self, s: &mut Svg, head: &str, lines: &[String]) {
+    pub(super) fn block(&mut self, s: &mut Svg, head: &str, lines: &[String]) {
         s.text(CONTEXT_X, self.y, 13.0, MUTED, "bold", head);
         self.y += 21.0;
         for l in lines {

@@ -15,6 +15,7 @@ pub mod import;
 pub mod json;
 pub mod list;
 pub mod offload;
+pub mod serve_card;
 pub mod sweep;
 pub mod table;
 pub mod telemetry;

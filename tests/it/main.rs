@@ -37,6 +37,7 @@ mod offload;
 mod places;
 mod presets;
 mod serve;
+mod serve_card;
 mod serve_compare;
 mod serve_llama;
 mod settings;

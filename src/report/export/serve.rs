@@ -1,10 +1,12 @@
 //! Exports of a server run (`dyno export serve:3`): its JSON document,
-//! Markdown table and CSV. Like every export they leave out what identifies
+//! Markdown table, CSV, and its result card as PNG or SVG
+//! ([`crate::report::serve_card`]). Like every export they leave out what identifies
 //! the person or the machine unless `--include-host`: the server's host
 //! (already `<host>` in the document) and the folders of the model path a
 //! server reports (llama-server names its model by its path).
 
 use crate::error::{DynoError, Result};
+use crate::report::{card, serve_card};
 use crate::serve::report::{self, ServeReport};
 use crate::serve::stats::Percentiles;
 use crate::store::Store;
@@ -26,14 +28,8 @@ pub fn scrubbed(mut r: ServeReport, include_host: bool) -> ServeReport {
     r
 }
 
-/// Export server run `id` as `format` (md, csv or json).
+/// Export server run `id` as `format` (md, csv, json, png or svg).
 pub async fn export(store: &Store, id: i64, format: Format, include_host: bool) -> Result<Vec<u8>> {
-    if !matches!(format, Format::Md | Format::Csv | Format::Json) {
-        return Err(DynoError::BadInput(format!(
-            "a server run exports as md, csv or json; {} is not made for server runs yet",
-            format.extension()
-        )));
-    }
     let r = scrubbed(report::load(store, id, include_host).await?, include_host);
     Ok(match format {
         Format::Json => {
@@ -44,7 +40,16 @@ pub async fn export(store: &Store, id: i64, format: Format, include_host: bool) 
             s.into_bytes()
         }
         Format::Md => report::table(&r).into_bytes(),
-        _ => csv(&r).into_bytes(),
+        Format::Csv => csv(&r).into_bytes(),
+        Format::Svg => serve_card::svg(&r).into_bytes(),
+        Format::Png => card::png(&serve_card::svg(&r))?,
+        // llama-bench's records describe in-process tests; a server's
+        // requests have no fields there to go in.
+        Format::LlamaBenchJson => {
+            return Err(DynoError::BadInput(
+                "a server run exports as md, csv, json, png or svg; llama-bench-json is for in-process runs (`dyno bench`)".into(),
+            ))
+        }
     })
 }
 
@@ -85,7 +90,7 @@ fn csv(r: &ServeReport) -> String {
             quote(r.server.version.as_deref().unwrap_or("")),
             quote(&r.server.model),
             quote(&r.endpoint),
-            r.plan.api.path().to_string(),
+            r.plan.api.path_for(r.server.kind).to_string(),
             r.plan.prefix_cache.to_string(),
             quote(&t.test),
             t.spec.n_prompt.to_string(),
