@@ -48,6 +48,11 @@ pub struct ServeInput {
     #[ts(type = "string | null")]
     pub engine: Option<PathBuf>,
     pub engine_threads: Option<u32>,
+    /// A GGUF whose tokenizer counts tokens the server does not report;
+    /// `engine` when not given.
+    #[ts(type = "string | null")]
+    #[serde(default)]
+    pub tokenizer: Option<PathBuf>,
     /// Show the host in the report instead of `<host>`.
     pub show_host: bool,
 }
@@ -68,7 +73,16 @@ impl ServeInput {
             },
             stall_s: self.stall_s,
             timeout_s: self.timeout_s,
+            tokenizer: self
+                .tokenizer_file()
+                .and_then(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned()),
         }
+    }
+
+    /// The GGUF whose tokenizer counts what the server does not.
+    pub fn tokenizer_file(&self) -> Option<&std::path::Path> {
+        self.tokenizer.as_deref().or(self.engine.as_deref())
     }
 }
 
@@ -94,7 +108,7 @@ pub async fn run(
     let endpoint = Endpoint::parse(&input.url)?;
     let plan = input.plan();
     plan.validate()?;
-    if let Some(m) = &input.engine {
+    for m in [&input.engine, &input.tokenizer].into_iter().flatten() {
         // A bad file fails now, not after the server's tests.
         crate::model::inspect(m)?;
     }
@@ -104,6 +118,7 @@ pub async fn run(
         endpoint: &endpoint,
         model: input.model.as_deref(),
         api_key: input.api_key.as_deref(),
+        tokenizer: input.tokenizer_file(),
     };
     let (run_id, _) = serve::run(store, machine_id, &target, &plan, cancel, on_event).await?;
     let report = serve::report::load(store, run_id, input.show_host).await?;

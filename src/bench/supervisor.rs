@@ -244,7 +244,8 @@ impl<'s, 'c> Supervisor<'s, 'c> {
             | Event::JobFailed { .. }
             | Event::Progress { .. }
             | Event::Quantized { .. }
-            | Event::Quality { .. } => Some(Flow::Continue),
+            | Event::Quality { .. }
+            | Event::Tokens { .. } => Some(Flow::Continue),
         })
     }
 

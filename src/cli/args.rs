@@ -342,6 +342,12 @@ pub struct ServeBenchArgs {
     /// default, as `dyno bench`); set it to the server's own thread count.
     #[arg(long, requires = "engine")]
     pub engine_threads: Option<u32>,
+    /// A GGUF with the server's model: where the server reports no token
+    /// counts, its tokenizer counts the prompt and the generated text
+    /// (default: the --engine file). Without either, content chunks are
+    /// counted, an estimate.
+    #[arg(long, value_name = "MODEL.gguf")]
+    pub tokenizer: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

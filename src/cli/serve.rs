@@ -32,6 +32,7 @@ fn input(a: &ServeBenchArgs) -> ServeInput {
         timeout_s: a.timeout,
         engine: a.engine.clone(),
         engine_threads: a.engine_threads,
+        tokenizer: a.tokenizer.clone(),
         show_host: a.show_host,
     }
 }

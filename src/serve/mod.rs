@@ -11,18 +11,24 @@
 //! whose requests all failed is a failed test, and the run goes on to the
 //! next.
 //!
+//! Chat against Ollama takes Ollama's native `/api/chat` rather than its
+//! OpenAI translation of it, since only the native route reports Ollama's
+//! own prefill and decode timings ([`ollama`]).
+//!
 //! Layer: a task beside `bench`. It uses the store, the bundled text and
 //! the vocabulary, and nothing of the engine: the server is measured
 //! through HTTP only.
 
 pub mod detect;
 pub mod endpoint;
+pub mod ollama;
 pub mod prompt;
 pub mod report;
 pub mod request;
 pub mod sse;
 pub mod stats;
 pub mod summary;
+pub mod tokens;
 
 use std::time::{Duration, Instant};
 
@@ -30,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 pub use detect::{ServerInfo, ServerKind};
 pub use endpoint::Endpoint;
-pub use request::{Api, RequestSample};
+pub use request::{Api, RequestSample, TokenSource};
 pub use summary::{Slo, TestSummary};
 
 use crate::error::Result;
@@ -60,6 +66,10 @@ pub struct ServePlan {
     pub stall_s: f64,
     /// No request may take longer.
     pub timeout_s: f64,
+    /// The GGUF (file name only) whose tokenizer counted the tokens of
+    /// requests the server gave no counts for; null when none was used.
+    #[serde(default)]
+    pub tokenizer: Option<String>,
 }
 
 impl Default for ServePlan {
@@ -75,6 +85,7 @@ impl Default for ServePlan {
             slo: Slo::default(),
             stall_s: 60.0,
             timeout_s: 600.0,
+            tokenizer: None,
         }
     }
 }
@@ -177,6 +188,9 @@ pub struct ServeTarget<'a> {
     pub model: Option<&'a str>,
     /// From `--api-key` or the environment; sent, never stored.
     pub api_key: Option<&'a str>,
+    /// A GGUF whose tokenizer counts the tokens of requests the server
+    /// reports no counts for (`--tokenizer`, else `--engine`'s file).
+    pub tokenizer: Option<&'a std::path::Path>,
 }
 
 /// Run the plan against the server and store it. Returns the run id and
@@ -223,6 +237,7 @@ pub async fn run(
         plan,
         run_id,
         prompts: Prompts::default(),
+        tokenizer_failed: false,
     };
     let out = ctx.run_tests(store, cancel, on_event).await;
     let (status, failure) = match &out {
@@ -263,6 +278,8 @@ struct Session<'a> {
     plan: &'a ServePlan,
     run_id: i64,
     prompts: Prompts,
+    /// The tokenizer failed once; it is not tried again.
+    tokenizer_failed: bool,
 }
 
 impl Session<'_> {
@@ -284,7 +301,9 @@ impl Session<'_> {
                 index: i,
                 total: tests.len(),
             });
-            let samples = self.run_test(i, t, cancel, on_event).await;
+            let (mut samples, prompts) = self.run_test(i, t, cancel, on_event).await;
+            self.count_with_tokenizer(&mut samples, &prompts, cancel, on_event)
+                .await;
             // From the first send to the last request's end.
             let wall_ms = samples
                 .iter()
@@ -340,7 +359,10 @@ impl Session<'_> {
 
     fn spec(&self, prompt: String, max_tokens: u32, cache_prompt: bool) -> RequestSpec {
         RequestSpec {
-            url: self.target.endpoint.join(self.plan.api.path()),
+            url: self
+                .target
+                .endpoint
+                .join(self.plan.api.path_for(self.info.kind)),
             api: self.plan.api,
             kind: self.info.kind,
             model: self.info.model.clone(),
@@ -380,7 +402,7 @@ impl Session<'_> {
         t: &ServeTest,
         cancel: &crate::worker::client::Cancel,
         on_event: &mut dyn FnMut(ServeEvent<'_>),
-    ) -> Vec<RequestSample> {
+    ) -> (Vec<RequestSample>, Vec<String>) {
         let n = self.plan.requests.max(t.concurrency) as usize;
         let tag = |q: usize| format!("dyno {} t{index} q{q}", self.run_id);
         // Cached-prefix mode: one shared context, sent once so the server
@@ -439,6 +461,53 @@ impl Session<'_> {
             }
         }
         done.sort_by_key(|d| d.0);
-        done.into_iter().map(|d| d.1).collect()
+        let prompts = done.iter().map(|d| specs[d.0].prompt.clone()).collect();
+        (done.into_iter().map(|d| d.1).collect(), prompts)
+    }
+
+    /// Count the tokens of the requests the server gave no counts for
+    /// (prompts[i] is what samples[i] sent) with the model's tokenizer, when
+    /// one is at hand. A tokenizer that fails is named in a warning once and
+    /// the chunk counts stand. The generated text is dropped either way: it
+    /// is never stored.
+    async fn count_with_tokenizer(
+        &mut self,
+        samples: &mut [RequestSample],
+        prompts: &[String],
+        cancel: &crate::worker::client::Cancel,
+        on_event: &mut dyn FnMut(ServeEvent<'_>),
+    ) {
+        let uncounted: Vec<usize> = (0..samples.len())
+            .filter(|&i| samples[i].ok() && samples[i].completion_tokens.is_none())
+            .collect();
+        if let (Some(model), false, false) = (
+            self.target.tokenizer,
+            uncounted.is_empty(),
+            self.tokenizer_failed,
+        ) {
+            let texts = uncounted
+                .iter()
+                .flat_map(|&i| [prompts[i].clone(), std::mem::take(&mut samples[i].text)])
+                .collect();
+            match tokens::count(model, texts, cancel).await {
+                Ok(counts) => {
+                    for (k, &i) in uncounted.iter().enumerate() {
+                        let s = &mut samples[i];
+                        s.prompt_tokens = s.prompt_tokens.or(Some(counts[2 * k]));
+                        s.completion_tokens = Some(counts[2 * k + 1]);
+                        s.token_source = Some(TokenSource::Tokenizer);
+                    }
+                }
+                Err(e) => {
+                    self.tokenizer_failed = true;
+                    on_event(ServeEvent::Warning(&format!(
+                        "{e}; the server gave no token counts, so tokens are counted as content chunks"
+                    )));
+                }
+            }
+        }
+        for s in samples.iter_mut() {
+            s.text = String::new();
+        }
     }
 }

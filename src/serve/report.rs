@@ -177,7 +177,7 @@ pub fn table(r: &ServeReport) -> String {
         r.status
     ));
     let mut cond = vec![
-        format!("api {}", r.plan.api.path()),
+        format!("api {}", r.plan.api.path_for(r.server.kind)),
         format!("{} requests per test", r.plan.requests),
         if r.plan.prefix_cache {
             "prefix cache on (depth context shared)".into()
@@ -187,6 +187,9 @@ pub fn table(r: &ServeReport) -> String {
     ];
     if let Some(n) = s.slots {
         cond.push(format!("{n} server slots"));
+    }
+    if let Some(t) = &r.plan.tokenizer {
+        cond.push(format!("tokens the server did not count: counted with {t}"));
     }
     if let Some(n) = s.n_ctx {
         cond.push(format!("server context {n}"));

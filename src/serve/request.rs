@@ -5,8 +5,14 @@
 //! reasoning), not at the first chunk: servers send a role-only chunk, and
 //! some send it before prefill ends. Each later content chunk gives an
 //! inter-token gap. Token counts come from the server when it reports them
-//! (`usage`, or llama-server's `timings`), and the source is kept with the
-//! figure; without them Dyno counts content chunks and says so.
+//! (`usage`, llama-server's `timings`, or Ollama's final `done` object),
+//! and the source is kept with the figure; without them Dyno counts content
+//! chunks and says so.
+//!
+//! The body arrives as Server-Sent Events from the OpenAI routes and as
+//! NDJSON from Ollama's native one ([`super::ollama`]); both are read
+//! through the same [`pump`], so a stall, the deadline and a cut are judged
+//! alike whichever format carries the tokens.
 
 use std::time::{Duration, Instant};
 
@@ -14,10 +20,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::detect::ServerKind;
+use super::ollama;
 use super::sse::{clip, SseData, SseDecoder};
 use crate::vocab::failure::FailureCode;
 
-/// Which OpenAI-compatible route a request takes.
+/// Which route a request takes: the OpenAI-compatible ones, except that
+/// chat against Ollama takes Ollama's native chat route ([`Api::path_for`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum Api {
@@ -29,11 +37,30 @@ pub enum Api {
 }
 
 impl Api {
+    /// The OpenAI-compatible path.
     pub fn path(self) -> &'static str {
         match self {
             Api::Chat => "v1/chat/completions",
             Api::Completions => "v1/completions",
         }
+    }
+
+    /// The path requests take on a server of this kind. Chat against
+    /// Ollama goes to its native `/api/chat`: Ollama's OpenAI chat route is
+    /// a translation layer in front of that same handler which drops
+    /// Ollama's own timings, so the native route measures the same work and
+    /// adds the server's clock (see [`super::ollama`]).
+    pub fn path_for(self, kind: ServerKind) -> &'static str {
+        if self.is_ollama_native(kind) {
+            ollama::CHAT_PATH
+        } else {
+            self.path()
+        }
+    }
+
+    /// Whether requests take Ollama's native route.
+    pub fn is_ollama_native(self, kind: ServerKind) -> bool {
+        self == Api::Chat && kind == ServerKind::Ollama
     }
 }
 
@@ -43,23 +70,54 @@ impl Api {
 pub enum TokenSource {
     /// The OpenAI `usage` object (`stream_options.include_usage`).
     Usage,
-    /// llama-server's own `timings` (`prompt_n`, `predicted_n`).
+    /// The server's own account by its clock, which also gives its prefill
+    /// and decode rates ([`ServerTimings`]): llama-server's `timings`
+    /// (`prompt_n`, `predicted_n`), or Ollama's final `done` object
+    /// (`prompt_eval_count`, `eval_count`). The run's server kind says
+    /// which; one name for both, since both are the server's own counts.
     Timings,
     /// Counted content chunks: an estimate (a chunk may hold more than one
     /// token), and no prompt count at all.
     Chunks,
+    /// The server gave no counts; Dyno counted the generated text and the
+    /// prompt with the model's own tokenizer (the GGUF at hand,
+    /// [`super::tokens`]). Through the chat API the prompt count lacks the
+    /// chat template's tokens.
+    Tokenizer,
 }
 
-/// llama-server's own account of a request, from its `timings` object.
+/// The server's own account of a request, by its clock: llama-server's
+/// `timings` object, or Ollama's final `done` object with its nanoseconds
+/// turned into milliseconds ([`super::ollama::timings`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct ServerTimings {
-    /// Prompt tokens it processed (those not taken from its cache).
+    /// Prompt tokens it processed (llama-server: those not taken from its
+    /// cache). Ollama: its `prompt_eval_count`, which counts the tokens it
+    /// reused from its cache too, though `prompt_ms` covers only those it
+    /// evaluated; see `prompt_n_counts_cache`.
     pub prompt_n: u64,
     pub prompt_ms: f64,
     pub predicted_n: u64,
     pub predicted_ms: f64,
-    /// Prompt tokens reused from its cache.
+    /// Prompt tokens reused from its cache; null where the server does not
+    /// say (Ollama).
     pub cache_n: Option<u64>,
+    /// `prompt_n` holds a context Dyno asked the server to keep in its cache
+    /// (`--prefix-cache` against Ollama), which `prompt_ms` did not
+    /// evaluate: no server prefill rate is derived from the pair, since it
+    /// would count the cached context as prefilled. With unique prompts
+    /// the reused share is the chat template's first few tokens, and the
+    /// rate stands.
+    #[serde(default)]
+    pub prompt_n_counts_cache: bool,
+    /// Ollama's `load_duration`: loading the model inside this request
+    /// (a few milliseconds when it was already loaded). A request that
+    /// paid for a load has it in its TTFT; the warm-up requests take it.
+    #[serde(default)]
+    pub load_ms: Option<f64>,
+    /// Ollama's `total_duration`: the whole request by its clock.
+    #[serde(default)]
+    pub total_ms: Option<f64>,
 }
 
 /// What one request measured. Times are milliseconds; `start_ms` is from
@@ -89,6 +147,12 @@ pub struct RequestSample {
     /// been closed before the server read it (the clock restarts).
     #[serde(default)]
     pub retries: u32,
+    /// The generated text, held only until its tokens are counted (when
+    /// the server gave no counts and the model's tokenizer is at hand);
+    /// never stored.
+    #[serde(skip)]
+    #[ts(skip)]
+    pub text: String,
 }
 
 impl RequestSample {
@@ -123,13 +187,15 @@ impl RequestSample {
         self.ok().then(|| n as f64 / (ttft / 1e3))
     }
 
-    /// Prefill rate by the server's own clock (llama-server).
+    /// Prefill rate by the server's own clock (llama-server, Ollama).
     pub fn server_prefill_tokens_per_s(&self) -> Option<f64> {
-        let t = self.timings.filter(|t| t.prompt_ms > 0.0)?;
+        let t = self
+            .timings
+            .filter(|t| t.prompt_ms > 0.0 && !t.prompt_n_counts_cache)?;
         Some(t.prompt_n as f64 / (t.prompt_ms / 1e3))
     }
 
-    /// Decode rate by the server's own clock (llama-server).
+    /// Decode rate by the server's own clock (llama-server, Ollama).
     pub fn server_decode_tokens_per_s(&self) -> Option<f64> {
         let t = self.timings.filter(|t| t.predicted_ms > 0.0)?;
         Some(t.predicted_n as f64 / (t.predicted_ms / 1e3))
@@ -147,7 +213,9 @@ pub struct RequestSpec {
     pub prompt: String,
     pub max_tokens: u32,
     /// Let the server reuse its prompt cache (llama-server's
-    /// `cache_prompt`); otherwise asked not to, where it can be asked.
+    /// `cache_prompt`); otherwise asked not to, where it can be asked
+    /// (Ollama cannot: it always reuses what it can, and unique prompts
+    /// leave it only the template's first tokens).
     pub cache_prompt: bool,
     pub api_key: Option<String>,
     /// No byte for this long: the request fails as stalled.
@@ -157,9 +225,17 @@ pub struct RequestSpec {
 }
 
 impl RequestSpec {
+    /// Whether the request takes Ollama's native route.
+    pub fn is_ollama_native(&self) -> bool {
+        self.api.is_ollama_native(self.kind)
+    }
+
     /// The JSON body. Fields beyond the OpenAI API go only to servers known
     /// to accept them: a strict server refuses unknown ones.
     pub fn body(&self) -> Value {
+        if self.is_ollama_native() {
+            return ollama::body(self);
+        }
         let mut b = match self.api {
             Api::Chat => json!({
                 "model": self.model,
@@ -187,7 +263,7 @@ impl RequestSpec {
 }
 
 /// Why a request failed: its code and the reason in words.
-type Failure = (FailureCode, String);
+pub(super) type Failure = (FailureCode, String);
 
 /// Send one request and time it. Never returns an error: a failure is a
 /// sample with its code and reason, so a batch records it and goes on.
@@ -200,6 +276,7 @@ pub async fn send(
     let mut t0 = Instant::now();
     s.start_ms = ms(t0 - batch_t0);
     let outcome = match open_stream(client, spec, &mut s, &mut t0, batch_t0).await {
+        Ok(resp) if spec.is_ollama_native() => ollama::read_stream(resp, spec, &mut s, t0).await,
         Ok(resp) => read_stream(resp, spec, &mut s, t0).await,
         Err(f) => Err(f),
     };
@@ -278,20 +355,17 @@ async fn open_stream(
     ))
 }
 
-/// Read the event stream to its end, timing each content chunk. Fails on
-/// a stall, the deadline, a cut, or a stream that is not SSE and JSON, that
-/// never finishes, or that holds no generated text.
-async fn read_stream(
-    mut resp: reqwest::Response,
+/// Hand the body to `take` piece by piece as it arrives, with the arrival
+/// time, until the server ends it. Fails on a stall (no byte for
+/// `spec.stall`), the deadline, or a connection that breaks off; whether
+/// the body that did arrive is a whole reply is for the caller to judge.
+pub(super) async fn pump(
+    resp: &mut reqwest::Response,
     spec: &RequestSpec,
-    s: &mut RequestSample,
     t0: Instant,
+    mut take: impl FnMut(&[u8], Instant) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
     let deadline = tokio::time::Instant::from_std(t0) + spec.deadline;
-    let bad = |why: String| (FailureCode::BadStream, why);
-    let mut sse = SseDecoder::new();
-    let mut last_content: Option<Instant> = None;
-    let mut done = false;
     loop {
         let next = tokio::select! {
             c = resp.chunk() => c,
@@ -304,16 +378,61 @@ async fn read_stream(
                 return Err((FailureCode::TimedOut, why));
             }
         };
-        let bytes = match next {
-            Ok(Some(b)) => b,
-            Ok(None) => break,
+        match next {
+            Ok(Some(bytes)) => take(&bytes, Instant::now())?,
+            Ok(None) => return Ok(()),
             Err(e) => {
                 let why = format!("the stream broke off: {e}");
                 return Err((FailureCode::StreamCut, why));
             }
-        };
-        let now = Instant::now();
-        for ev in sse.push(&bytes).map_err(bad)? {
+        }
+    }
+}
+
+/// A chunk carrying generated `text` arrived at `now`: the first stops the
+/// TTFT clock, each later one gives an inter-token gap.
+pub(super) fn mark_content(
+    s: &mut RequestSample,
+    text: &str,
+    now: Instant,
+    t0: Instant,
+    last_content: &mut Option<Instant>,
+) {
+    s.content_chunks += 1;
+    s.text.push_str(text);
+    if s.ttft_ms.is_none() {
+        s.ttft_ms = Some(ms(now - t0));
+    }
+    if let Some(prev) = *last_content {
+        s.itl_ms.push(ms(now - prev));
+    }
+    *last_content = Some(now);
+}
+
+/// The reason for a body that ended before the server said it was done.
+pub(super) fn cut_short(s: &RequestSample) -> Failure {
+    let why = format!(
+        "the server closed the stream before it ended (after {} content chunks)",
+        s.content_chunks
+    );
+    (FailureCode::StreamCut, why)
+}
+
+/// Read the event stream to its end, timing each content chunk. Fails on
+/// a stall, the deadline, a cut, or a stream that is not SSE and JSON, that
+/// never finishes, or that holds no generated text.
+async fn read_stream(
+    mut resp: reqwest::Response,
+    spec: &RequestSpec,
+    s: &mut RequestSample,
+    t0: Instant,
+) -> Result<(), Failure> {
+    let bad = |why: String| (FailureCode::BadStream, why);
+    let mut sse = SseDecoder::new();
+    let mut last_content: Option<Instant> = None;
+    let mut done = false;
+    pump(&mut resp, spec, t0, |bytes, now| {
+        for ev in sse.push(bytes).map_err(bad)? {
             match ev {
                 SseData::Done => done = true,
                 SseData::Json(text) => {
@@ -321,16 +440,14 @@ async fn read_stream(
                 }
             }
         }
-    }
+        Ok(())
+    })
+    .await?;
     if let Some(SseData::Json(text)) = sse.finish() {
         take_chunk(s, &text, Instant::now(), t0, &mut last_content).map_err(bad)?;
     }
     if !done && s.finish_reason.is_none() {
-        let why = format!(
-            "the server closed the stream before it ended (after {} content chunks)",
-            s.content_chunks
-        );
-        return Err((FailureCode::StreamCut, why));
+        return Err(cut_short(s));
     }
     if s.ttft_ms.is_none() {
         return Err(bad("the stream ended without any generated text".into()));
@@ -371,17 +488,14 @@ fn take_chunk(
                 .and_then(|d| d.get(k))
                 .or_else(|| (k == "content").then(|| c.get("text")).flatten())
                 .and_then(Value::as_str)
-                .is_some_and(|t| !t.is_empty())
+                .filter(|t| !t.is_empty())
         };
-        if text_of("content") || text_of("reasoning_content") || text_of("reasoning") {
-            s.content_chunks += 1;
-            if s.ttft_ms.is_none() {
-                s.ttft_ms = Some(ms(now - t0));
-            }
-            if let Some(prev) = *last_content {
-                s.itl_ms.push(ms(now - prev));
-            }
-            *last_content = Some(now);
+        let generated: String = ["content", "reasoning_content", "reasoning"]
+            .into_iter()
+            .filter_map(text_of)
+            .collect();
+        if !generated.is_empty() {
+            mark_content(s, &generated, now, t0, last_content);
         }
         if let Some(r) = c.get("finish_reason").and_then(Value::as_str) {
             s.finish_reason = Some(r.to_string());
@@ -417,6 +531,9 @@ fn take_chunk(
                 predicted_n: gn as u64,
                 predicted_ms: gm,
                 cache_n: f("cache_n").map(|c| c as u64),
+                prompt_n_counts_cache: false,
+                load_ms: None,
+                total_ms: None,
             });
             if s.cached_tokens.is_none() {
                 s.cached_tokens = f("cache_n").map(|c| c as u64);
@@ -432,6 +549,6 @@ fn take_chunk(
     Ok(())
 }
 
-fn ms(d: Duration) -> f64 {
+pub(super) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }

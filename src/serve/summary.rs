@@ -3,7 +3,7 @@
 //! Per-request figures (what one user waits for) and totals across the
 //! concurrent requests (what the server delivers) are kept apart, as are
 //! the client's clock (network and queueing inside) and the server's own
-//! (llama-server's `timings`).
+//! (llama-server's `timings`, Ollama's final `done` object).
 
 use serde::{Deserialize, Serialize};
 
@@ -67,7 +67,9 @@ pub struct TestSummary {
     pub e2e_ms: Option<Percentiles>,
     pub prefill_tokens_per_s: Option<Percentiles>,
     pub decode_tokens_per_s: Option<Percentiles>,
-    /// Per request, the server's own clock (llama-server only).
+    /// Per request, the server's own clock (llama-server, and Ollama on
+    /// its native route; Ollama's prefill is left out with `--prefix-cache`,
+    /// see `ServerTimings::prompt_n_counts_cache`).
     pub server_prefill_tokens_per_s: Option<Percentiles>,
     pub server_decode_tokens_per_s: Option<Percentiles>,
     /// Totals over the test's wall time (first send to last end): what the

@@ -50,6 +50,17 @@ pub enum WorkerRequest {
     Quantize(QuantizePlan),
     /// Score a model on the bundled text, as the reference or against one.
     Quality(QualityPlan),
+    /// Count the tokens of texts with a model's own tokenizer (a server
+    /// benchmark's fallback when the server reports no counts).
+    Tokenize(TokenizePlan),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TokenizePlan {
+    pub model_path: PathBuf,
+    /// Counted as plain text: no BOS or EOS added, and special-token
+    /// strings read as text, as a server counts text it generated.
+    pub texts: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -139,6 +150,8 @@ pub enum Event {
     Quantized { output_bytes: u64, elapsed_ms: f64 },
     /// A quality pass finished.
     Quality { figures: QualityFigures },
+    /// The token count of each text of a tokenize request, in order.
+    Tokens { counts: Vec<u64> },
     /// All jobs are done; the worker exits after this.
     Done { peak_rss_bytes: u64 },
 }

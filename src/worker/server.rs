@@ -5,7 +5,9 @@ use std::io::{BufRead, Write};
 use std::time::Instant;
 
 use super::fault;
-use super::protocol::{Event, QualityMode, QualityPlan, QuantizePlan, WorkerPlan, WorkerRequest};
+use super::protocol::{
+    Event, QualityMode, QualityPlan, QuantizePlan, TokenizePlan, WorkerPlan, WorkerRequest,
+};
 use crate::engine::{self, llama, measure, EngineError};
 use crate::vocab::failure::FailureCode;
 use crate::vocab::{CacheType, ContextParams, FlashAttn, Offload};
@@ -167,7 +169,40 @@ pub fn main() -> i32 {
         WorkerRequest::Bench(plan) => bench(plan),
         WorkerRequest::Quantize(plan) => quantize(plan),
         WorkerRequest::Quality(plan) => quality(plan),
+        WorkerRequest::Tokenize(plan) => tokenize(plan),
     }
+}
+
+/// Count tokens with the model's tokenizer. The model loads on the CPU
+/// (memory-mapped, so its weights are not read): only its vocabulary is used.
+fn tokenize(plan: TokenizePlan) -> i32 {
+    ready();
+    let params = crate::vocab::ModelParams {
+        n_gpu_layers: Some(0),
+        ..Default::default()
+    };
+    let Some((model, _, _)) = load(&plan.model_path, &params, false, None) else {
+        return 1;
+    };
+    let mut counts = Vec::with_capacity(plan.texts.len());
+    for t in &plan.texts {
+        match model.count_tokens(t) {
+            Ok(n) => counts.push(n as u64),
+            Err(e) => {
+                emit(&Event::Fatal {
+                    code: FailureCode::LoadFailed,
+                    message: format!("could not tokenize: {e}"),
+                });
+                return 1;
+            }
+        }
+    }
+    emit(&Event::Tokens { counts });
+    drop(model);
+    emit(&Event::Done {
+        peak_rss_bytes: peak_rss_bytes(),
+    });
+    0
 }
 
 /// The context `--fit` must leave room for: the most memory any job of the

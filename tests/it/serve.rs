@@ -109,7 +109,7 @@ fn a_server_is_measured_per_request_and_in_total_and_stored() {
     assert!(table.contains("prefix cache defeated"), "{table}");
 
     // Exports: the document, a CSV row per test, and a clear refusal of
-    // what server runs do not have yet.
+    // llama-bench's form, which describes in-process tests only.
     let target = format!("serve:{}", j["run_id"]);
     let doc = json(&s.run(&["export", &target, "--format", "json"]));
     assert_eq!(doc["results"], j["results"]);
@@ -119,19 +119,17 @@ fn a_server_is_measured_per_request_and_in_total_and_stored() {
     assert_eq!(lines.len(), 3, "{csv}");
     assert!(lines[0].starts_with("run_id,server_kind"));
     assert!(lines[2].contains("pp40+tg12 @d0 c3"));
-    let o = s.run(&[
-        "export",
-        &target,
-        "--format",
-        "png",
-        "-o",
-        &s.path("c.png").to_string_lossy(),
-    ]);
+    let o = s.run(&["export", &target, "--format", "llama-bench-json"]);
     assert_code(&o, 2);
-    assert!(stderr(&o).contains("md, csv or json"), "{}", stderr(&o));
-    let o = s.run(&["compare", &target, &target]);
-    assert_code(&o, 2);
-    assert!(stderr(&o).contains("server run"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("in-process runs"), "{}", stderr(&o));
+    // A run compared with itself changes nothing.
+    let o = s.run(&["compare", &target, &target, "--json"]);
+    assert_code(&o, 0);
+    let c = json(&o);
+    assert!(!c["tests"].as_array().unwrap().is_empty(), "{c}");
+    for t in c["tests"].as_array().unwrap() {
+        assert_eq!(t["ratio"], 1.0, "{t}");
+    }
 }
 
 #[test]
@@ -307,4 +305,192 @@ fn a_killed_serve_bench_keeps_its_finished_tests_and_is_closed_as_interrupted() 
     assert_eq!(results.len(), 1);
     assert_eq!(results[0]["test"], "pp20+tg4 @d0 c1");
     assert_eq!(results[0]["status"], "ok");
+}
+
+/// The fake as Ollama: 30 ms of prefill, then a token every 12.5 ms, so
+/// 16 tokens take 200 ms by its clock: 80 t/s.
+fn fake_ollama() -> FakeOpenAi {
+    FakeOpenAi::start(Pace {
+        ollama_like: true,
+        per_token: Duration::from_micros(12_500),
+        ..Pace::default()
+    })
+}
+
+#[test]
+fn ollama_is_measured_through_its_native_route_with_its_own_timings() {
+    let server = fake_ollama();
+    let s = Scratch::new();
+    let o = serve_bench(&s, &server.url, "-p 40 -n 16 -r 2 --json");
+    assert_code(&o, 0);
+    let j = json(&o);
+    assert_eq!(j["server"]["kind"], "ollama");
+    assert_eq!(j["server"]["version"], "0.0.0-fake");
+    let r = &j["results"][0];
+    assert_eq!(r["status"], "ok", "{r}");
+    // The counts are Ollama's own (eval_count, prompt_eval_count).
+    assert_eq!(r["summary"]["token_source"], "timings");
+    assert_eq!(r["summary"]["completion_tokens_mean"], 16.0);
+    // The server's figures are exactly what it reported: 16 tokens in
+    // 200 ms, and the prompt's count in 30 ms.
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * b;
+    let decode = pct(r, "server_decode_tokens_per_s", "p50");
+    assert!(close(decode, 80.0), "{decode}");
+    let prompt = r["summary"]["prompt_tokens_mean"].as_f64().unwrap();
+    let prefill = pct(r, "server_prefill_tokens_per_s", "p50");
+    assert!(close(prefill, prompt / 0.030), "{prefill} {prompt}");
+    // The warm-ups taught the prompt cutter from Ollama's counts (one token
+    // a word here, where the default guess is 1.35): about 40 in all, plus
+    // the request's tag.
+    assert!((40.0..=48.0).contains(&prompt), "{prompt}");
+    // The client's clock still times every line: TTFT holds the prefill
+    // wait, each later token comes ≥ 12.5 ms after the one before.
+    assert!(pct(r, "ttft_ms", "p50") >= 30.0, "{r}");
+    assert!(pct(r, "itl_ms", "p50") >= 12.0, "{r}");
+    let t = &r["samples"][0]["timings"];
+    assert_eq!(t["predicted_n"], 16);
+    assert_eq!(t["predicted_ms"], 200.0);
+    assert_eq!(t["prompt_ms"], 30.0);
+    assert_eq!(t["load_ms"], 2.0);
+    assert_eq!(t["total_ms"], 232.0);
+    assert!(t["cache_n"].is_null(), "{t}");
+    assert_eq!(r["samples"][0]["finish_reason"], "length");
+
+    // Every request went to /api/chat with Ollama's options, none to the
+    // OpenAI route.
+    let seen = server.seen();
+    assert_eq!(seen.len(), 4, "two warm-ups and two requests");
+    for q in &seen {
+        assert_eq!(q.path, "/api/chat");
+        assert_eq!(q.body["stream"], true);
+        assert_eq!(q.body["options"]["temperature"], 0);
+        assert!(q.body.get("stream_options").is_none(), "{}", q.body);
+    }
+    assert_eq!(seen.last().unwrap().body["options"]["num_predict"], 16);
+    let heads: std::collections::HashSet<String> = seen
+        .iter()
+        .map(|q| {
+            let p = q.body["messages"][0]["content"].as_str().unwrap();
+            p.chars().take(24).collect()
+        })
+        .collect();
+    assert_eq!(heads.len(), seen.len(), "every prompt is its own");
+}
+
+#[test]
+fn ollama_with_a_shared_prefix_gives_no_server_prefill_rate() {
+    // Ollama counts a cached context in prompt_eval_count but not in
+    // prompt_eval_duration: with --prefix-cache the pair would count the
+    // context as prefilled, so no rate comes from it. Decode stands.
+    let server = fake_ollama();
+    let s = Scratch::new();
+    let o = serve_bench(
+        &s,
+        &server.url,
+        "-p 20 -d 64 -n 4 -r 2 --prefix-cache --json",
+    );
+    assert_code(&o, 0);
+    let j = json(&o);
+    let r = &j["results"][0];
+    assert_eq!(r["status"], "ok", "{r}");
+    assert_eq!(r["summary"]["token_source"], "timings");
+    assert!(r["summary"]["server_prefill_tokens_per_s"].is_null(), "{r}");
+    assert!(pct(r, "server_decode_tokens_per_s", "p50") > 0.0);
+    for x in r["samples"].as_array().unwrap() {
+        assert_eq!(x["timings"]["prompt_n_counts_cache"], true, "{x}");
+    }
+    // The context went once, then each request carried it first.
+    let seen = server.seen();
+    let context = seen[2].body["messages"][0]["content"].as_str().unwrap();
+    assert!(seen[3..].iter().all(|q| q.body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with(context)));
+}
+
+#[test]
+fn a_misbehaving_ollama_stream_is_a_recorded_failure_with_its_reason() {
+    for (mode, code, words) in [
+        (Mode::Malformed, "bad_stream", "not JSON"),
+        (Mode::ErrorMidStream, "bad_stream", "error mid-stream"),
+        (Mode::Cut, "stream_cut", "closed the stream"),
+        (Mode::Http500, "server_error", "HTTP 500"),
+    ] {
+        let server = fake_ollama();
+        server.set_mode(mode);
+        let s = Scratch::new();
+        let o = serve_bench(
+            &s,
+            &server.url,
+            "-p 20 -n 4 -r 2 --stall 5 --timeout 10 --json",
+        );
+        assert_code(&o, 1);
+        let j = json(&o);
+        assert_eq!(j["server"]["kind"], "ollama", "{mode:?}");
+        assert_eq!(j["status"], "failed", "{mode:?}");
+        assert_eq!(j["error_code"], code, "{mode:?}: {j}");
+        let r = &j["results"][0];
+        assert_eq!(r["status"], "failed", "{mode:?}");
+        let why = r["error"].as_str().unwrap();
+        assert!(why.contains(words), "{mode:?}: {why}");
+        assert!(r["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|x| x["error_code"] == code));
+        assert!(server.seen().iter().all(|q| q.path == "/api/chat"));
+    }
+}
+
+#[test]
+fn a_server_without_counts_is_counted_with_the_models_tokenizer() {
+    // No usage and no timings: only the text comes back.
+    let server = FakeOpenAi::start(Pace {
+        usage: false,
+        ..Pace::default()
+    });
+    let s = Scratch::new();
+    let o = serve_bench(
+        &s,
+        &server.url,
+        "--api completions -p 24 -n 12 -r 2 --json --tokenizer SMOL",
+    );
+    assert_code(&o, 0);
+    let j = json(&o);
+    assert_eq!(j["plan"]["tokenizer"], SMOL, "the file name, not its path");
+    let r = &j["results"][0];
+    assert_eq!(r["summary"]["token_source"], "tokenizer", "{r}");
+    for q in r["samples"].as_array().unwrap() {
+        // The fake sends " t0", " t1", …: SmolLM2's tokenizer reads each as
+        // more than one token, so a chunk count would be too low.
+        let chunks = q["content_chunks"].as_u64().unwrap();
+        let counted = q["completion_tokens"].as_u64().unwrap();
+        assert_eq!(chunks, 12);
+        assert!(counted > chunks, "{q}");
+        assert!(q["prompt_tokens"].as_u64().unwrap() > 0, "{q}");
+        assert!(
+            q.get("text").is_none(),
+            "the generated text is never stored"
+        );
+    }
+    assert!(pct(r, "decode_tokens_per_s", "p50") > 0.0);
+
+    // Without a tokenizer the same server is counted by chunks, and says so.
+    let o = serve_bench(&s, &server.url, "--api completions -p 24 -n 12 -r 1 --json");
+    assert_code(&o, 0);
+    let j = json(&o);
+    assert_eq!(j["results"][0]["summary"]["token_source"], "chunks");
+    assert!(j["plan"]["tokenizer"].is_null());
+
+    // A tokenizer file that is not a GGUF is refused before anything is sent.
+    let bad = s.dir.path().join("bad.gguf");
+    std::fs::write(&bad, b"not a model").unwrap();
+    let before = server.seen().len();
+    let o = serve_bench(
+        &s,
+        &server.url,
+        &format!("-p 8 -n 2 -r 1 --tokenizer {}", bad.display()),
+    );
+    assert_code(&o, 2);
+    assert_eq!(server.seen().len(), before, "nothing was sent");
 }

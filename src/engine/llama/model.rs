@@ -183,6 +183,16 @@ impl Model {
     /// when the vocabulary wants one), special strings in the text left as
     /// plain text.
     pub fn tokenize(&self, text: &str) -> Result<Vec<Token>, EngineError> {
+        self.tokenize_with(text, true)
+    }
+
+    /// How many tokens `text` is as plain text: nothing added, as a server
+    /// counts the text it generated (for a server that reports no counts).
+    pub fn count_tokens(&self, text: &str) -> Result<usize, EngineError> {
+        Ok(self.tokenize_with(text, false)?.len())
+    }
+
+    fn tokenize_with(&self, text: &str, add_special: bool) -> Result<Vec<Token>, EngineError> {
         let len = i32::try_from(text.len())
             .map_err(|_| EngineError::Context("text too long to tokenize".into()))?;
         // More tokens than bytes plus BOS/EOS cannot come out.
@@ -198,7 +208,7 @@ impl Model {
                 len,
                 out.as_mut_ptr(),
                 capacity,
-                true,
+                add_special,
                 false,
             )
         };

@@ -14,6 +14,11 @@ api_key: string | null, api: Api, n_prompt: Array<number>, n_gen: Array<number>,
  */
 engine: string | null, engine_threads: number | null, 
 /**
+ * A GGUF whose tokenizer counts tokens the server does not report;
+ * `engine` when not given.
+ */
+tokenizer: string | null, 
+/**
  * Show the host in the report instead of `<host>`.
  */
 show_host: boolean, };

@@ -27,4 +27,9 @@ stall_s: number,
 /**
  * No request may take longer.
  */
-timeout_s: number, };
+timeout_s: number, 
+/**
+ * The GGUF (file name only) whose tokenizer counted the tokens of
+ * requests the server gave no counts for; null when none was used.
+ */
+tokenizer: string | null, };

@@ -24,7 +24,9 @@ cached_tokens_mean: number | null,
  */
 ttft_ms: Percentiles | null, itl_ms: Percentiles | null, tpot_ms: Percentiles | null, e2e_ms: Percentiles | null, prefill_tokens_per_s: Percentiles | null, decode_tokens_per_s: Percentiles | null, 
 /**
- * Per request, the server's own clock (llama-server only).
+ * Per request, the server's own clock (llama-server, and Ollama on
+ * its native route; Ollama's prefill is left out with `--prefix-cache`,
+ * see `ServerTimings::prompt_n_counts_cache`).
  */
 server_prefill_tokens_per_s: Percentiles | null, server_decode_tokens_per_s: Percentiles | null, 
 /**

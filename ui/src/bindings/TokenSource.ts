@@ -3,4 +3,4 @@
 /**
  * Where a request's token counts came from.
  */
-export type TokenSource = "usage" | "timings" | "chunks";
+export type TokenSource = "usage" | "timings" | "chunks" | "tokenizer";
