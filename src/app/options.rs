@@ -105,6 +105,25 @@ fn parse_pg(s: &str) -> Result<(u32, u32), String> {
     ))
 }
 
+/// `--sustain` minutes, fractions allowed (0.5 is 30 s), as whole seconds.
+fn parse_minutes(s: &str) -> Result<u32, String> {
+    let m: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of minutes; e.g. --sustain 5"))?;
+    if !(m.is_finite() && m > 0.0) {
+        return Err(format!("'{s}': give a number of minutes above 0"));
+    }
+    let secs = (m * 60.0).round();
+    if secs < 1.0 || secs > f64::from(crate::bench::plan::SUSTAIN_MAX_S) {
+        return Err(format!(
+            "'{s}': a sustained decode lasts from 1 second to {} minutes",
+            crate::bench::plan::SUSTAIN_MAX_S / 60
+        ));
+    }
+    Ok(secs as u32)
+}
+
 fn parse_mmap(s: &str) -> Result<Option<bool>, String> {
     match s {
         "1" | "true" | "on" => Ok(Some(true)),
@@ -297,6 +316,19 @@ pub struct BenchOptions {
     /// choose (auto, Dyno's default; llama-bench's is mmap).
     #[arg(long = "mmap", value_delimiter = ',', value_parser = parse_mmap, value_name = "0,1,auto")]
     pub mmap: Option<Vec<Option<bool>>>,
+    /// Decode back to back for MINUTES (tg32 repeated, the cache cleared
+    /// between repetitions) and report the burst rate, the sustained rate
+    /// (the last third), when it dropped and why: throttling (clocks,
+    /// temperatures, GPU limits) or other programs. Replaces the tests.
+    #[arg(long, value_name = "MINUTES", value_parser = parse_minutes,
+          conflicts_with_all = ["preset", "n_prompt", "n_gen", "pg", "npl", "n_depth"])]
+    pub sustain: Option<u32>,
+    /// Before each model load after the first (each level of a sweep), wait
+    /// until CPU and GPU temperatures and clocks are back near their idle
+    /// values, read before the first load; at most SECONDS (default 120).
+    /// The wait is recorded with the run.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "120", value_name = "SECONDS")]
+    pub cooldown: Option<u32>,
     /// Longest a worker may stay silent (one repetition) before it is killed.
     #[arg(long = "timeout", default_value_t = 600, value_name = "SECONDS")]
     pub timeout_s: u64,
@@ -366,6 +398,7 @@ impl BenchOptions {
             devices: pick(&self.device, d.devices),
             no_kv_offload: pick(&self.no_kv_offload, d.no_kv_offload),
             fit_margin_mib: self.fit,
+            sustain_s: self.sustain,
         }
     }
 }

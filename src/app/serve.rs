@@ -171,6 +171,7 @@ pub async fn engine_run(
         cancel: cancel.clone(),
         telemetry: true,
         memory_check: true,
+        cooldown: None,
     };
     let prepared = prepare_model(store, model).await?;
     let mut out = BenchOutcome::default();

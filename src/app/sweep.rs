@@ -45,6 +45,15 @@ pub struct SweepInput {
     #[serde(default)]
     #[ts(as = "Option<_>", optional)]
     pub fresh: bool,
+    /// Minutes of sustained decode per level (`--sustain`) instead of the
+    /// preset or the lengths above.
+    #[serde(default)]
+    pub sustain_min: Option<f64>,
+    /// Wait for idle temperatures and clocks before each level after the
+    /// first (`--cooldown`, up to 120 s).
+    #[serde(default)]
+    #[ts(as = "Option<_>", optional)]
+    pub cooldown: bool,
 }
 
 /// Where the form's levels come from.
@@ -100,7 +109,9 @@ impl SweepInput {
                 argv.push(format!("--dir={}", dir.trim()));
             }
         }
-        if let Some(p) = self.preset {
+        if let Some(m) = self.sustain_min {
+            argv.push(format!("--sustain={m}"));
+        } else if let Some(p) = self.preset {
             let name = clap::ValueEnum::to_possible_value(&p)
                 .map(|v| v.get_name().to_string())
                 .unwrap_or_default();
@@ -124,6 +135,9 @@ impl SweepInput {
         }
         if self.fresh {
             argv.push("--fresh".into());
+        }
+        if self.cooldown {
+            argv.push("--cooldown".into());
         }
         use clap::{Args, FromArgMatches};
         let parsed = SweepArgs::augment_args(clap::Command::new("sweep"))
@@ -314,6 +328,7 @@ pub async fn execute(
         cancel: cancel.clone(),
         telemetry: !a.opts.no_telemetry,
         memory_check: !a.opts.no_memory_check,
+        cooldown: a.opts.cooldown.map(crate::bench::run::Cooldown::new),
     };
     let plan = Plan {
         models: resolved
@@ -436,7 +451,26 @@ mod tests {
             ngl: None,
             quality: Some(false),
             fresh: false,
+            sustain_min: None,
+            cooldown: false,
         }
+    }
+
+    #[test]
+    fn sustained_and_cooldown_reach_the_clis_options() {
+        let mut i = input(SourceInput::Files {
+            files: vec!["a.gguf".into()],
+        });
+        i.sustain_min = Some(0.5);
+        i.cooldown = true;
+        let a = i.args().unwrap();
+        assert_eq!(a.opts.sustain, Some(30));
+        assert_eq!(a.opts.cooldown, Some(120));
+        // The lengths the form also held are not sent beside it.
+        assert_eq!(a.opts.n_prompt, None);
+        i.sustain_min = Some(0.0);
+        let e = i.args().unwrap_err().to_string();
+        assert!(e.contains("minutes above 0"), "{e}");
     }
 
     #[test]

@@ -38,7 +38,8 @@ pub enum BenchEvent<'a> {
     },
     /// A test began (warm-up first, then repetitions).
     TestStarted { run_id: i64, test: &'a TestSpec },
-    /// One timed repetition was measured and stored.
+    /// One timed repetition was measured and stored; `reps` is 0 in a
+    /// sustained decode, which repeats for a time rather than a count.
     Sample {
         run_id: i64,
         test: &'a TestSpec,
@@ -57,6 +58,9 @@ pub enum BenchEvent<'a> {
         status: RunStatus,
         error: Option<&'a str>,
     },
+    /// `--cooldown`: waiting, up to `limit_s`, for what `still` names to
+    /// come back to idle before the next model load.
+    CoolingDown { limit_s: u32, still: &'a [String] },
 }
 
 /// Receives progress. Returning [`Flow::Stop`] cancels the benchmark as a

@@ -62,7 +62,21 @@ pub struct BenchRequest {
     /// chooses the layers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fit_margin_mib: Option<u32>,
+    /// `--sustain`: decode back to back for this many seconds instead of
+    /// the tests above (see [`SUSTAIN_TOKENS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sustain_s: Option<u32>,
 }
+
+/// Tokens per repetition of a sustained decode: short enough that the rate
+/// is read several times a second on a small model, long enough that one
+/// repetition's start-up is noise. The cache is cleared between
+/// repetitions, so the rate is decode near depth 0 throughout and a fall is
+/// the machine's, not a growing context's.
+pub const SUSTAIN_TOKENS: u32 = 32;
+
+/// The longest sustained decode Dyno runs, in seconds (4 hours).
+pub const SUSTAIN_MAX_S: u32 = 4 * 3600;
 
 fn default_split() -> Vec<SplitMode> {
     vec![SplitMode::Layer]
@@ -118,6 +132,7 @@ impl BenchRequest {
             devices: default_devices(),
             no_kv_offload: default_nkvo(),
             fit_margin_mib: None,
+            sustain_s: None,
         }
     }
 
@@ -169,6 +184,14 @@ impl BenchRequest {
                 return bad(format!("{name} needs at least one value"));
             }
         }
+        if let Some(s) = self.sustain_s {
+            if s == 0 || s > SUSTAIN_MAX_S {
+                return bad(format!(
+                    "--sustain takes minutes above 0 and at most {}; e.g. --sustain 5",
+                    SUSTAIN_MAX_S / 60
+                ));
+            }
+        }
         if self.tests().is_empty() {
             return bad("nothing to measure: every test length is 0; give -p, -n, --pg or --npl a value above 0".into());
         }
@@ -181,6 +204,7 @@ impl BenchRequest {
 
     /// The tests of one run, in llama-bench's order: for each depth, every
     /// pp, then every tg, then every pp+tg; parallel tests come last.
+    /// A sustained decode is one test, `tg32`, repeated for its duration.
     pub fn tests(&self) -> Vec<TestSpec> {
         let mut out = Vec::new();
         let spec = |kind, n_prompt, n_gen, n_depth, n_parallel| TestSpec {
@@ -190,6 +214,9 @@ impl BenchRequest {
             n_depth,
             n_parallel,
         };
+        if self.sustain_s.is_some() {
+            return vec![spec(TestKind::Gen, 0, SUSTAIN_TOKENS, 0, 1)];
+        }
         for &d in &self.n_depth {
             out.extend(
                 self.n_prompt
@@ -264,6 +291,7 @@ impl BenchRequest {
                                         reps: self.reps,
                                         warmup: self.warmup,
                                         tests: tests.clone(),
+                                        sustain_s: self.sustain_s,
                                     });
                                 }
                             }

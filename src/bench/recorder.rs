@@ -1,11 +1,14 @@
 //! Connects the telemetry sampler to one worker's runs: stamps the phase the
 //! worker reports, and stores readings against the run and test they were
-//! taken during.
+//! taken during. It also reads what other processes used while each test
+//! was timed ([`crate::telemetry::disturbance`]).
 
 use std::collections::HashMap;
 
 use crate::error::Result;
 use crate::store::Store;
+use crate::telemetry::disturbance::{self, Contention, Ledger, Snapshot};
+use crate::telemetry::sustain::LoadWindow;
 use crate::telemetry::{Phase, Reading, Sampler, Sources, INTERVAL};
 
 pub struct Recorder {
@@ -17,6 +20,24 @@ pub struct Recorder {
     current_run: Option<i64>,
     /// Readings taken before any run of this worker existed.
     pending: Vec<Reading>,
+    /// Reads every process's CPU time at the edges of a timed phase.
+    ledger: Option<Ledger>,
+    /// The job being timed and the snapshot taken as its timing began.
+    timed: Option<(usize, Snapshot)>,
+    /// What competed with each job's timed phase, until the supervisor
+    /// takes it.
+    contention: HashMap<usize, Contention>,
+    /// Dyno's own processes: this one and its worker.
+    own: Vec<u32>,
+    /// Sustained decodes also read the others' CPU about once a second,
+    /// so a drop can be set beside what started competing.
+    sustained: bool,
+    /// The last window's end, while a sustained test is timed.
+    window: Option<Snapshot>,
+    /// What the others used, window by window, per sustained job.
+    windows: HashMap<usize, Vec<LoadWindow>>,
+    /// JSON of the cool-down before this worker.
+    cooldown_json: Option<String>,
 }
 
 impl Recorder {
@@ -27,7 +48,56 @@ impl Recorder {
             jobs: HashMap::new(),
             current_run: None,
             pending: Vec::new(),
+            ledger: enabled.then(Ledger::new),
+            timed: None,
+            contention: HashMap::new(),
+            own: vec![std::process::id()],
+            sustained: false,
+            window: None,
+            windows: HashMap::new(),
+            cooldown_json: None,
         }
+    }
+
+    /// How the cool-down before this worker went, kept with its runs.
+    pub fn set_cooldown(&mut self, r: Option<crate::telemetry::cooldown::CooldownRecord>) {
+        self.cooldown_json = r.map(|r| serde_json::to_string(&r).expect("a record serialises"));
+    }
+
+    pub fn cooldown_json(&self) -> Option<String> {
+        self.cooldown_json.clone()
+    }
+
+    /// This worker's tests are sustained decodes (`--sustain`).
+    pub fn set_sustained(&mut self, on: bool) {
+        self.sustained = on;
+    }
+
+    /// A repetition of `job` arrived: in a sustained decode, close a window
+    /// of the others' CPU once a second has passed since the last.
+    pub fn sample(&mut self, job: usize) {
+        if !self.sustained {
+            return;
+        }
+        let (Some(ledger), Some((j, start)), Some(last)) = (
+            self.ledger.as_mut(),
+            self.timed.as_ref(),
+            self.window.as_ref(),
+        ) else {
+            return;
+        };
+        if *j != job || last.at().elapsed() < std::time::Duration::from_secs(1) {
+            return;
+        }
+        let now = ledger.snapshot();
+        let w = load_window(start, last, &now, &self.own);
+        self.windows.entry(job).or_default().push(w);
+        self.window = Some(now);
+    }
+
+    /// The windows of a sustained job, once it has ended.
+    pub fn take_windows(&mut self, job: usize) -> Vec<LoadWindow> {
+        self.windows.remove(&job).unwrap_or_default()
     }
 
     /// JSON of the sources this machine has, stored on each run.
@@ -46,16 +116,50 @@ impl Recorder {
             .unwrap_or_default()
     }
 
-    pub fn set_pid(&self, pid: u32) {
+    pub fn set_pid(&mut self, pid: u32) {
         if let Some(s) = &self.sampler {
             s.set_pid(pid);
         }
+        self.own.push(pid);
     }
 
-    pub fn phase(&self, phase: Phase, job: Option<usize>) {
+    /// The worker's phase. Entering the timed phase snapshots every
+    /// process's CPU time, and leaving it works out what the others used.
+    pub fn phase(&mut self, phase: Phase, job: Option<usize>) {
         if let Some(s) = &self.sampler {
             s.set_phase(phase, job.and_then(|j| u32::try_from(j).ok()));
         }
+        let Some(ledger) = self.ledger.as_mut() else {
+            return;
+        };
+        let timing = self.timed.as_ref().map(|(j, _)| *j);
+        if phase == Phase::Timed && job.is_some() && timing == job {
+            return;
+        }
+        if let Some((j, start)) = self.timed.take() {
+            let end = ledger.snapshot();
+            // The sustained decode's last window runs to the end of timing.
+            if let Some(last) = self.window.take() {
+                let w = load_window(&start, &last, &end, &self.own);
+                self.windows.entry(j).or_default().push(w);
+            }
+            self.contention
+                .insert(j, disturbance::contention(&start, &end, &self.own));
+        }
+        self.window = None;
+        if let (Phase::Timed, Some(j)) = (phase, job) {
+            let start = ledger.snapshot();
+            if self.sustained {
+                self.window = Some(start.clone());
+            }
+            self.timed = Some((j, start));
+        }
+    }
+
+    /// What competed with job `job` while it was timed, once its timed
+    /// phase has ended.
+    pub fn take_contention(&mut self, job: usize) -> Option<Contention> {
+        self.contention.remove(&job)
     }
 
     /// A run started by this worker: readings without a job go to it.
@@ -111,5 +215,17 @@ impl Recorder {
             store.insert_telemetry(run, &rows).await?;
         }
         Ok(())
+    }
+}
+
+/// What other programs used between `a` and `b`, placed on the clock of
+/// the timed phase that began at `start`.
+fn load_window(start: &Snapshot, a: &Snapshot, b: &Snapshot, own: &[u32]) -> LoadWindow {
+    let c = disturbance::contention(a, b, own);
+    LoadWindow {
+        start_s: a.at().duration_since(start.at()).as_secs_f64(),
+        end_s: b.at().duration_since(start.at()).as_secs_f64(),
+        others_cpu_cores: c.others_cpu_cores,
+        top: c.top,
     }
 }

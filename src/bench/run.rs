@@ -7,13 +7,15 @@
 //! cancel stops the whole benchmark.
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use super::plan::BenchRequest;
 use super::recorder::Recorder;
-use super::Reporter;
+use super::{BenchEvent, Reporter};
 use crate::error::{DynoError, Result};
 use crate::model::{self, ModelInfo};
 use crate::store::Store;
+use crate::telemetry::cooldown::{still_warm, CooldownEnd, CooldownRecord, Margins, Thermal};
 use crate::vocab::RunConfig;
 use crate::worker::client::{Cancel, WorkerOptions};
 use crate::worker::protocol::MemoryCheck;
@@ -30,6 +32,88 @@ pub struct BenchContext<'a> {
     /// Refuse a model or a test whose estimated memory exceeds what is free
     /// (see [`crate::model::memory`]).
     pub memory_check: bool,
+    /// `--cooldown`: wait for idle temperatures and clocks before each
+    /// model load after the first.
+    pub cooldown: Option<Cooldown>,
+}
+
+/// The cool-down's limit and the idle state it waits for, read before the
+/// benchmark's first model load.
+pub struct Cooldown {
+    pub limit_s: u32,
+    idle: std::sync::Mutex<Option<Thermal>>,
+}
+
+impl Cooldown {
+    pub fn new(limit_s: u32) -> Cooldown {
+        Cooldown {
+            limit_s,
+            idle: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Before a worker starts: the first call reads the idle state and
+    /// returns `None`; each later one waits for it (or the limit, or a
+    /// cancel) and says how the wait went.
+    async fn before_worker(
+        &self,
+        cancel: &Cancel,
+        reporter: &mut dyn Reporter,
+    ) -> Option<CooldownRecord> {
+        let idle = {
+            let mut g = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+            match *g {
+                Some(i) => i,
+                None => {
+                    *g = Some(Thermal::read());
+                    return None;
+                }
+            }
+        };
+        let margins = Margins::default();
+        let t0 = Instant::now();
+        let before = Thermal::read();
+        let mut now = before;
+        let mut still = still_warm(&idle, &now, &margins);
+        let mut told = false;
+        let end = loop {
+            if idle.is_empty() || now.is_empty() {
+                break CooldownEnd::NothingToRead;
+            }
+            if still.is_empty() {
+                break CooldownEnd::Settled;
+            }
+            if cancel.is_cancelled() {
+                break CooldownEnd::Cancelled;
+            }
+            if t0.elapsed() >= Duration::from_secs(u64::from(self.limit_s)) {
+                break CooldownEnd::TimeLimit;
+            }
+            if !told {
+                reporter.event(&BenchEvent::CoolingDown {
+                    limit_s: self.limit_s,
+                    still: &still,
+                });
+                told = true;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            now = Thermal::read();
+            still = still_warm(&idle, &now, &margins);
+        };
+        Some(CooldownRecord {
+            waited_ms: t0.elapsed().as_secs_f64() * 1e3,
+            limit_s: self.limit_s,
+            end,
+            idle,
+            before,
+            after: now,
+            still: if end == CooldownEnd::TimeLimit {
+                still
+            } else {
+                Vec::new()
+            },
+        })
+    }
 }
 
 /// A model file described, hashed and registered in the store.
@@ -87,6 +171,28 @@ pub async fn run_model(
     Ok(())
 }
 
+/// Measure `config` once more on `model`: a stored run's configuration cut
+/// down to the tests to repeat (`dyno bench --retry-disturbed`). It is a
+/// run of its own, so the first measurement is kept beside it.
+pub async fn run_config(
+    ctx: &BenchContext<'_>,
+    model: &PreparedModel,
+    config: &RunConfig,
+    req: &BenchRequest,
+    reporter: &mut dyn Reporter,
+    out: &mut BenchOutcome,
+) -> Result<()> {
+    let mut pending = vec![config];
+    while !pending.is_empty() {
+        if ctx.cancel.is_cancelled() {
+            out.cancelled = true;
+            return Ok(());
+        }
+        pending = run_worker(ctx, model, &pending, req, reporter, out).await?;
+    }
+    Ok(())
+}
+
 /// One worker over `runs`, with its telemetry. Returns the runs left to do
 /// by a fresh worker (those not started when this one crashed); empty when
 /// nothing is left.
@@ -98,7 +204,13 @@ async fn run_worker<'c>(
     reporter: &mut dyn Reporter,
     out: &mut BenchOutcome,
 ) -> Result<Vec<&'c RunConfig>> {
+    let cooled = match &ctx.cooldown {
+        Some(c) => c.before_worker(&ctx.cancel, reporter).await,
+        None => None,
+    };
     let mut rec = Recorder::start(ctx.telemetry);
+    rec.set_sustained(req.sustain_s.is_some());
+    rec.set_cooldown(cooled);
     let left = super::supervisor::supervise(ctx, model, runs, req, reporter, out, &mut rec).await;
     // Store the last readings whatever happened; a store error in the run
     // itself is the one to report.

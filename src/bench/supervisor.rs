@@ -17,6 +17,7 @@ use super::{BenchEvent, Flow, Reporter};
 use crate::error::{DynoError, Result};
 use crate::store::{NewRun, Store, WorkerFacts};
 use crate::telemetry::Phase;
+use crate::telemetry::{disturbance, sustain};
 use crate::vocab::failure::FailureCode;
 use crate::vocab::status::{ResultStatus, RunStatus};
 use crate::vocab::RunConfig;
@@ -55,6 +56,7 @@ pub(super) async fn supervise<'c>(
         jobs: runs.iter().flat_map(|c| c.jobs()).collect(),
         reps: req.reps,
         warmup: req.warmup,
+        sustain_ms: req.sustain_s.map(|s| u64::from(s) * 1000),
         memory,
     };
 
@@ -157,8 +159,13 @@ impl<'s, 'c> Supervisor<'s, 'c> {
             .enumerate()
             .flat_map(|(ri, c)| c.jobs().enumerate().map(move |(ti, _)| (ri, ti)))
             .collect();
+        // Read as the worker starts: a laptop unplugged mid-benchmark shows
+        // on the runs of the next worker.
+        let power = crate::telemetry::power::PowerState::now();
         let facts = WorkerFacts {
             telemetry_sources: rec.sources_json(),
+            power_json: Some(serde_json::to_string(&power).expect("power serialises")),
+            cooldown_json: rec.cooldown_json(),
             ..WorkerFacts::default()
         };
         Supervisor {
@@ -361,6 +368,7 @@ impl<'s, 'c> Supervisor<'s, 'c> {
             return Ok(None);
         };
         cur.samples.push(sample);
+        self.rec.sample(job);
         if self.each_sample {
             self.ctx
                 .store
@@ -372,7 +380,12 @@ impl<'s, 'c> Supervisor<'s, 'c> {
             run_id: st.run_id.unwrap_or_default(),
             test: &st.config.tests[cur.test],
             rep,
-            reps: self.req.reps,
+            // 0: a sustained decode has no count of repetitions.
+            reps: if self.req.sustain_s.is_some() {
+                0
+            } else {
+                self.req.reps
+            },
         })))
     }
 
@@ -395,9 +408,8 @@ impl<'s, 'c> Supervisor<'s, 'c> {
         } else {
             ResultStatus::Ok
         };
-        let headline = figures(test, &cur.samples)
-            .headline
-            .map(|f| (f.mean, f.stddev));
+        let figs = figures(test, &cur.samples).headline;
+        let headline = figs.as_ref().map(|f| (f.mean, f.stddev));
         self.ctx
             .store
             .finish_result(
@@ -408,6 +420,35 @@ impl<'s, 'c> Supervisor<'s, 'c> {
                 headline,
             )
             .await?;
+        let contention = self.rec.take_contention(job);
+        let cores = cores_in_use(st.config.ctx.n_threads);
+        let sustained = st.config.sustain_s.is_some();
+        let verdict = error.is_none().then(|| {
+            disturbance::judge(
+                contention.as_ref(),
+                cores,
+                // A sustained decode's spread is what it measures (a
+                // throttling machine's rate falls); only others' CPU and
+                // steal disturb it.
+                figs.as_ref()
+                    .filter(|_| !sustained)
+                    .and_then(|f| disturbance::coefficient_of_variation(&f.samples)),
+                &disturbance::Thresholds::default(),
+            )
+        });
+        if sustained && error.is_none() {
+            let (run_id, n_gen) = (st.run_id.unwrap_or_default(), test.n_gen);
+            self.summarise_sustained(run_id, cur.result_id, job, n_gen, &cur.samples, cores)
+                .await?;
+        }
+        let st = &mut self.states[cur.run];
+        let test = &st.config.tests[cur.test];
+        if let Some(d) = verdict.flatten() {
+            self.ctx
+                .store
+                .set_result_disturbance(cur.result_id, &d)
+                .await?;
+        }
         if let Some(e) = &error {
             st.failure.get_or_insert_with(|| {
                 WorkerFailure::new(FailureCode::TestFailed, format!("{}: {e}", test.name()))
@@ -576,4 +617,56 @@ async fn finish_run(
         status,
         error: failure.map(|f| f.1),
     }))
+}
+
+impl Supervisor<'_, '_> {
+    /// A sustained decode ended: its repetitions, set beside the telemetry
+    /// and other programs' CPU over the same seconds, become its summary.
+    async fn summarise_sustained(
+        &mut self,
+        run_id: i64,
+        result_id: i64,
+        job: usize,
+        n_gen: u32,
+        samples: &[Sample],
+        cores: u32,
+    ) -> Result<()> {
+        // The readings so far must be in the store to be read back.
+        self.rec.flush(self.ctx.store).await?;
+        let readings: Vec<_> = self
+            .ctx
+            .store
+            .telemetry(run_id)
+            .await?
+            .into_iter()
+            .filter(|(r, _)| *r == Some(result_id))
+            .map(|(_, r)| r)
+            .collect();
+        let mut end_ns = 0u64;
+        let reps: Vec<sustain::Rep> = samples
+            .iter()
+            .map(|s| {
+                end_ns += s.total_ns;
+                sustain::Rep {
+                    end_s: end_ns as f64 / 1e9,
+                    tokens: n_gen,
+                    decode_s: s.gen_ns.unwrap_or(s.total_ns) as f64 / 1e9,
+                }
+            })
+            .collect();
+        let windows = self.rec.take_windows(job);
+        if let Some(summary) = sustain::analyse(&reps, &readings, &windows, cores) {
+            self.ctx
+                .store
+                .set_result_sustain(result_id, &summary)
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+/// The cores a test keeps busy: its threads, at most the machine's.
+fn cores_in_use(n_threads: u32) -> u32 {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    n_threads.clamp(1, u32::try_from(cpus).unwrap_or(u32::MAX))
 }

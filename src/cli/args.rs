@@ -361,6 +361,11 @@ pub struct BenchArgs {
     /// GGUF model files.
     #[arg(required = true, value_name = "MODEL")]
     pub models: Vec<PathBuf>,
+    /// Measure a test flagged as disturbed (other programs busy, steal time,
+    /// or repetitions spread past a quiet machine's) again, up to N times;
+    /// each attempt is a run of its own, and the disturbed one is kept.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub retry_disturbed: u32,
     #[command(flatten)]
     pub opts: BenchOptions,
 }

@@ -40,6 +40,13 @@ impl Progress {
         }
     }
 
+    /// Say something between runs, and grow the bar by the repetitions it
+    /// adds.
+    pub fn note(&mut self, s: &str, extra_samples: u64) {
+        self.bar.inc_length(extra_samples);
+        self.line(format!("dyno: {s}"));
+    }
+
     pub fn finish(&self) {
         self.bar.finish_and_clear();
     }
@@ -93,8 +100,14 @@ impl Reporter for Progress {
                 test, rep, reps, ..
             } => {
                 self.bar.inc(1);
+                // A sustained decode repeats for a time, not a count.
+                let of = if *reps == 0 {
+                    " (sustained)".to_string()
+                } else {
+                    format!("/{reps}")
+                };
                 self.bar.set_message(format!(
-                    "{} · {} rep {}/{reps}",
+                    "{} · {} rep {}{of}",
                     self.label,
                     test.name(),
                     rep + 1
@@ -121,6 +134,13 @@ impl Reporter for Progress {
             } => {
                 let why = error.map(|e| format!(": {e}")).unwrap_or_default();
                 self.line(format!("dyno: run {run_id} ({}) {status}{why}", self.label));
+            }
+            BenchEvent::CoolingDown { limit_s, still } => {
+                self.line(format!(
+                    "dyno: cooling down before the next load ({}), up to {limit_s} s",
+                    still.join(", ")
+                ));
+                self.bar.set_message("cooling down".to_string());
             }
         }
         Flow::Continue

@@ -119,14 +119,24 @@ pub struct DepthCache {
     state: Vec<u8>,
 }
 
-/// Run one job: create its context, warm up, then `reps` timed repetitions,
+/// How many timed repetitions a job gets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Reps {
+    /// A fixed count, as llama-bench's `-r`.
+    Count(u32),
+    /// Back to back until this much time has passed since the timing began
+    /// (`--sustain`): the repetition under way when it runs out finishes.
+    For(std::time::Duration),
+}
+
+/// Run one job: create its context, warm up, then its timed repetitions,
 /// calling `on_timed` when the warm-up is over and handing each sample to
 /// `on_sample` as soon as it exists.
 #[allow(clippy::too_many_arguments)]
 pub fn run_job(
     model: &Model,
     job: &Job,
-    reps: u32,
+    reps: Reps,
     warmup: bool,
     cache: &mut DepthCache,
     rng: &mut Rng,
@@ -149,7 +159,13 @@ pub fn run_job(
     }
 
     on_timed();
-    for rep in 0..reps {
+    let started = Instant::now();
+    let more = |rep: u32| match reps {
+        Reps::Count(n) => rep < n,
+        Reps::For(d) => rep < u32::MAX && started.elapsed() < d,
+    };
+    let mut rep = 0;
+    while more(rep) {
         ctx.clear();
         if t.n_depth > 0 {
             fill_depth(&mut ctx, model, t.n_depth, n_batch, cache, rng)?;
@@ -161,6 +177,7 @@ pub fn run_job(
             check_logits(&ctx)?;
         }
         on_sample(rep, sample);
+        rep += 1;
     }
     Ok(())
 }

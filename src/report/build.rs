@@ -76,6 +76,10 @@ fn result_json(r: &ResultRow) -> ResultJson {
     };
     let f = figures(&spec, &samples);
     let h = f.headline.as_ref();
+    let disturbance: Option<crate::telemetry::disturbance::Disturbance> = r
+        .disturbance_json
+        .as_deref()
+        .and_then(|j| serde_json::from_str(j).ok());
     ResultJson {
         test: r.test.clone(),
         kind: r.kind.clone(),
@@ -104,6 +108,12 @@ fn result_json(r: &ResultRow) -> ResultJson {
         decode_bytes_per_s: None,
         roofline_pct: None,
         telemetry: None,
+        disturbed: disturbance.as_ref().is_some_and(|d| d.disturbed),
+        disturbance,
+        sustained: r
+            .sustain_json
+            .as_deref()
+            .and_then(|j| serde_json::from_str(j).ok()),
     }
 }
 
@@ -176,10 +186,19 @@ async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
             devices: config.as_ref().and_then(|c| c.model.devices.clone()),
             no_kv_offload: config.as_ref().is_some_and(|c| c.ctx.no_kv_offload),
             fit_margin_mib: config.as_ref().and_then(|c| c.model.fit_margin_mib),
+            sustain_s: config.as_ref().and_then(|c| c.sustain_s),
         },
         backend: run.backend.clone(),
         offload: run
             .offload_json
+            .as_deref()
+            .and_then(|s| serde_json::from_str(s).ok()),
+        power: run
+            .power_json
+            .as_deref()
+            .and_then(|s| serde_json::from_str(s).ok()),
+        cooldown: run
+            .cooldown_json
             .as_deref()
             .and_then(|s| serde_json::from_str(s).ok()),
         llama_cpp_build: run.llama_cpp_build.clone(),

@@ -48,6 +48,8 @@ struct Row {
     kld: Option<f64>,
     /// Why the level has no figures.
     failed: Option<String>,
+    /// Why a test behind the row's figures was disturbed (the first reason).
+    disturbed: Option<String>,
 }
 
 /// Test names of the three panels, from the first run that has them.
@@ -106,6 +108,14 @@ fn row_of(label: String, run: &RunJson) -> Row {
             .filter(|q| !q.is_reference)
             .map(|q| q.kld_mean),
         failed,
+        disturbed: run
+            .results
+            .iter()
+            .filter(|r| ok(r) && r.disturbed)
+            .find_map(|r| {
+                let why = r.disturbance.as_ref()?.reasons.first()?;
+                Some(format!("{}: {why}", r.test))
+            }),
     }
 }
 
@@ -131,6 +141,7 @@ fn rows(r: &Report, sweep: Option<&SweepJson>) -> Vec<Row> {
                     tokens_per_j: None,
                     kld: None,
                     failed: Some(l.error.clone().unwrap_or_else(|| l.status.to_string())),
+                    disturbed: None,
                 },
             })
             .collect(),
@@ -379,13 +390,19 @@ fn chart(s: &mut Svg, rows: &[Row], tests: &Tests) {
     for (i, row) in rows.iter().enumerate() {
         let y = top + i as f64 * row_h + row_h / 2.0 + 6.0;
         let colour = if row.failed.is_some() { BAD } else { TEXT };
+        // A disturbed row is starred; the context panel says why.
+        let label = if row.disturbed.is_some() {
+            format!("{} *", row.label)
+        } else {
+            row.label.clone()
+        };
         s.text(
             left,
             y,
             16.0,
             colour,
             "bold",
-            &fit(&row.label, 16.0, label_col - 8.0),
+            &fit(&label, 16.0, label_col - 8.0),
         );
     }
     let px = left + label_col;
@@ -525,6 +542,21 @@ fn context(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>, rows: &[Row]) {
         vec![tpj.iter().take(2).cloned().collect::<Vec<_>>().join(" · ")]
     };
     blocks.block(s, "ENERGY (DECODE)", &energy);
+    // A starred row's figure was taken while the machine was busy: the
+    // card must not travel without saying so.
+    if let Some((row, why)) = rows
+        .iter()
+        .find_map(|r| r.disturbed.as_ref().map(|w| (r, w)))
+    {
+        let n = rows.iter().filter(|r| r.disturbed.is_some()).count();
+        let head = if n == 1 {
+            "* DISTURBED WHILE TIMED".to_string()
+        } else {
+            format!("* DISTURBED WHILE TIMED ({n} ROWS)")
+        };
+        let l = wrap(&format!("{}: {why}", row.label), 15.0, CONTEXT_W, 2);
+        blocks.block(s, &head, &l);
+    }
     // What this means, for the recommended level or the one run.
     let pick = sweep
         .and_then(|sw| sw.recommendation.as_deref())

@@ -68,10 +68,13 @@ pub fn conditions(c: &ConfigJson, wording: Wording) -> String {
         ]),
         Brief => {}
     }
-    parts.push(match wording {
-        Fields => format!("reps {}", c.reps),
-        Prose => format!("{} repetitions", c.reps),
-        Card | Brief => format!("{} reps", c.reps),
+    // A sustained decode repeats for a time, not a count.
+    parts.push(match (c.sustain_s, wording) {
+        (Some(s), Fields) => format!("sustain {s} s"),
+        (Some(s), _) => format!("sustained {}", crate::units::human_duration(f64::from(s))),
+        (None, Fields) => format!("reps {}", c.reps),
+        (None, Prose) => format!("{} repetitions", c.reps),
+        (None, Card | Brief) => format!("{} reps", c.reps),
     });
     if wording == Fields {
         parts.push(format!("warm-up {}", c.warmup));
@@ -100,6 +103,7 @@ mod tests {
             devices: None,
             no_kv_offload: false,
             fit_margin_mib: None,
+            sustain_s: None,
         }
     }
 

@@ -306,6 +306,7 @@ pub async fn import(store: &Store, report: &Report) -> Result<(usize, usize)> {
             reps: c.reps,
             warmup: c.warmup,
             tests: specs.clone(),
+            sustain_s: c.sustain_s,
         };
         let results: Vec<ImportedResult> = run
             .results
@@ -324,6 +325,8 @@ pub async fn import(store: &Store, report: &Report) -> Result<(usize, usize)> {
                     reps: r.reps,
                     samples,
                     headline,
+                    disturbance: r.disturbance.as_ref(),
+                    sustained: r.sustained.as_ref(),
                 }
             })
             .collect();

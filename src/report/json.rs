@@ -97,6 +97,11 @@ pub struct ConfigJson {
     /// device (MiB); null when the layers were given.
     #[serde(default)]
     pub fit_margin_mib: Option<u32>,
+    /// `--sustain`: the test was decoded back to back for this many
+    /// seconds rather than `reps` times; absent for ordinary runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub sustain_s: Option<u32>,
 }
 
 impl ConfigJson {
@@ -159,6 +164,23 @@ pub struct ResultJson {
     /// The machine during the timed repetitions, and their energy; null when
     /// telemetry was off.
     pub telemetry: Option<telemetry::ResultTelemetryJson>,
+    /// True when something else competed with the timed repetitions (other
+    /// processes' CPU, steal time) or they spread more than a quiet machine
+    /// spreads them: the figure is then not this machine's clean speed.
+    /// `disturbance` says why.
+    #[serde(default)]
+    pub disturbed: bool,
+    /// What was read to decide `disturbed`, with the reasons and the busiest
+    /// other programs; null when it was not read (telemetry off, a failed
+    /// test, or a run measured before Dyno recorded it).
+    #[serde(default)]
+    pub disturbance: Option<crate::telemetry::disturbance::Disturbance>,
+    /// A sustained decode (`--sustain`): the rate second by second beside
+    /// clocks, temperatures and other programs, the burst and sustained
+    /// rates, and when and why it dropped; absent for ordinary tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub sustained: Option<crate::telemetry::sustain::Sustained>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
@@ -181,6 +203,16 @@ pub struct RunJson {
     /// measured before Dyno recorded it, and for imported runs.
     #[serde(default)]
     pub offload: Option<crate::vocab::Offload>,
+    /// AC or battery, the CPU governor and the platform profile as the
+    /// run's worker started; null for runs measured before Dyno recorded
+    /// them.
+    #[serde(default)]
+    pub power: Option<crate::telemetry::power::PowerState>,
+    /// How long Dyno waited for the machine to cool before this run's model
+    /// load (`--cooldown`); absent when it did not wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub cooldown: Option<crate::telemetry::cooldown::CooldownRecord>,
     /// Model load, measured on its own; never part of a tokens/s figure.
     pub load_time_ms: Option<f64>,
     /// llama.cpp's own description of the model ("llama 135M Q4_1").

@@ -13,6 +13,7 @@ pub mod conditions;
 pub mod export;
 pub mod import;
 pub mod json;
+pub mod laptop;
 pub mod list;
 pub mod offload;
 pub mod serve_card;

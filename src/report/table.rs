@@ -84,7 +84,14 @@ fn result_rows(r: &ResultJson) -> Vec<(String, String, String)> {
             "-".into(),
         )],
     };
-    if r.status == ResultStatus::Ok {
+    if r.status == ResultStatus::Ok && r.disturbed {
+        // The figure stands, but not as this machine's clean speed; the
+        // notes under the table say what disturbed it. The mark ends the
+        // label, so "pp512+tg128 prefill" still reads as llama-bench's.
+        rows.into_iter()
+            .map(|(l, t, ttft)| (format!("{l} (disturbed)"), t, ttft))
+            .collect()
+    } else if r.status == ResultStatus::Ok {
         rows
     } else if r.samples_tokens_per_s.is_empty() {
         failed(Vec::new())
@@ -327,6 +334,8 @@ pub(crate) fn notes(report: &Report) -> String {
             "\nTTFT of a test at @dN: the prompt follows N tokens already in the cache (restored, not timed), not an empty cache.\n",
         );
     }
+    out.push_str(&super::laptop::disturbed_notes(report));
+    out.push_str(&super::laptop::sustained_notes(report));
     out.push_str(&super::offload::table(&report.offload_sweep));
     if let Some(b) = &report.machine.llama_cpp_build {
         out.push_str(&format!(
@@ -336,6 +345,7 @@ pub(crate) fn notes(report: &Report) -> String {
             human_bytes(report.machine.memory_bytes)
         ));
     }
+    out.push_str(&super::laptop::machine_state_notes(report));
     out
 }
 
@@ -412,9 +422,12 @@ mod tests {
                 devices: None,
                 no_kv_offload: false,
                 fit_margin_mib: None,
+                sustain_s: None,
             },
             backend: Some("CPU".into()),
             offload: None,
+            power: None,
+            cooldown: None,
             llama_cpp_build: Some("b1".into()),
             load_time_ms: Some(12.25),
             model_desc: Some("llama 256M Q4_1".into()),

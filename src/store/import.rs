@@ -21,6 +21,11 @@ pub struct ImportedResult<'a> {
     pub reps: u32,
     pub samples: Vec<Sample>,
     pub headline: Option<(f64, f64)>,
+    /// What the measuring machine recorded about its quietness, as the file
+    /// states it.
+    pub disturbance: Option<&'a crate::telemetry::disturbance::Disturbance>,
+    /// A sustained decode's summary, as the file states it.
+    pub sustained: Option<&'a crate::telemetry::sustain::Sustained>,
 }
 
 /// One imported run: the row's fields as the file gives them.
@@ -172,8 +177,9 @@ impl Store {
         for res in results {
             sqlx::query(
                 "INSERT INTO results (run_id, test, kind, n_prompt, n_gen, n_depth, n_parallel, reps, status, error,
-                                      samples_json, mean_tokens_per_s, stddev_tokens_per_s, created_at)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                      samples_json, mean_tokens_per_s, stddev_tokens_per_s, created_at,
+                                      disturbance_json, sustain_json)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             )
             .bind(id)
             .bind(res.test.name())
@@ -189,6 +195,14 @@ impl Store {
             .bind(res.headline.map(|h| h.0))
             .bind(res.headline.map(|h| h.1))
             .bind(now())
+            .bind(
+                res.disturbance
+                    .map(|d| serde_json::to_string(d).expect("a disturbance serialises")),
+            )
+            .bind(
+                res.sustained
+                    .map(|d| serde_json::to_string(d).expect("a summary serialises")),
+            )
             .execute(&mut *tx)
             .await
             .db(self)?;

@@ -43,6 +43,10 @@ pub struct RunRow {
     pub tokens_per_word: Option<f64>,
     /// JSON of [`crate::vocab::Offload`].
     pub offload_json: Option<String>,
+    /// JSON of [`crate::telemetry::power::PowerState`].
+    pub power_json: Option<String>,
+    /// JSON of [`crate::telemetry::cooldown::CooldownRecord`].
+    pub cooldown_json: Option<String>,
     pub dyno_version: String,
     pub started_at: String,
     pub finished_at: Option<String>,
@@ -66,6 +70,10 @@ pub struct ResultRow {
     pub mean_tokens_per_s: Option<f64>,
     pub stddev_tokens_per_s: Option<f64>,
     pub created_at: String,
+    /// JSON of [`crate::telemetry::disturbance::Disturbance`].
+    pub disturbance_json: Option<String>,
+    /// JSON of [`crate::telemetry::sustain::Sustained`].
+    pub sustain_json: Option<String>,
 }
 
 /// A new run's fixed description.
@@ -92,6 +100,10 @@ pub struct WorkerFacts {
     pub tokens_per_word: Option<f64>,
     /// JSON of [`crate::vocab::Offload`].
     pub offload_json: Option<String>,
+    /// JSON of [`crate::telemetry::power::PowerState`].
+    pub power_json: Option<String>,
+    /// JSON of [`crate::telemetry::cooldown::CooldownRecord`].
+    pub cooldown_json: Option<String>,
 }
 
 impl Store {
@@ -132,7 +144,8 @@ impl Store {
                 devices_json = COALESCE(?, devices_json), system_info = COALESCE(?, system_info),
                 load_time_ms = COALESCE(?, load_time_ms), model_desc = COALESCE(?, model_desc),
                 n_gpu_layers = COALESCE(?, n_gpu_layers), telemetry_sources = COALESCE(?, telemetry_sources),
-                tokens_per_word = COALESCE(?, tokens_per_word), offload_json = COALESCE(?, offload_json)
+                tokens_per_word = COALESCE(?, tokens_per_word), offload_json = COALESCE(?, offload_json),
+                power_json = COALESCE(?, power_json), cooldown_json = COALESCE(?, cooldown_json)
              WHERE id = ?",
         )
         .bind(&f.backend)
@@ -145,6 +158,8 @@ impl Store {
         .bind(&f.telemetry_sources)
         .bind(f.tokens_per_word)
         .bind(&f.offload_json)
+        .bind(&f.power_json)
+        .bind(&f.cooldown_json)
         .bind(run_id)
         .execute(&self.pool)
         .await
@@ -210,6 +225,37 @@ impl Store {
         .execute(&self.pool)
         .await
         .db(self)?;
+        Ok(())
+    }
+
+    /// Keep the verdict on whether the machine was quiet while the result
+    /// was timed.
+    pub async fn set_result_disturbance(
+        &self,
+        result_id: i64,
+        d: &crate::telemetry::disturbance::Disturbance,
+    ) -> Result<()> {
+        sqlx::query("UPDATE results SET disturbance_json = ? WHERE id = ?")
+            .bind(serde_json::to_string(d).expect("a disturbance serialises"))
+            .bind(result_id)
+            .execute(&self.pool)
+            .await
+            .db(self)?;
+        Ok(())
+    }
+
+    /// Keep the summary of a sustained decode with its result.
+    pub async fn set_result_sustain(
+        &self,
+        result_id: i64,
+        s: &crate::telemetry::sustain::Sustained,
+    ) -> Result<()> {
+        sqlx::query("UPDATE results SET sustain_json = ? WHERE id = ?")
+            .bind(serde_json::to_string(s).expect("a summary serialises"))
+            .bind(result_id)
+            .execute(&self.pool)
+            .await
+            .db(self)?;
         Ok(())
     }
 

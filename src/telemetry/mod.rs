@@ -7,9 +7,13 @@
 //! `None` for those fields, never an error.
 
 pub mod bandwidth;
+pub mod cooldown;
+pub mod disturbance;
 pub mod gpu;
+pub mod power;
 pub mod rapl;
 pub mod summary;
+pub mod sustain;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU8, Ordering};

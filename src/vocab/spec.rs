@@ -95,6 +95,10 @@ pub struct RunConfig {
     pub reps: u32,
     pub warmup: bool,
     pub tests: Vec<TestSpec>,
+    /// Each test repeated back to back for this many seconds instead of
+    /// `reps` times (`--sustain`); absent for ordinary runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sustain_s: Option<u32>,
 }
 
 impl RunConfig {

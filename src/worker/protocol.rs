@@ -23,6 +23,10 @@ pub struct WorkerPlan {
     pub jobs: Vec<Job>,
     pub reps: u32,
     pub warmup: bool,
+    /// Repeat each job back to back for this long instead of `reps` times
+    /// (`--sustain`).
+    #[serde(default)]
+    pub sustain_ms: Option<u64>,
     /// The parent's memory estimate; a test whose KV cache and compute
     /// buffers would not fit is refused before llama.cpp allocates it.
     /// `None`: no check.

@@ -311,7 +311,10 @@ fn bench(plan: WorkerPlan) -> i32 {
         let r = measure::run_job(
             &model,
             job,
-            plan.reps,
+            match plan.sustain_ms {
+                Some(ms) => measure::Reps::For(std::time::Duration::from_millis(ms)),
+                None => measure::Reps::Count(plan.reps),
+            },
             plan.warmup,
             &mut cache,
             &mut rng,

@@ -264,6 +264,8 @@ fn table_is_llama_bench_shaped_and_db_flag_is_honoured() {
     ] {
         assert!(header.contains(col), "missing column {col}: {header}");
     }
+    // The suite's other tests run beside this one, so a test may read
+    // "pp16 (disturbed)" (tests/quiet checks the flag on a quiet machine).
     assert!(out.contains("| pp16 ") && out.contains("| tg4 "), "{out}");
     assert!(
         out.contains("pp8+tg2 prefill") && out.contains("pp8+tg2 decode"),

@@ -204,3 +204,41 @@ fn hw_reports_the_machine_and_caches_its_bandwidth() {
     assert_code(&o, 0);
     assert!(stdout(&o).contains("memory bandwidth"), "{}", stdout(&o));
 }
+
+#[test]
+fn cooldown_waits_before_the_second_load_and_records_how_it_ended() {
+    let s = Scratch::new();
+    // Two models are two workers: the idle state is read before the first
+    // load, and the wait comes before the second.
+    let o = s.run_line("bench SMOL GEMMA -p 16 -n 4 -r 1 -t 2 --cooldown=3 --json");
+    assert_code(&o, 0);
+    let j = json(&o);
+    let runs = j["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert!(
+        runs[0].get("cooldown").is_none(),
+        "no wait before the first load"
+    );
+    let c = &runs[1]["cooldown"];
+    assert_eq!(c["limit_s"], 3, "{c}");
+    let end = c["end"].as_str().unwrap();
+    assert!(
+        ["settled", "time_limit", "nothing_to_read"].contains(&end),
+        "{c}"
+    );
+    assert!(f(&c["waited_ms"]) <= 4000.0, "the limit holds: {c}");
+    // The idle state is what this machine exposes: a clock at least, here.
+    if end != "nothing_to_read" {
+        assert!(
+            c["idle"]
+                .as_object()
+                .unwrap()
+                .values()
+                .any(|v| !v.is_null()),
+            "{c}"
+        );
+    }
+    let id = runs[1]["run_id"].as_i64().unwrap().to_string();
+    let table = stdout(&s.run(&["show", &id]));
+    assert!(table.contains("cool-down:"), "{table}");
+}
