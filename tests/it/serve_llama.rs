@@ -184,3 +184,81 @@ fn llama_server_is_measured_with_its_own_counts_and_cache_control() {
         .iter()
         .any(|r| r["run_id"] == run_id));
 }
+
+#[test]
+fn a_llama_server_killed_mid_run_gives_recorded_failures_and_the_run_ends() {
+    let mut server = start(&[]);
+    let s = Scratch::new();
+    let mut c = s.dyno();
+    c.args(argv(&format!(
+        "serve-bench {} -p 32 -n 64 -c 1,2 -r 6 --timeout 20 --json",
+        server.url
+    )))
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let child = c.spawn().expect("dyno runs");
+    // Kill the server once the first test (concurrency 1) is stored, so
+    // the second meets it dead.
+    let db = s.db();
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(200));
+        if first_request_stored(&db) {
+            break;
+        }
+    }
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    let t_kill = Instant::now();
+    let o = child.wait_with_output().expect("dyno ends");
+    assert!(
+        t_kill.elapsed() < Duration::from_secs(60),
+        "serve-bench did not hang on a dead server"
+    );
+    // Requests failed: the run says so with exit code 1, and keeps every
+    // measured one.
+    assert_code(&o, 1);
+    let j = json(&o);
+    assert_eq!(j["results"][0]["summary"]["ok"], 6, "{}", j["results"][0]);
+    let r = &j["results"][1];
+    let m = &r["summary"];
+    assert!(m["failed"].as_u64().unwrap() >= 1, "{m}");
+    let codes: Vec<&str> = r["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x["error_code"].as_str())
+        .collect();
+    assert!(
+        codes
+            .iter()
+            .all(|c| ["unreachable", "stream_cut", "bad_stream", "timed_out"].contains(c)),
+        "each failure has a reason a person can act on: {codes:?}"
+    );
+    assert!(
+        codes.contains(&"unreachable"),
+        "requests after the kill: {codes:?}"
+    );
+}
+
+/// True once a server run holds a finished test.
+fn first_request_stored(db: &std::path::Path) -> bool {
+    if !db.exists() {
+        return false;
+    }
+    let (rt, store) = store(db);
+    let any = rt.block_on(async {
+        for r in store.server_runs(5).await.unwrap_or_default() {
+            if store
+                .server_results(r.id)
+                .await
+                .is_ok_and(|v| !v.is_empty())
+            {
+                return true;
+            }
+        }
+        false
+    });
+    rt.block_on(store.close());
+    any
+}
