@@ -538,6 +538,33 @@ test("server runs are results: listed, opened, compared with each other and draw
   await shot("export-serve");
 });
 
+test("a sustained decode runs from the Benchmark form and charts its rate over time", async () => {
+  await (await byId("nav-sweep")).click();
+  await (await byId("sweep-source-kind")).selectByAttribute("value", "files");
+  await setValue("sweep-files", SMOL);
+  await (await byId("sweep-preset")).selectByAttribute("value", "sustained");
+  await setValue("sweep-sustain", "0.25");
+  const cool = await byId("sweep-cooldown");
+  if (!(await cool.isSelected())) await cool.click();
+  const fresh = await byId("sweep-fresh");
+  if (!(await fresh.isSelected())) await fresh.click();
+  await (await byId("sweep-run")).click();
+  const status = await byId("sweep-status");
+  await browser.waitUntil(async () => /done|failed|cancelled/.test(await status.getText()), {
+    timeout: 180_000,
+    interval: 500,
+    timeoutMsg: "the sustained run did not end in 3 minutes",
+  });
+  assert.match(await status.getText(), /done/);
+  const box = await byId("sustain", 30_000);
+  await box.scrollIntoView();
+  const summary = await (await byId("sustain-summary")).getText();
+  assert.match(summary, /^burst \d+\.\d t\/s → sustained \d+\.\d t\/s/, summary);
+  assert.ok(await (await byId("sustain-chart")).$("svg").isExisting(), "the rate is charted");
+  await browser.pause(300);
+  await shot("sustained");
+});
+
 test("the app's database passes an integrity check", () => {
   const r = spawnSync("python3", [
     "-c",

@@ -84,6 +84,13 @@ pub async fn hw(app: State<'_, App>) -> AppResult<app::hw::Hw> {
     on_core(move || async move { app::hw::inventory(&db, false).await }).await
 }
 
+/// Where the power comes from now, so the Benchmark view can warn before
+/// measuring on battery.
+#[tauri::command]
+pub fn power() -> dyno::telemetry::power::PowerState {
+    dyno::telemetry::power::PowerState::now()
+}
+
 #[tauri::command]
 pub async fn runs(app: State<'_, App>, limit: Option<i64>) -> AppResult<Report> {
     let limit = limit.unwrap_or(1000).clamp(0, 100_000);

@@ -207,9 +207,21 @@ impl Reporter for ToUi {
                 model: model.file_name.clone(),
             }),
             BenchEvent::RunStarted { config, .. } => {
-                self.plan = (config.reps, config.warmup);
+                // A sustained decode repeats for a time: no count to show.
+                let reps = if config.sustain_s.is_some() {
+                    0
+                } else {
+                    config.reps
+                };
+                self.plan = (reps, config.warmup);
                 None
             }
+            BenchEvent::CoolingDown { limit_s, still } => Some(JobEvent::Warning {
+                message: format!(
+                    "cooling down before the next level ({}), up to {limit_s} s",
+                    still.join(", ")
+                ),
+            }),
             // Held back: a repaint per repetition is what quiet avoids.
             BenchEvent::Loaded { .. } | BenchEvent::Sample { .. } => None,
             BenchEvent::TestStarted { run_id, test } => {

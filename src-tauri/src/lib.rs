@@ -30,6 +30,7 @@ pub fn run() {
         .invoke_handler(tauri::generate_handler![
             commands::app_info,
             commands::hw,
+            commands::power,
             commands::runs,
             commands::result_list,
             commands::run,

@@ -21,6 +21,7 @@ import type {
   LocalModel,
   ModelPlace,
   PlaceAdded,
+  PowerState,
   PresetEstimate,
   PullResult,
   ResultListRow,
@@ -112,6 +113,7 @@ function channel(onEvent: (e: JobEvent) => void): Channel<JobEvent> {
 // Read-only commands
 
 export const hw = () => call<Hardware>("hw");
+export const power = () => call<PowerState>("power");
 export const runs = (limit?: number) => call<RunsDoc>("runs", limit === undefined ? {} : { limit });
 export const run = (id: number) => call<RunsDoc>("run", { id });
 /**

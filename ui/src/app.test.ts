@@ -63,6 +63,8 @@ const offloadSweep = {
 vi.mock("./api", () => ({
   resultList: vi.fn(async (limit?: number) => listRows(runCount, limit)),
   hw: vi.fn(async () => hwFx),
+  // A desktop that lists no power supply: no battery warning.
+  power: vi.fn(async () => ({ source: null, battery_pct: null, governor: null, platform_profile: null })),
   appInfo: vi.fn(async () => ({ version: "0.1.0-test", db: "/tmp/dyno.db", downloads: "/home/u/Downloads" })),
   models: vi.fn(async () => []),
   modelPlaces: vi.fn(async () => []),
@@ -260,7 +262,31 @@ describe("App", () => {
     q("sweep-run")!.click();
     await settle();
     expect(vi.mocked(api.startSweep).mock.lastCall![0]).toEqual({
-      source: { kind: "files", files: ["/m/a b.gguf", "/m/c.gguf"] }, preset: "thorough", quality: true, fresh: false,
+      source: { kind: "files", files: ["/m/a b.gguf", "/m/c.gguf"] }, preset: "thorough", quality: true, fresh: false, cooldown: false,
+    });
+  });
+
+  it("runs a sustained plan with a cool-down from the form", async () => {
+    const api = await import("./api");
+    vi.mocked(api.startSweep).mockImplementationOnce(async () => sweepDoc);
+    q("nav-sweep")!.click();
+    flushSync();
+    const files = q("sweep-files") as HTMLTextAreaElement;
+    files.value = "/m/a.gguf";
+    files.dispatchEvent(new Event("input"));
+    const plan = q("sweep-preset") as HTMLSelectElement;
+    plan.value = "sustained";
+    plan.dispatchEvent(new Event("change"));
+    flushSync();
+    const minutes = q("sweep-sustain") as HTMLInputElement;
+    minutes.value = "2";
+    minutes.dispatchEvent(new Event("input"));
+    q("sweep-cooldown")!.click();
+    flushSync();
+    q("sweep-run")!.click();
+    await settle();
+    expect(vi.mocked(api.startSweep).mock.lastCall![0]).toEqual({
+      source: { kind: "files", files: ["/m/a.gguf"] }, sustain_min: 2, quality: true, fresh: false, cooldown: true,
     });
   });
 

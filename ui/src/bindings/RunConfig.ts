@@ -31,4 +31,9 @@ no_kv_offload: boolean,
  * `--fit`: llama.cpp chose the offload, leaving this much free per
  * device (MiB); null when the layers were given.
  */
-fit_margin_mib: number | null, };
+fit_margin_mib: number | null, 
+/**
+ * `--sustain`: the test was decoded back to back for this many
+ * seconds rather than `reps` times; absent for ordinary runs.
+ */
+sustain_s?: number, };

@@ -19,4 +19,14 @@ ngl?: string, quality?: boolean,
 /**
  * Measure every level again instead of resuming the same sweep.
  */
-fresh?: boolean, };
+fresh?: boolean, 
+/**
+ * Minutes of sustained decode per level (`--sustain`) instead of the
+ * preset or the lengths above.
+ */
+sustain_min?: number, 
+/**
+ * Wait for idle temperatures and clocks before each level after the
+ * first (`--cooldown`, up to 120 s).
+ */
+cooldown?: boolean, };

@@ -12,6 +12,8 @@ vi.mock("../api", () => ({
   startSweep: vi.fn(),
   cancel: vi.fn(async () => true),
   telemetry: vi.fn(async () => []),
+  // A laptop on battery: the form says so before a run starts.
+  power: vi.fn(async () => ({ source: "battery", battery_pct: 54, governor: null, platform_profile: null })),
   newJobId: (() => {
     let n = 0;
     return () => `sweep-${++n}`;
@@ -84,6 +86,15 @@ afterEach(() => {
   if (view) unmount(view);
   view = null;
   vi.useRealTimers();
+});
+
+describe("Sweep form", () => {
+  it("warns before measuring on battery", async () => {
+    await vi.waitFor(() => {
+      flushSync();
+      expect(text("battery-warning")).toContain("on battery (54%)");
+    });
+  });
 });
 
 describe("Sweep progress", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import sweepFiles from "../fixtures/sweep-files.json";
 import type { Run, SweepDoc } from "../types";
-import { offloadText, runConditions } from "./conditions";
+import { offloadText, powerText, runConditions } from "./conditions";
 
 // A real run document (from `dyno show-sweep --json`), then offload variants of it.
 const base = (sweepFiles as unknown as SweepDoc).runs[0] as Run;
@@ -32,5 +32,21 @@ describe("offload condition", () => {
     expect(offloadText(run)).toBe(
       "31/31 layers on GPU · weights on Vulkan0 · fit (512 MiB margin) · devices Vulkan0 · split row · KV on CPU",
     );
+  });
+});
+
+describe("power condition", () => {
+  it("reads as the CLI writes it, and says when nothing was reported", () => {
+    const run: Run = {
+      ...base,
+      power: { source: "battery", battery_pct: 54, governor: "powersave", platform_profile: "low-power" },
+    };
+    expect(powerText(run.power)).toBe("on battery (54%) · governor powersave · profile low-power");
+    expect(runConditions(run).find((c) => c.label === "power")?.value).toBe(
+      "on battery (54%) · governor powersave · profile low-power",
+    );
+    expect(powerText({ source: "ac", battery_pct: 80, governor: null, platform_profile: null })).toBe("on AC");
+    const old: Run = { ...base, power: null };
+    expect(runConditions(old).find((c) => c.label === "power")?.value).toBe("not reported");
   });
 });

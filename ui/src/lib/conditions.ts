@@ -46,6 +46,20 @@ export function offloadText(run: Run): string {
 }
 
 /** The conditions of one run, in a fixed order. */
+/**
+ * AC or battery, the CPU governor and the platform profile, as the Rust
+ * side's `PowerState::describe` writes them; "" when none was readable.
+ */
+export function powerText(p: Run["power"] | undefined): string {
+  if (!p) return "";
+  const parts: string[] = [];
+  if (p.source === "battery") parts.push(p.battery_pct != null ? `on battery (${p.battery_pct}%)` : "on battery");
+  else if (p.source === "ac") parts.push("on AC");
+  if (p.governor) parts.push(`governor ${p.governor}`);
+  if (p.platform_profile) parts.push(`profile ${p.platform_profile}`);
+  return parts.join(" · ");
+}
+
 export function runConditions(run: Run, machine?: Machine | null): Condition[] {
   const c = run.config;
   const ngl =
@@ -62,6 +76,7 @@ export function runConditions(run: Run, machine?: Machine | null): Condition[] {
     { label: "offload", value: offloadText(run) },
     { label: "backend", value: run.backend ?? "" },
     { label: "build", value: run.llama_cpp_build ?? "" },
+    { label: "power", value: powerText(run.power) || "not reported" },
   ];
   if (machine) out.push({ label: "machine", value: `${machine.cpu}, ${machine.cores} cores` });
   return out;

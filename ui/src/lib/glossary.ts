@@ -27,6 +27,8 @@ export const GLOSSARY = {
   top1: "Top-1 agreement: how often this level picks the same most-likely next token as the most precise level.",
   ci: "95% confidence interval of the mean: the range the true mean most likely lies in, from the spread of the repetitions. Fewer than 3 repetitions make it very wide.",
   p: "p-value of Welch's t-test on the repetitions (adjusted with Holm's method when several tests are compared): below 0.05 the difference is unlikely to be noise.",
+  disturbed:
+    "Disturbed: while this test was timed, other programs used more than a tenth of the cores it ran on, the hypervisor took CPU time away (steal), or its repetitions spread more than a quiet machine's do. The figure is kept but is not this machine's clean speed.",
   roofline: "Roofline: decode speed × model weight bytes, as a share of the measured memory bandwidth; how close decode comes to the hardware's limit.",
   reps: "Repetitions: how often each test is timed after an untimed warm-up. More repetitions give a narrower confidence interval.",
   load: "Model load time: reading the model and setting up llama.cpp, measured on its own and never part of a tokens-per-second figure.",

@@ -30,6 +30,8 @@ describe("the plan of a spec", () => {
       tests: ["pp64", "tg16", "pp64+tg16"], layerSettings: 1, quality: false,
     });
     expect(planOf({ source: files }).tests).toEqual(["pp512", "tg128", "pp512+tg128"]);
+    // A sustained decode is its one test, whatever the lengths say.
+    expect(planOf({ source: files, sustain_min: 5, prompt: 64 }).tests).toEqual(["tg32"]);
     expect(planOf({ source: files }).quality).toBe(true);
     expect(planOf({ source: files, preset: "thorough" }).tests.length).toBe(4);
     expect(planOf({ source: files, preset: "quick" }, ["pp1", "tg1"]).tests).toEqual(["pp1", "tg1"]);

@@ -67,8 +67,14 @@ export function layerSettings(ngl: string | undefined): number {
 
 /** The plan of a spec; `tests` overrides the spec's (a preset's own list, when the caller has it). */
 export function planOf(spec: SweepInput, tests?: string[]): SweepPlan {
+  // A sustained decode is one test, tg32, repeated for its minutes.
   const list =
-    tests ?? (spec.preset ? PRESET_TESTS[spec.preset] : testsFor(spec.prompt ?? DEFAULT_PROMPT, spec.gen ?? DEFAULT_GEN));
+    tests ??
+    (spec.sustain_min != null
+      ? ["tg32"]
+      : spec.preset
+        ? PRESET_TESTS[spec.preset]
+        : testsFor(spec.prompt ?? DEFAULT_PROMPT, spec.gen ?? DEFAULT_GEN));
   return { tests: list, layerSettings: layerSettings(spec.ngl), quality: spec.quality ?? true };
 }
 
