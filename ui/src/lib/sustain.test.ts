@@ -23,6 +23,9 @@ describe("sustained decode", () => {
     expect(sustainSummary({ ...dropped, time_to_drop_s: null, cause: null, drop_pct: 1 })).toBe(
       "burst 140.2 t/s → sustained 60.4 t/s (no drop: within 5%)",
     );
+    expect(sustainSummary({ ...dropped, sustained_tokens_per_s: 160, time_to_drop_s: null, cause: null, drop_pct: -14.1 })).toBe(
+      "burst 140.2 t/s → sustained 160.0 t/s (rose 14%: no drop)",
+    );
   });
 
   it("charts the rate and only the machine series that were read", () => {

@@ -12,7 +12,11 @@ const CAUSE: Record<NonNullable<Sustained["cause"]>, string> = {
 /** "burst 141 t/s → sustained 131 t/s (−7% from 12 s): other programs". */
 export function sustainSummary(s: Sustained): string {
   const head = `burst ${s.burst_tokens_per_s.toFixed(1)} t/s → sustained ${s.sustained_tokens_per_s.toFixed(1)} t/s`;
-  if (s.time_to_drop_s == null) return `${head} (no drop: within 5%)`;
+  if (s.time_to_drop_s == null) {
+    // A machine that warmed into a faster state (a governor ramping up, a
+    // neighbour going quiet) rose: say so rather than only "no drop".
+    return s.drop_pct <= -5 ? `${head} (rose ${(-s.drop_pct).toFixed(0)}%: no drop)` : `${head} (no drop: within 5%)`;
+  }
   const why = s.cause ? `: ${CAUSE[s.cause]}` : "";
   return `${head} (−${s.drop_pct.toFixed(0)}% from ${s.time_to_drop_s.toFixed(0)} s)${why}`;
 }
