@@ -43,6 +43,9 @@ pub(crate) fn sustained_notes(report: &Report) -> String {
                 s.sustained_tokens_per_s,
                 match s.time_to_drop_s {
                     Some(t) => format!("down {:.0}% from {t:.0} s", s.drop_pct),
+                    None if s.drop_pct <= -crate::telemetry::sustain::DROP_PCT => {
+                        format!("rose {:.0}%: no drop", -s.drop_pct)
+                    }
                     None => format!(
                         "no drop (within {:.0}%)",
                         crate::telemetry::sustain::DROP_PCT
