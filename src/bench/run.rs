@@ -159,14 +159,30 @@ pub async fn run_model(
     out: &mut BenchOutcome,
 ) -> Result<()> {
     for group in req.groups() {
-        let mut pending: Vec<&RunConfig> = group.runs.iter().collect();
-        while !pending.is_empty() {
-            if ctx.cancel.is_cancelled() {
-                out.cancelled = true;
-                return Ok(());
-            }
-            pending = run_worker(ctx, model, &pending, req, reporter, out).await?;
+        run_all(ctx, model, group.runs.iter().collect(), req, reporter, out).await?;
+        if out.cancelled {
+            return Ok(());
         }
+    }
+    Ok(())
+}
+
+/// Run `pending` (one model load), starting a fresh worker for the runs a
+/// crashed one left, until all are done or the user cancels.
+async fn run_all(
+    ctx: &BenchContext<'_>,
+    model: &PreparedModel,
+    mut pending: Vec<&RunConfig>,
+    req: &BenchRequest,
+    reporter: &mut dyn Reporter,
+    out: &mut BenchOutcome,
+) -> Result<()> {
+    while !pending.is_empty() {
+        if ctx.cancel.is_cancelled() {
+            out.cancelled = true;
+            return Ok(());
+        }
+        pending = run_worker(ctx, model, &pending, req, reporter, out).await?;
     }
     Ok(())
 }
@@ -182,15 +198,7 @@ pub async fn run_config(
     reporter: &mut dyn Reporter,
     out: &mut BenchOutcome,
 ) -> Result<()> {
-    let mut pending = vec![config];
-    while !pending.is_empty() {
-        if ctx.cancel.is_cancelled() {
-            out.cancelled = true;
-            return Ok(());
-        }
-        pending = run_worker(ctx, model, &pending, req, reporter, out).await?;
-    }
-    Ok(())
+    run_all(ctx, model, vec![config], req, reporter, out).await
 }
 
 /// One worker over `runs`, with its telemetry. Returns the runs left to do

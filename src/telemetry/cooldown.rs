@@ -28,24 +28,11 @@ impl Thermal {
     pub fn read() -> Thermal {
         let mut sys = System::new();
         sys.refresh_cpu_specifics(CpuRefreshKind::nothing().with_frequency());
-        let freqs: Vec<u64> = sys
-            .cpus()
-            .iter()
-            .map(|c| c.frequency())
-            .filter(|f| *f > 0)
-            .collect();
         let components = Components::new_with_refreshed_list();
-        let cpu_temp_c = components
-            .iter()
-            .filter_map(|c| c.temperature())
-            .filter(|t| t.is_finite())
-            .reduce(f32::max)
-            .map(f64::from);
         let g = super::gpu::read().unwrap_or_default();
         Thermal {
-            cpu_temp_c,
-            cpu_freq_mhz: (!freqs.is_empty())
-                .then(|| freqs.iter().sum::<u64>() as f64 / freqs.len() as f64),
+            cpu_temp_c: super::hottest(&components).map(f64::from),
+            cpu_freq_mhz: super::mean_freq_mhz(&sys),
             gpu_temp_c: g.temp_c.map(f64::from),
             gpu_sm_clock_mhz: g.sm_clock_mhz.map(f64::from),
         }

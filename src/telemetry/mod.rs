@@ -262,17 +262,7 @@ fn run(
             })
             .flatten();
         components.refresh(false);
-        let cpu_temp = components
-            .iter()
-            .filter_map(|c| c.temperature())
-            .filter(|t| t.is_finite())
-            .reduce(f32::max);
-        let freqs: Vec<u64> = sys
-            .cpus()
-            .iter()
-            .map(|c| c.frequency())
-            .filter(|f| *f > 0)
-            .collect();
+        let cpu_temp = hottest(&components);
         let g = gpu::read().unwrap_or_default();
         let job = tag.job.load(Ordering::Relaxed);
         let r = Reading {
@@ -281,8 +271,7 @@ fn run(
             job: u32::try_from(job).ok(),
             cpu_util_pct: cpu_util,
             core_util_pct: cores.clone(),
-            cpu_freq_mhz: (!freqs.is_empty())
-                .then(|| freqs.iter().sum::<u64>() / freqs.len() as u64),
+            cpu_freq_mhz: mean_freq_mhz(&sys).map(|f| f as u64),
             ram_used_bytes: Some(sys.used_memory()),
             worker_rss_bytes: rss,
             cpu_temp_c: cpu_temp,
@@ -300,6 +289,26 @@ fn run(
             return;
         }
     }
+}
+
+/// The hottest temperature sensor, in °C.
+pub(crate) fn hottest(components: &Components) -> Option<f32> {
+    components
+        .iter()
+        .filter_map(|c| c.temperature())
+        .filter(|t| t.is_finite())
+        .reduce(f32::max)
+}
+
+/// The mean clock over the cores that report one, in MHz.
+pub(crate) fn mean_freq_mhz(sys: &System) -> Option<f64> {
+    let freqs: Vec<u64> = sys
+        .cpus()
+        .iter()
+        .map(|c| c.frequency())
+        .filter(|f| *f > 0)
+        .collect();
+    (!freqs.is_empty()).then(|| freqs.iter().sum::<u64>() as f64 / freqs.len() as f64)
 }
 
 #[cfg(test)]
