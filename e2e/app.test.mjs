@@ -563,6 +563,14 @@ test("a sustained decode runs from the Benchmark form and charts its rate over t
   assert.ok(await (await byId("sustain-chart")).$("svg").isExisting(), "the rate is charted");
   await browser.pause(300);
   await shot("sustained");
+  // Readable at a small laptop's window and at full HD.
+  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
+    await browser.setWindowSize(w, h);
+    await (await byId("sustain")).scrollIntoView();
+    await browser.pause(500);
+    await shot(`sustained-${w}`);
+  }
+  await browser.setWindowSize(1280, 820);
 });
 
 test("the app's database passes an integrity check", () => {

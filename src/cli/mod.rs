@@ -22,6 +22,7 @@ use crate::error::{DynoError, Result};
 use crate::machine::Machine;
 use crate::report::{self};
 use crate::store::default_db_path;
+use crate::telemetry::disturbance::Disturbance;
 use crate::units::{human_bytes, human_params};
 use crate::vocab::status::RunStatus;
 use crate::worker::client::{Cancel, WorkerOptions};
@@ -205,15 +206,7 @@ async fn measure(
         let model = prepare_model(store, path).await?;
         run_model(&ctx, &model, &plan.request, &mut reporter, &mut out).await?;
     }
-    retry_disturbed(
-        &ctx,
-        machine,
-        &plan,
-        a.retry_disturbed,
-        &mut reporter,
-        &mut out,
-    )
-    .await?;
+    retry_disturbed(&ctx, &plan, a.retry_disturbed, &mut reporter, &mut out).await?;
     reporter.finish();
 
     let rows = store.sweep_runs(sweep_id).await?;
@@ -227,7 +220,6 @@ async fn measure(
 /// is replaced: the report shows the disturbed figure and the new one.
 async fn retry_disturbed(
     ctx: &BenchContext<'_>,
-    machine: &Machine,
     plan: &Plan,
     attempts: u32,
     reporter: &mut progress::Progress,
@@ -239,29 +231,29 @@ async fn retry_disturbed(
         if out.cancelled || ctx.cancel.is_cancelled() {
             break;
         }
-        let mut rows = Vec::new();
-        for id in &last {
-            rows.extend(store.run(*id).await?);
-        }
-        let report = report::build(store, &rows, machine).await?;
+        // The verdicts are stored with each result; no report is needed.
         let mut todo = Vec::new();
-        for row in &rows {
-            let Some(run) = report.runs.iter().find(|r| r.run_id == row.id) else {
+        for id in &last {
+            let Some(row) = store.run(*id).await? else {
                 continue;
             };
-            let flagged: Vec<&str> = run
-                .results
-                .iter()
-                .filter(|r| r.disturbed)
-                .map(|r| r.test.as_str())
+            let flagged: Vec<String> = store
+                .results(*id)
+                .await?
+                .into_iter()
+                .filter(|r| {
+                    r.disturbance_json
+                        .as_deref()
+                        .and_then(|j| serde_json::from_str::<Disturbance>(j).ok())
+                        .is_some_and(|d| d.disturbed)
+                })
+                .map(|r| r.test)
                 .collect();
             let Ok(mut config) = serde_json::from_str::<crate::vocab::RunConfig>(&row.config_json)
             else {
                 continue;
             };
-            config
-                .tests
-                .retain(|t| flagged.contains(&t.name().as_str()));
+            config.tests.retain(|t| flagged.contains(&t.name()));
             if !config.tests.is_empty() {
                 todo.push((store.model(row.model_id).await?.path, config));
             }
