@@ -437,7 +437,7 @@ pub fn read_header_from<R: Read + Seek>(inner: R, len: u64) -> Result<Header, Gg
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::io::Cursor as IoCursor;
 

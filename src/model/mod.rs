@@ -6,6 +6,7 @@
 pub mod gguf;
 pub mod memory;
 pub mod quant;
+pub mod shape;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
