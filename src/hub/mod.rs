@@ -14,6 +14,7 @@
 pub mod discover;
 pub mod download;
 pub mod files;
+pub mod header;
 pub mod token;
 
 use std::path::{Path, PathBuf};
