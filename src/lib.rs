@@ -23,9 +23,10 @@
 //! 3. `engine`, `worker`: llama.cpp, and the process boundary around it. The
 //!    engine runs only inside a worker process, so `worker` alone may use it.
 //! 4. `store`: every SQL statement, over the vocabulary and the readers.
-//! 5. `quantize`, `hub`, `bench`, `serve`, `report`: the tasks. Making models,
-//!    fetching them, measuring them in-process or behind a server, and
-//!    presenting what was measured.
+//! 5. `quantize`, `hub`, `predict`, `bench`, `serve`, `report`: the tasks.
+//!    Making models, fetching them, predicting their speed before they are
+//!    run, measuring them in-process or behind a server, and presenting what
+//!    was measured.
 //! 6. `app`: the use cases, with typed inputs and outputs, shared by the two
 //!    front ends.
 //! 7. `cli`: the command line (the desktop app, `src-tauri/`, is the other
@@ -41,6 +42,7 @@ pub mod error;
 pub mod hub;
 pub mod machine;
 pub mod model;
+pub mod predict;
 pub mod quality;
 pub mod quantize;
 pub mod report;

@@ -47,6 +47,9 @@ pub struct RunRow {
     pub power_json: Option<String>,
     /// JSON of [`crate::telemetry::cooldown::CooldownRecord`].
     pub cooldown_json: Option<String>,
+    /// The prediction made before the run was measured (JSON of
+    /// `crate::predict::RunPrediction`).
+    pub prediction_json: Option<String>,
     pub dyno_version: String,
     pub started_at: String,
     pub finished_at: Option<String>,
