@@ -121,6 +121,9 @@ impl Cooldown {
 pub struct PreparedModel {
     pub info: ModelInfo,
     pub model_id: i64,
+    /// Its header, kept for the prediction each run stores before it is
+    /// measured (`None` if the file could not be read a second time).
+    pub header: Option<std::sync::Arc<crate::model::gguf::Header>>,
 }
 
 /// Describe a model from its header, hash it (reusing the stored digest when
@@ -140,7 +143,25 @@ pub async fn prepare_model(store: &Store, path: &Path) -> Result<PreparedModel> 
         }
     };
     let model_id = store.upsert_model(&info, mtime_ns).await?;
-    Ok(PreparedModel { info, model_id })
+    let p = path.to_path_buf();
+    let header = tokio::task::spawn_blocking(move || model::gguf::read_header(&p).ok())
+        .await
+        .ok()
+        .flatten();
+    if let Some(h) = &header {
+        let shape = crate::model::shape::ModelShape::of(h);
+        store
+            .set_model_shape(
+                model_id,
+                &serde_json::to_string(&shape).expect("a shape serialises"),
+            )
+            .await?;
+    }
+    Ok(PreparedModel {
+        info,
+        model_id,
+        header: header.map(std::sync::Arc::new),
+    })
 }
 
 /// Run ids made so far, and whether the user cancelled.

@@ -114,6 +114,7 @@ fn result_json(r: &ResultRow) -> ResultJson {
             .sustain_json
             .as_deref()
             .and_then(|j| serde_json::from_str(j).ok()),
+        predicted: None,
     }
 }
 
@@ -129,8 +130,16 @@ async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
         run.n_gpu_layers,
         m.n_layers,
     );
+    let prediction: Option<crate::predict::RunPrediction> = run
+        .prediction_json
+        .as_deref()
+        .and_then(|s| serde_json::from_str(s).ok());
     for r in &mut results {
         telemetry::roofline(r, weight_bytes, bandwidth);
+        r.predicted = prediction
+            .as_ref()
+            .and_then(|p| p.for_test(&r.test))
+            .map(|t| t.estimate);
     }
     let sources: Option<crate::telemetry::Sources> = run
         .telemetry_sources
@@ -224,6 +233,7 @@ async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
         results,
         telemetry: run_telemetry,
         quality: None,
+        prediction,
     })
 }
 

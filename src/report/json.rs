@@ -181,6 +181,12 @@ pub struct ResultJson {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub sustained: Option<crate::telemetry::sustain::Sustained>,
+    /// The rate Dyno predicted for this test before measuring it (`dyno
+    /// predict`), with its 80% interval; absent for tests it does not
+    /// predict and runs measured before predictions were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub predicted: Option<crate::predict::Estimate>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
@@ -231,6 +237,11 @@ pub struct RunJson {
     /// Speed in words and reply times; null without a decode figure.
     #[serde(default)]
     pub what_this_means: Option<MeaningJson>,
+    /// What Dyno predicted for this run before measuring it, with the basis
+    /// of each figure; absent for runs measured before predictions were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub prediction: Option<crate::predict::RunPrediction>,
 }
 
 /// Tokens are not words: the run's speed as a reader meets it.

@@ -439,6 +439,7 @@ mod tests {
             telemetry: None,
             quality: None,
             what_this_means: None,
+            prediction: None,
         };
         Report {
             schema_version: 1,
