@@ -39,6 +39,10 @@ pub fn export(dir: &Path) -> Result<(), ExportError> {
     dyno::app::settings::HubSettings::export_all(&cfg)?;
     dyno::app::settings::HubCheck::export_all(&cfg)?;
     dyno::app::downloads::Discarded::export_all(&cfg)?;
+    dyno::app::predict::PredictInput::export_all(&cfg)?;
+    dyno::app::predict::PredictOutcome::export_all(&cfg)?;
+    dyno::app::predict::PredictedFile::export_all(&cfg)?;
+    dyno::predict::accuracy::AccuracyReport::export_all(&cfg)?;
     write_index(dir).map_err(ExportError::Io)
 }
 

@@ -192,6 +192,43 @@ pub async fn hub_levels(
     .await
 }
 
+/// `dyno predict TARGET --json`: a file or a hub repo's levels (headers
+/// only), predicted on this machine, with the advised level.
+#[tauri::command]
+pub async fn predict(
+    app: State<'_, App>,
+    input: app::predict::PredictInput,
+) -> AppResult<app::predict::PredictOutcome> {
+    with_store(app.db.clone(), move |s, _| {
+        Box::pin(async move { app::predict::predict(s, None, &input).await })
+    })
+    .await
+}
+
+/// The Models view's predictions: every listed file at once, with one
+/// calibration.
+#[tauri::command]
+pub async fn predict_files(
+    app: State<'_, App>,
+    paths: Vec<String>,
+) -> AppResult<Vec<app::predict::PredictedFile>> {
+    let paths: Vec<PathBuf> = paths.into_iter().map(PathBuf::from).collect();
+    with_store(app.db.clone(), move |s, _| {
+        Box::pin(async move {
+            app::predict::predict_files(s, &paths, &app::predict::PredictInput::default()).await
+        })
+    })
+    .await
+}
+
+/// `dyno predict --accuracy --json`.
+#[tauri::command]
+pub async fn predict_accuracy(
+    app: State<'_, App>,
+) -> AppResult<dyno::predict::accuracy::AccuracyReport> {
+    with_store(app.db.clone(), |s, _| Box::pin(app::predict::accuracy(s))).await
+}
+
 #[tauri::command]
 pub async fn compare(app: State<'_, App>, a: String, b: String) -> AppResult<Comparison> {
     with_store(app.db.clone(), move |s, db| {

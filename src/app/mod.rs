@@ -12,6 +12,7 @@ pub mod hub;
 pub mod hw;
 pub mod models;
 pub mod options;
+pub mod predict;
 pub mod presets;
 pub mod results;
 pub mod serve;

@@ -82,6 +82,12 @@ pub struct LocalModel {
     pub fit: Option<Fit>,
     /// Why the header could not be read, for a file that is listed anyway.
     pub error: Option<String>,
+    /// Predicted speed, fit and quality on this machine
+    /// ([`crate::app::predict`]); null until asked for, or when the header
+    /// could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub prediction: Option<crate::predict::Prediction>,
 }
 
 /// Total RAM and the GPUs' VRAM, for fit badges.
@@ -112,6 +118,7 @@ fn local(f: &Found, (ram, vram): (u64, u64)) -> LocalModel {
         n_params: f.info.as_ref().map(|i| i.n_params),
         fit: f.info.as_ref().map(|i| Fit::of(i.size_bytes, ram, vram)),
         error: f.error.clone(),
+        prediction: None,
     }
 }
 
@@ -152,6 +159,22 @@ pub async fn local_models(store: &Store) -> Result<Vec<LocalModel>> {
 }
 
 /// Rows for `found` at the given (RAM, VRAM).
+/// Fill each readable model's prediction (one calibration for them all).
+pub async fn with_predictions(store: &Store, rows: &mut [LocalModel]) -> Result<()> {
+    let paths: Vec<PathBuf> = rows
+        .iter()
+        .filter(|r| r.error.is_none())
+        .map(|r| r.path.clone())
+        .collect();
+    let input = crate::app::predict::PredictInput::default();
+    for f in crate::app::predict::predict_files(store, &paths, &input).await? {
+        if let Some(r) = rows.iter_mut().find(|r| r.path == f.path) {
+            r.prediction = f.prediction;
+        }
+    }
+    Ok(())
+}
+
 pub fn rows(found: &[Found], memory: (u64, u64)) -> Vec<LocalModel> {
     found.iter().map(|f| local(f, memory)).collect()
 }

@@ -154,6 +154,10 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Predict prefill and decode speed, memory fit and quality loss of a
+    /// GGUF file or of a hub repo's levels before downloading them, from
+    /// this machine's own stored runs (priors while there are none).
+    Predict(Box<PredictArgs>),
     /// The hardware: CPU, memory and its measured bandwidth, GPUs, and the
     /// llama.cpp build and devices.
     Hw {
@@ -172,6 +176,45 @@ pub enum Command {
     },
 }
 
+/// `dyno predict`.
+#[derive(Debug, clap::Args)]
+pub struct PredictArgs {
+    /// A GGUF file, or OWNER/NAME (every level) or OWNER/NAME:LEVEL on the
+    /// hub; only the headers are fetched.
+    #[arg(
+        value_name = "FILE|OWNER/NAME[:LEVEL]",
+        required_unless_present = "accuracy"
+    )]
+    pub target: Option<String>,
+    /// Context (tokens) the memory fit is judged at.
+    #[arg(long, default_value_t = 4096)]
+    pub ctx: u64,
+    /// Threads to predict for (default: this machine's, as `dyno bench`).
+    #[arg(short = 't', long)]
+    pub threads: Option<u32>,
+    /// Prompt length of the prefill prediction.
+    #[arg(short = 'p', long = "n-prompt", default_value_t = 512)]
+    pub n_prompt: u64,
+    /// Generated tokens of the decode prediction.
+    #[arg(short = 'n', long = "n-gen", default_value_t = 128)]
+    pub n_gen: u64,
+    /// Layers on the GPU (default: all where the build has a GPU backend).
+    #[arg(long = "ngl")]
+    pub gpu_layers: Option<u32>,
+    /// The decode rate (t/s) the advised level must reach.
+    #[arg(long, value_name = "T/S", default_value_t = 10.0)]
+    pub min_tps: f64,
+    /// Instead: how good past predictions were, over every stored run that
+    /// kept one (median and p90 of |predicted ÷ measured − 1| per phase).
+    #[arg(long, conflicts_with = "target")]
+    pub accuracy: bool,
+    #[arg(long)]
+    pub json: bool,
+    /// Hub address, for a mirror (also HF_ENDPOINT).
+    #[arg(long, value_name = "URL")]
+    pub endpoint: Option<String>,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum HubCommand {
     /// GGUF repos matching a query, most downloaded first.
@@ -188,6 +231,10 @@ pub enum HubCommand {
         repo: String,
         #[arg(long)]
         json: bool,
+        /// Skip the predicted decode rate per level (it reads each level's
+        /// header with ranged requests, cached by sha256).
+        #[arg(long)]
+        no_predict: bool,
     },
     /// Download one level (all parts of a split model) into the HF cache,
     /// resuming an interrupted download and verifying its sha256.

@@ -115,7 +115,11 @@ pub async fn hub(db: &Path, endpoint: Option<&str>, cmd: HubCommand) -> Result<i
     };
     match cmd {
         HubCommand::Search { query, limit, json } => search(&hub, &query, limit, json).await,
-        HubCommand::Ls { repo, json } => ls(&hub, &repo, json).await,
+        HubCommand::Ls {
+            repo,
+            json,
+            no_predict,
+        } => ls(db, &hub, &repo, json, !no_predict).await,
         HubCommand::Pull {
             repo,
             quant,
@@ -145,10 +149,36 @@ async fn search(hub: &Hub, query: &str, limit: u32, json: bool) -> Result<i32> {
     Ok(0)
 }
 
-async fn ls(hub: &Hub, repo: &str, json: bool) -> Result<i32> {
+/// `hub ls --json`: the listing, and each level's prediction when asked.
+#[derive(serde::Serialize)]
+struct LsJson<'a> {
+    #[serde(flatten)]
+    listing: &'a RepoListing,
+    predictions: Vec<app::predict::PredictedLevel>,
+}
+
+async fn ls(db: &Path, hub: &Hub, repo: &str, json: bool, with_predictions: bool) -> Result<i32> {
     let l = repo_listing(hub, repo).await?;
+    let mut predictions = Vec::new();
+    if with_predictions && !l.levels.is_empty() {
+        let store = open_store(db).await?;
+        let input = app::predict::PredictInput::default();
+        let prepared = app::predict::prepare(&store, &input).await;
+        if let Ok((cal, c)) = &prepared {
+            for v in &l.levels {
+                let (p, _) =
+                    app::predict::predict_level(&store, hub, cal, *c, &l.repo, &l.commit, v).await;
+                predictions.push(p);
+            }
+        }
+        store.close().await;
+        prepared?;
+    }
     if json {
-        print_json(&l);
+        print_json(&LsJson {
+            listing: &l,
+            predictions,
+        });
         return Ok(0);
     }
     println!(
@@ -175,8 +205,12 @@ async fn ls(hub: &Hub, repo: &str, json: bool) -> Result<i32> {
         } else {
             String::new()
         };
+        let predicted = match predictions.iter().find(|p| p.level == v.level) {
+            Some(p) => format!(" · {}", super::predict::column(p.prediction.as_ref())),
+            None => String::new(),
+        };
         println!(
-            "  {:<10} {:>10} — {}{parts}{here}  {}",
+            "  {:<10} {:>10} — {}{predicted}{parts}{here}  {}",
             v.level,
             human_bytes(v.size_bytes),
             v.fit.describe(),
@@ -386,7 +420,9 @@ async fn list_models(store: &Store, json: bool) -> Result<i32> {
     let found = app::models::found(store).await?;
     let (ram, vram) = memory();
     if json {
-        print_json(&app::models::rows(&found, (ram, vram)));
+        let mut rows = app::models::rows(&found, (ram, vram));
+        app::models::with_predictions(store, &mut rows).await?;
+        print_json(&rows);
         return Ok(0);
     }
     if found.is_empty() {
@@ -395,12 +431,27 @@ async fn list_models(store: &Store, json: bool) -> Result<i32> {
         );
         return Ok(0);
     }
-    println!("| source | name | arch | quant | size | params | fits | path |");
-    println!("| ------ | ---- | ---- | ----- | ---: | -----: | ---- | ---- |");
+    let paths: Vec<std::path::PathBuf> = found
+        .iter()
+        .filter(|f| f.info.is_some())
+        .map(|f| f.path.clone())
+        .collect();
+    let predicted =
+        app::predict::predict_files(store, &paths, &app::predict::PredictInput::default()).await?;
+    println!(
+        "| source | name | arch | quant | size | params | fits | predicted (t/s, 80%) | path |"
+    );
+    println!(
+        "| ------ | ---- | ---- | ----- | ---: | -----: | ---- | -------------------- | ---- |"
+    );
     for f in &found {
+        let p = predicted
+            .iter()
+            .find(|p| p.path == f.path)
+            .and_then(|p| p.prediction.as_ref());
         match &f.info {
             Some(i) => println!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 f.origin.as_str(),
                 f.name,
                 i.arch,
@@ -408,10 +459,11 @@ async fn list_models(store: &Store, json: bool) -> Result<i32> {
                 human_bytes(i.size_bytes),
                 human_params(i.n_params),
                 Fit::of(i.size_bytes, ram, vram).describe(),
+                super::predict::column(p),
                 f.path.display()
             ),
             None => println!(
-                "| {} | {} | - | - | - | - | unreadable: {} | {} |",
+                "| {} | {} | - | - | - | - | unreadable: {} | - | {} |",
                 f.origin.as_str(),
                 f.name,
                 f.error.as_deref().unwrap_or("?"),

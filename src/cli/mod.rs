@@ -5,6 +5,7 @@
 pub mod args;
 pub mod hub;
 pub mod hw;
+pub mod predict;
 mod progress;
 pub mod serve;
 pub mod settings;
@@ -126,6 +127,7 @@ pub fn main(cli: Cli) -> Result<i32> {
             Command::Import { file } => import(&db, &file).await,
             Command::Inspect { models, json } => inspect(&models, json),
             Command::Presets { model, json } => presets(&db, &model, json).await,
+            Command::Predict(a) => predict::predict(&db, *a).await,
             Command::Hw { json, remeasure } => hw::hw(&db, json, remeasure).await,
             Command::ServeBench(a) => serve::serve_bench(&db, *a).await,
             Command::ServeRuns { json, limit } => serve::serve_runs(&db, json, limit).await,

@@ -5,6 +5,7 @@ import type { Offload } from "./Offload";
 import type { PowerState } from "./PowerState";
 import type { Quality } from "./Quality";
 import type { RunConfig } from "./RunConfig";
+import type { RunPrediction } from "./RunPrediction";
 import type { RunStatus } from "./RunStatus";
 import type { RunTelemetry } from "./RunTelemetry";
 import type { TestResult } from "./TestResult";
@@ -53,4 +54,9 @@ quality: Quality | null,
 /**
  * Speed in words and reply times; null without a decode figure.
  */
-what_this_means: WhatThisMeans | null, };
+what_this_means: WhatThisMeans | null, 
+/**
+ * What Dyno predicted for this run before measuring it, with the basis
+ * of each figure; absent for runs measured before predictions were kept.
+ */
+prediction?: RunPrediction, };
