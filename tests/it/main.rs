@@ -35,6 +35,7 @@ mod import;
 mod list;
 mod offload;
 mod places;
+mod predict;
 mod presets;
 mod serve;
 mod serve_card;
