@@ -49,6 +49,13 @@ pub struct ModelShape {
     pub attn_width: u64,
     /// Bytes per tensor type, largest first ("Q4_K", bytes).
     pub tensor_types: Vec<(String, u64)>,
+    /// Weights one decode step reads, per tensor type (elements, by the
+    /// same rules as `decode_bytes_per_token`). On a CPU a decode step costs
+    /// per element of each type more than per byte: unpacking a K-quant
+    /// takes longer than reading it, so the speed model fits a cost per
+    /// element of each type.
+    #[serde(default)]
+    pub decode_elements: Vec<(String, u64)>,
 }
 
 fn is_expert(name: &str) -> bool {
@@ -82,6 +89,7 @@ impl ModelShape {
         let mut matmul_params = 0u64;
         let mut attn_width = 0u64;
         let mut types = std::collections::BTreeMap::<&str, u64>::new();
+        let mut decode_types = std::collections::BTreeMap::<&str, u64>::new();
         for t in &h.tensors {
             n_params = n_params.saturating_add(t.n_elements);
             *types.entry(ggml_type_name(t.ggml_type)).or_default() += t.n_bytes;
@@ -92,11 +100,13 @@ impl ModelShape {
             };
             n_active = n_active.saturating_add(elems);
             let embedding = t.name == "token_embd.weight";
-            decode_bytes = decode_bytes.saturating_add(match (embedding, tied) {
-                // One row per token.
-                (true, false) => bytes / t.dims.get(1).copied().unwrap_or(1).max(1),
-                _ => bytes,
-            });
+            // One row per token of an embedding the output does not share.
+            let rows = match (embedding, tied) {
+                (true, false) => t.dims.get(1).copied().unwrap_or(1).max(1),
+                _ => 1,
+            };
+            decode_bytes = decode_bytes.saturating_add(bytes / rows);
+            *decode_types.entry(ggml_type_name(t.ggml_type)).or_default() += elems / rows;
             if t.name.starts_with("blk.") && t.dims.len() >= 2 {
                 matmul_params = matmul_params.saturating_add(elems);
             }
@@ -134,6 +144,10 @@ impl ModelShape {
             prefill_flops_per_token: matmul_params.saturating_mul(2),
             attn_width,
             tensor_types,
+            decode_elements: decode_types
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
         }
     }
 
@@ -212,6 +226,14 @@ mod tests {
         assert_eq!(tied.prefill_flops_per_token, 2 * 64 * 64);
         assert_eq!(tied.attn_width, 64);
         assert_eq!(tied.tensor_types[0], ("F16".to_string(), 8192 + 128_000));
+        assert_eq!(
+            tied.decode_elements,
+            [("F16".to_string(), 4096 + 64_000), ("F32".to_string(), 64)]
+        );
+        assert_eq!(
+            untied.decode_elements[0],
+            ("F16".to_string(), 4096 + 64 + 64_000)
+        );
     }
 
     #[test]

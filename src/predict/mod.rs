@@ -200,6 +200,9 @@ pub struct Advice {
     pub level: Option<String>,
     /// The decode rate it had to reach.
     pub min_decode_tokens_per_s: f64,
+    /// The reverse question: the largest level that fits and still decodes
+    /// at `min_decode_tokens_per_s` or faster (null when none does).
+    pub largest_fast_enough: Option<String>,
     /// The whole advice in a sentence.
     pub text: String,
 }
@@ -229,6 +232,10 @@ pub fn advise(preds: &[Prediction], min_decode: f64) -> Advice {
         .iter()
         .filter(|p| p.decode.tokens_per_s >= min_decode)
         .collect();
+    let largest_fast_enough = fast
+        .iter()
+        .max_by_key(|p| p.shape.weight_bytes)
+        .map(|p| p.level.clone());
     let pick = fast
         .iter()
         .filter(|p| p.quality.kld < 0.005)
@@ -241,6 +248,7 @@ pub fn advise(preds: &[Prediction], min_decode: f64) -> Advice {
         Some(p) => Advice {
             level: Some(p.level.clone()),
             min_decode_tokens_per_s: min_decode,
+            largest_fast_enough,
             text: say(p, format!("On this machine, take {}", p.level)),
         },
         None => match fits
@@ -250,6 +258,7 @@ pub fn advise(preds: &[Prediction], min_decode: f64) -> Advice {
             Some(p) => Advice {
                 level: Some(p.level.clone()),
                 min_decode_tokens_per_s: min_decode,
+                largest_fast_enough: None,
                 text: say(
                     p,
                     format!(
@@ -261,6 +270,7 @@ pub fn advise(preds: &[Prediction], min_decode: f64) -> Advice {
             None => Advice {
                 level: None,
                 min_decode_tokens_per_s: min_decode,
+                largest_fast_enough: None,
                 text:
                     "No level fits this machine's memory; pick a smaller model or a shorter context"
                         .into(),
@@ -502,6 +512,7 @@ mod tests {
                 prefill_flops_per_token: 0,
                 attn_width: 0,
                 tensor_types: vec![],
+                decode_elements: vec![],
             },
             conditions: PredictConditions {
                 threads: 2,
@@ -541,6 +552,11 @@ mod tests {
         // At 10 t/s F16 is too slow, Q8_0 is already negligible: Q8_0.
         let a = advise(&ladder, 10.0);
         assert_eq!(a.level.as_deref(), Some("Q8_0"));
+        assert_eq!(a.largest_fast_enough.as_deref(), Some("Q8_0"));
+        assert_eq!(
+            advise(&ladder, 5.0).largest_fast_enough.as_deref(),
+            Some("F16")
+        );
         assert!(a
             .text
             .starts_with("On this machine, take Q8_0: about 17 t/s decode"));
@@ -552,6 +568,7 @@ mod tests {
         // Nothing reaches 100: the fastest, said so.
         let a = advise(&ladder, 100.0);
         assert_eq!(a.level.as_deref(), Some("Q2_K"));
+        assert_eq!(a.largest_fast_enough, None);
         assert!(a.text.starts_with("No level reaches 100 t/s"));
         // Nothing fits.
         let none = vec![pred("F16", 16, 9.0, 0.0, Fit::No)];

@@ -1,23 +1,32 @@
 //! The speed model: seconds per token from a model's shape, with rates
 //! fitted on this machine's own stored runs.
 //!
-//! Per token, a test costs
+//! **Decode** reads every weight it uses once per token. On a GPU that is
+//! bytes over bandwidth; on a CPU, and especially with few threads, the
+//! unpacking of a quantised block costs more than reading it, and differs by
+//! type (a Q4_K element costs less than an F16 one, but more than half of it).
+//! So a decode step costs
 //!
 //! ```text
-//! seconds = a · work + b · layers
+//! seconds = Σ_type elements(type) · c(type) + layers · b
 //! ```
 //!
-//! where `work` is the bytes a decode step reads (weights actually touched
-//! plus the KV cache at the test's depth) or the operations a prompt token
-//! needs, `a` is the inverse of the effective bandwidth or compute rate and
-//! `b` is a fixed cost per layer (the graph's kernels and the threads'
-//! barriers, which dominate small models on a CPU). `a` and `b` are fitted
-//! per device (CPU or GPU) and phase by least squares on relative error, so a
-//! fast test weighs as much as a slow one. Each quantisation level then gets
-//! a factor, the geometric mean of measured ÷ fitted over the runs of that
-//! level: a K-quant's unpacking costs more per byte than Q8_0's, and that is
-//! what the factor learns. Without runs, documented priors stand in and the
-//! prediction says so.
+//! with one cost per element for each ggml tensor type and a fixed cost per
+//! layer. The costs are fitted on this machine's runs by least squares on
+//! relative error, pulled towards priors (the type's bytes per element over
+//! 45% of the measured bandwidth; 70% of a GPU's) so that a ladder of one
+//! model, whose levels mix types, pins the types it holds without inventing
+//! the others. A type no run has used takes its prior times the machine's
+//! average fitted ÷ prior. This carries from one model to another because
+//! the same types cost the same on the same machine, whatever model holds
+//! them (measured in `scripts/bench/predict-accuracy.sh`). A file already
+//! measured also gets its own factor, measured ÷ modelled.
+//!
+//! **Prefill** is compute: `seconds = a · operations + b · layers`, with a
+//! factor per quantisation level (a K-quant's matrix products are slower
+//! than Q8_0's), fitted the same way.
+//!
+//! Without runs, the priors stand alone and the prediction says so.
 
 use std::collections::BTreeMap;
 
@@ -91,7 +100,7 @@ pub fn work(shape: &ModelShape, phase: Phase, l: Lengths) -> f64 {
 /// Documented starting points, used while this machine has no runs of a
 /// device and phase. They are deliberately plain: a CPU's decode reaches
 /// about 45% of its measured read bandwidth in llama.cpp, a GPU's about 70%
-/// of its datasheet bandwidth, and a CPU core about 15 GFLOP/s of quantised
+/// of its datasheet bandwidth, and a CPU core about 40 GFLOP/s of quantised
 /// matrix products.
 #[derive(Debug, Clone, Copy)]
 pub struct Priors {
@@ -103,6 +112,15 @@ pub struct Priors {
 }
 
 impl Priors {
+    /// The bandwidth a decode reaches by the priors: 45% of the host's
+    /// measured read bandwidth, 70% of a GPU's datasheet figure.
+    fn decode_bandwidth(&self, device: Device) -> f64 {
+        match device {
+            Device::Cpu => 0.45 * self.host_bandwidth.unwrap_or(20e9),
+            Device::Gpu => 0.7 * self.gpu_bandwidth.unwrap_or(400e9),
+        }
+    }
+
     fn coefficients(&self, device: Device, phase: Phase) -> (f64, f64) {
         match (device, phase) {
             (Device::Cpu, Phase::Decode) => {
@@ -111,7 +129,7 @@ impl Priors {
             (Device::Gpu, Phase::Decode) => {
                 (1.0 / (0.7 * self.gpu_bandwidth.unwrap_or(400e9)), 10e-6)
             }
-            (Device::Cpu, Phase::Prefill) => (1.0 / (f64::from(self.threads.max(1)) * 15e9), 0.0),
+            (Device::Cpu, Phase::Prefill) => (1.0 / (f64::from(self.threads.max(1)) * 40e9), 0.0),
             (Device::Gpu, Phase::Prefill) => (1.0 / 20e12, 0.0),
         }
     }
@@ -120,10 +138,23 @@ impl Priors {
 /// Fitted coefficients for one device and phase.
 #[derive(Debug, Clone, Serialize)]
 pub struct Fit {
-    /// Seconds per unit of work (byte or operation).
+    /// Prefill: seconds per operation.
     pub a: f64,
     /// Seconds per layer per token.
     pub b: f64,
+    /// Decode: seconds per element read, per tensor type ("Q4_K").
+    pub type_cost: BTreeMap<String, f64>,
+    /// Decode: the average fitted ÷ prior cost, for types no run used.
+    pub type_scale: f64,
+    /// Host or GPU bandwidth the decode priors come from, bytes/s, and the
+    /// share of it a decode reaches.
+    #[serde(skip)]
+    pub prior_bandwidth: f64,
+    /// Decode: file sha256 → (measured ÷ modelled, observations).
+    pub file_factor: BTreeMap<String, (f64, usize)>,
+    /// Decode: scatter of log(measured ÷ modelled) before file factors: what
+    /// to expect for a file not yet measured.
+    pub log_sd_model: f64,
     /// Level → (measured ÷ fitted, observations).
     pub level_factor: BTreeMap<String, (f64, usize)>,
     /// Standard deviation of log(measured ÷ predicted) over the
@@ -144,6 +175,11 @@ impl Fit {
         Fit {
             a,
             b,
+            type_cost: BTreeMap::new(),
+            type_scale: 1.0,
+            prior_bandwidth: p.decode_bandwidth(device),
+            file_factor: BTreeMap::new(),
+            log_sd_model: 0.0,
             level_factor: BTreeMap::new(),
             log_sd: 0.0,
             n_obs: 0,
@@ -157,6 +193,64 @@ impl Fit {
     fn raw_seconds(&self, work: f64, layers: f64) -> f64 {
         self.a * work + self.b * layers
     }
+
+    /// The prior cost of one element of `ty`: its bytes at the prior share
+    /// of the bandwidth.
+    fn prior_cost(&self, ty: &str) -> f64 {
+        bytes_per_element(ty) / self.prior_bandwidth
+    }
+
+    /// Seconds per element of `ty`: fitted, else prior times the machine's
+    /// average ratio.
+    fn cost(&self, ty: &str) -> f64 {
+        self.type_cost
+            .get(ty)
+            .copied()
+            .unwrap_or_else(|| self.prior_cost(ty) * self.type_scale)
+    }
+
+    /// Modelled decode seconds for a share `frac` of a model's weights and
+    /// cache, over `layers` layers.
+    fn decode_seconds(&self, shape: &ModelShape, depth: u64, frac: f64, layers: f64) -> f64 {
+        let elems = decode_elements(shape, depth);
+        let read: f64 = elems.iter().map(|(t, e)| e * self.cost(t)).sum();
+        frac * read + self.b * layers
+    }
+}
+
+/// Bytes per element of a ggml type by name (2 for an unknown one).
+fn bytes_per_element(ty: &str) -> f64 {
+    (0..64u32)
+        .find(|&t| crate::model::gguf::ggml_type_name(t) == ty)
+        .and_then(crate::model::gguf::ggml_type_block)
+        .map_or(2.0, |(block, bytes)| bytes as f64 / block as f64)
+}
+
+/// Elements one decode step reads per type, with the f16 KV cache at `depth`
+/// counted as F16. Shapes stored before the per-type counts were kept fall
+/// back to their bytes per type.
+fn decode_elements(shape: &ModelShape, depth: u64) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = if shape.decode_elements.is_empty() {
+        shape
+            .tensor_types
+            .iter()
+            .map(|(t, b)| (t.clone(), *b as f64 / bytes_per_element(t)))
+            .collect()
+    } else {
+        shape
+            .decode_elements
+            .iter()
+            .map(|(t, e)| (t.clone(), *e as f64))
+            .collect()
+    };
+    let kv = shape.kv_elements_per_token as f64 * depth as f64;
+    if kv > 0.0 {
+        match out.iter_mut().find(|(t, _)| t == "F16") {
+            Some(f) => f.1 += kv,
+            None => out.push(("F16".into(), kv)),
+        }
+    }
+    out
 }
 
 /// Least squares of `a·x + b·L ≈ y` in relative terms. Falls back to the
@@ -231,7 +325,11 @@ impl Calibration {
                     mine
                 };
                 let prior = Fit::prior(&priors, device, phase);
-                fits.insert((device, phase), fit_one(&use_obs, prior));
+                let fit = match phase {
+                    Phase::Prefill => fit_one(&use_obs, prior),
+                    Phase::Decode => fit_decode(&use_obs, prior),
+                };
+                fits.insert((device, phase), fit);
             }
         }
         Calibration { fits, priors }
@@ -277,11 +375,153 @@ fn fit_one(obs: &[&Observation], prior: Fit) -> Fit {
         fit.level_factor.insert(level.clone(), (m.exp(), v.len()));
         resid.extend(v.iter().map(|x| x - m));
     }
-    fit.log_sd = if resid.len() > 1 {
-        (resid.iter().map(|r| r * r).sum::<f64>() / (resid.len() - 1) as f64).sqrt()
+    fit.log_sd = sd(&resid);
+    bookkeeping(&mut fit, obs);
+    fit
+}
+
+/// How strongly the decode costs are pulled to their priors, relative to
+/// one observation's squared relative error. Small: a ladder of seven
+/// levels pins the types it holds; a type held by few elements stays near
+/// its prior.
+const RIDGE: f64 = 0.1;
+
+/// Solve `m · x = v` (a small symmetric system) by Gaussian elimination with
+/// partial pivoting; `None` when it is singular.
+fn solve(mut m: Vec<Vec<f64>>, mut v: Vec<f64>) -> Option<Vec<f64>> {
+    let n = v.len();
+    for i in 0..n {
+        let p = (i..n).max_by(|&a, &b| m[a][i].abs().total_cmp(&m[b][i].abs()))?;
+        if m[p][i].abs() < 1e-300 {
+            return None;
+        }
+        m.swap(i, p);
+        v.swap(i, p);
+        let pivot = m[i].clone();
+        for r in (0..n).filter(|&r| r != i) {
+            let f = m[r][i] / pivot[i];
+            if f != 0.0 {
+                for (x, p) in m[r].iter_mut().zip(&pivot).skip(i) {
+                    *x -= f * p;
+                }
+                v[r] -= f * v[i];
+            }
+        }
+    }
+    Some((0..n).map(|i| v[i] / m[i][i]).collect())
+}
+
+/// One decode observation: elements read per type, layers, seconds per token.
+type DecodeRow = (Vec<(String, f64)>, f64, f64);
+
+/// Fit the decode costs: one per tensor type in the observations and one
+/// per layer, by relative least squares with a ridge towards the priors.
+fn fit_decode(obs: &[&Observation], prior: Fit) -> Fit {
+    if obs.is_empty() {
+        return prior;
+    }
+    let rows: Vec<DecodeRow> = obs
+        .iter()
+        .map(|o| {
+            (
+                decode_elements(&o.shape, o.depth + o.n_gen / 2),
+                o.shape.n_layers as f64,
+                1.0 / o.tokens_per_s,
+            )
+        })
+        .collect();
+    let mut types: Vec<String> = rows
+        .iter()
+        .flat_map(|(e, _, _)| e.iter().filter(|(_, n)| *n > 0.0).map(|(t, _)| t.clone()))
+        .collect();
+    types.sort();
+    types.dedup();
+    let n = types.len() + 1;
+    let pri: Vec<f64> = types
+        .iter()
+        .map(|t| prior.prior_cost(t))
+        .chain([prior.b.max(1e-9)])
+        .collect();
+    // Unknowns scaled by their priors (x = c / p), so the ridge is relative
+    // and the system well conditioned: minimise Σ (Σ_j u_ij x_j − 1)² +
+    // RIDGE · Σ (x_j − 1)², with u_ij = feature_ij · p_j / y_i.
+    let mut m = vec![vec![0.0; n]; n];
+    let mut v = vec![0.0; n];
+    for (elems, layers, y) in &rows {
+        let mut u = vec![0.0; n];
+        for (t, e) in elems {
+            if let Some(j) = types.iter().position(|x| x == t) {
+                u[j] += e * pri[j] / y;
+            }
+        }
+        u[n - 1] = layers * pri[n - 1] / y;
+        for i in 0..n {
+            v[i] += u[i];
+            for j in 0..n {
+                m[i][j] += u[i] * u[j];
+            }
+        }
+    }
+    for i in 0..n {
+        m[i][i] += RIDGE;
+        v[i] += RIDGE;
+    }
+    let x = solve(m, v).unwrap_or_else(|| vec![1.0; n]);
+    let mut fit = prior;
+    // A cost is never below a tenth of its prior: a negative or vanishing
+    // cost would let a type's elements come free.
+    let x: Vec<f64> = x.iter().map(|v| v.max(0.1)).collect();
+    for (j, t) in types.iter().enumerate() {
+        fit.type_cost.insert(t.clone(), x[j] * pri[j]);
+    }
+    fit.b = x[n - 1] * pri[n - 1];
+    // The machine's average ratio, weighted by how many elements pinned
+    // each type, for types no run has used.
+    let mut wsum = 0.0;
+    let mut lsum = 0.0;
+    for (j, t) in types.iter().enumerate() {
+        let w: f64 = rows
+            .iter()
+            .flat_map(|(e, _, _)| e.iter().filter(|(x, _)| x == t).map(|(_, n)| *n))
+            .sum();
+        wsum += w;
+        lsum += w * x[j].ln();
+    }
+    fit.type_scale = if wsum > 0.0 { (lsum / wsum).exp() } else { 1.0 };
+    // Residuals: by the type model alone, then per file.
+    let mut by_file: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut all = Vec::new();
+    for (o, (_, layers, y)) in obs.iter().zip(&rows) {
+        let r = (y / fit.decode_seconds(&o.shape, o.depth + o.n_gen / 2, 1.0, *layers)).ln();
+        if r.is_finite() {
+            all.push(r);
+            by_file.entry(o.model_sha256.clone()).or_default().push(r);
+        }
+    }
+    fit.log_sd_model = sd(&all);
+    let mut within = Vec::new();
+    for (file, v) in &by_file {
+        let m = v.iter().sum::<f64>() / v.len() as f64;
+        fit.file_factor.insert(file.clone(), (m.exp(), v.len()));
+        within.extend(v.iter().map(|x| x - m));
+    }
+    fit.log_sd = sd(&within);
+    bookkeeping(&mut fit, obs);
+    fit
+}
+
+/// Sample standard deviation about zero-mean residuals (0 for fewer than 2).
+fn sd(resid: &[f64]) -> f64 {
+    if resid.len() > 1 {
+        let mean = resid.iter().sum::<f64>() / resid.len() as f64;
+        (resid.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (resid.len() - 1) as f64).sqrt()
     } else {
         0.0
-    };
+    }
+}
+
+/// The runs, files and threads a fit rests on.
+fn bookkeeping(fit: &mut Fit, obs: &[&Observation]) {
     fit.n_obs = obs.len();
     let mut runs: Vec<i64> = obs.iter().map(|o| o.run_id).collect();
     runs.sort_unstable();
@@ -295,7 +535,13 @@ fn fit_one(obs: &[&Observation], prior: Fit) -> Fit {
     threads.dedup();
     fit.threads = (threads.len() == 1).then(|| threads[0]);
     fit.disturbed = obs.iter().all(|o| o.disturbed);
-    fit
+    let mut levels: BTreeMap<String, usize> = BTreeMap::new();
+    for o in obs {
+        *levels.entry(o.level.clone()).or_default() += 1;
+    }
+    for (l, n) in levels {
+        fit.level_factor.entry(l).or_insert((1.0, n));
+    }
 }
 
 /// A predicted rate with its interval, in tokens per second.
@@ -334,11 +580,12 @@ const Z80: f64 = 1.2816;
 ///
 /// The interval is `exp(±z·h)` around the value, with `h² = s² + t²`: `s` is
 /// the fit's scatter (at least 5%, since repeated runs on a shared machine
-/// spread that much) and `t` is what carrying the fit elsewhere adds: 5% for
-/// a file already measured, 12% for a new file of a measured level, 25% for
-/// an unmeasured level. A prior alone gets `h` = 0.5 (decode) or 0.7
-/// (prefill). `dyno predict --accuracy` checks these against what was
-/// measured.
+/// spread that much; for decode of a new file, the type model's scatter
+/// before file factors) and `t` is what carrying the fit elsewhere adds: 5%
+/// for a file already measured; for a new file 10% (decode, every type it
+/// holds measured) or 12% (prefill, its level measured); 25% otherwise. A
+/// prior alone gets `h` = 0.5 (decode) or 0.7 (prefill). `dyno predict
+/// --accuracy` checks these against what was measured.
 pub fn predict_rate(
     cal: &Calibration,
     shape: &ModelShape,
@@ -351,6 +598,7 @@ pub fn predict_rate(
     let on_gpu = gpu_layers.min(n_layers);
     let share = on_gpu as f64 / n_layers as f64;
     let w = work(shape, phase, lengths);
+    let depth = lengths.depth + lengths.n_gen / 2;
     let mut seconds = 0.0;
     let mut parts = Vec::new();
     for (device, frac, layers) in [
@@ -361,23 +609,54 @@ pub fn predict_rate(
             continue;
         }
         let fit = cal.fit_for(device, phase);
-        let factor = fit.level_factor.get(&shape.quant).map_or(1.0, |f| f.0);
-        seconds += fit.raw_seconds(w * frac, layers as f64) * factor;
+        seconds += match phase {
+            Phase::Prefill => {
+                let factor = fit.level_factor.get(&shape.quant).map_or(1.0, |f| f.0);
+                fit.raw_seconds(w * frac, layers as f64) * factor
+            }
+            Phase::Decode => {
+                let factor = sha256
+                    .and_then(|s| fit.file_factor.get(s))
+                    .map_or(1.0, |f| f.0);
+                fit.decode_seconds(shape, depth, frac, layers as f64) * factor
+            }
+        };
         parts.push(fit);
     }
     let calibrated = parts.iter().all(|f| f.n_obs > 0);
-    let level_seen = parts
-        .iter()
-        .all(|f| f.level_factor.contains_key(&shape.quant));
     let model_seen = sha256.is_some_and(|s| parts.iter().all(|f| f.models.iter().any(|m| m == s)));
+    // Decode: the types holding at least 1% of the elements read, without
+    // a fitted cost.
+    let unseen_types: Vec<String> = if phase == Phase::Decode && calibrated {
+        let elems = decode_elements(shape, 0);
+        let total: f64 = elems.iter().map(|(_, e)| e).sum();
+        elems
+            .into_iter()
+            .filter(|(t, e)| {
+                *e > 0.01 * total && parts.iter().any(|f| !f.type_cost.contains_key(t))
+            })
+            .map(|(t, _)| t)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let level_seen = match phase {
+        Phase::Prefill => parts
+            .iter()
+            .all(|f| f.level_factor.contains_key(&shape.quant)),
+        Phase::Decode => unseen_types.is_empty(),
+    };
     let h = if calibrated {
-        let s = parts.iter().map(|f| f.log_sd).fold(0.05f64, f64::max);
-        let t = if model_seen && level_seen {
-            0.05
-        } else if level_seen {
-            0.12
-        } else {
-            0.25
+        let scatter = |f: &&Fit| match (phase, model_seen) {
+            (Phase::Decode, false) => f.log_sd_model,
+            _ => f.log_sd,
+        };
+        let s = parts.iter().map(scatter).fold(0.05f64, f64::max);
+        let t = match (model_seen, level_seen, phase) {
+            (true, true, _) => 0.05,
+            (_, true, Phase::Decode) => 0.10,
+            (_, true, Phase::Prefill) => 0.12,
+            _ => 0.25,
         };
         (s * s + t * t).sqrt()
     } else if phase == Phase::Decode {
@@ -401,7 +680,12 @@ pub fn predict_rate(
             models.len(),
             if models.len() == 1 { "" } else { "s" },
         );
-        if !level_seen {
+        if !unseen_types.is_empty() {
+            t.push_str(&format!(
+                ", none with {} tensors",
+                unseen_types.join(" or ")
+            ));
+        } else if !level_seen {
             t.push_str(&format!(", none of them {}", shape.quant));
         }
         if parts.iter().any(|f| f.disturbed) {
@@ -432,32 +716,40 @@ pub fn predict_rate(
 mod tests {
     use super::*;
 
-    fn shape(quant: &str, bytes: u64, layers: u64) -> ModelShape {
+    /// A model whose decode reads `mix` (type, elements) over `layers`
+    /// layers; its prefill costs two operations per element.
+    fn shape(quant: &str, mix: &[(&str, u64)], layers: u64) -> ModelShape {
+        let elements: u64 = mix.iter().map(|(_, e)| e).sum();
+        let bytes = |t: &str, e: u64| (e as f64 * bytes_per_element(t)) as u64;
         ModelShape {
             arch: "llama".into(),
             quant: quant.into(),
-            n_params: bytes,
-            n_active_params: bytes,
+            n_params: elements,
+            n_active_params: elements,
             n_layers: layers,
             n_embd: 512,
             n_vocab: 1000,
             n_expert: 0,
             n_expert_used: 0,
             context_length: None,
-            weight_bytes: bytes,
-            decode_bytes_per_token: bytes,
+            weight_bytes: mix.iter().map(|(t, e)| bytes(t, *e)).sum(),
+            decode_bytes_per_token: mix.iter().map(|(t, e)| bytes(t, *e)).sum(),
             kv_elements_per_token: 0,
-            prefill_flops_per_token: 2 * bytes,
+            prefill_flops_per_token: 2 * elements,
             attn_width: 0,
-            tensor_types: vec![],
+            tensor_types: mix
+                .iter()
+                .map(|(t, e)| (t.to_string(), bytes(t, *e)))
+                .collect(),
+            decode_elements: mix.iter().map(|(t, e)| (t.to_string(), *e)).collect(),
         }
     }
 
-    fn obs(quant: &str, bytes: u64, layers: u64, phase: Phase, tps: f64) -> Observation {
+    fn obs(file: &str, s: ModelShape, phase: Phase, tps: f64) -> Observation {
         Observation {
-            run_id: bytes as i64,
-            model_sha256: format!("m{layers}"),
-            level: quant.into(),
+            run_id: file.len() as i64 * 1000 + s.weight_bytes as i64 % 997,
+            model_sha256: file.into(),
+            level: s.quant.clone(),
             threads: 2,
             device: Device::Cpu,
             phase,
@@ -465,7 +757,7 @@ mod tests {
             n_gen: 0,
             depth: 0,
             tokens_per_s: tps,
-            shape: shape(quant, bytes, layers),
+            shape: s,
             disturbed: false,
         }
     }
@@ -478,63 +770,125 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_ladder_recovers_bandwidth_and_per_layer_cost_and_carries_to_another_model() {
-        // Made with 10 GB/s and 100 µs per layer, 30 layers.
-        let truth = |bytes: f64, layers: f64| 1.0 / (bytes / 10e9 + layers * 100e-6);
-        let ladder: Vec<Observation> = [("Q8_0", 140e6), ("Q4_K_M", 90e6), ("Q2_K", 60e6)]
-            .iter()
-            .map(|&(q, b)| obs(q, b as u64, 30, Phase::Decode, truth(b, 30.0)))
-            .collect();
-        let cal = Calibration::fit(&ladder, priors());
-        let f = cal.fit_for(Device::Cpu, Phase::Decode);
-        assert!((f.a * 10e9 - 1.0).abs() < 1e-6, "{}", f.a);
-        assert!((f.b / 100e-6 - 1.0).abs() < 1e-6, "{}", f.b);
-        // Another model, 18 layers, 250 MB, a level seen: within 1%.
-        let other = shape("Q4_K_M", 250_000_000, 18);
-        let l = Lengths {
-            n_prompt: 0,
-            n_gen: 0,
-            depth: 0,
-        };
-        let (e, basis) = predict_rate(&cal, &other, Some("x"), Phase::Decode, l, 0);
-        let want = truth(250e6, 18.0);
-        assert!((e.tokens_per_s / want - 1.0).abs() < 0.01);
-        assert!(e.low < want && want < e.high);
-        assert_eq!(basis.source, "machine");
-        assert!(basis.level_seen && !basis.model_seen);
-        assert_eq!(basis.text, "from 3 runs of 1 model on this machine");
+    const NONE: Lengths = Lengths {
+        n_prompt: 0,
+        n_gen: 0,
+        depth: 0,
+    };
+
+    /// Seconds per element on the machine the tests pretend to measure.
+    fn truth(t: &str) -> f64 {
+        match t {
+            "F16" => 60e-12,
+            "Q8_0" => 48e-12,
+            "Q6_K" => 52e-12,
+            "Q4_K" => 36e-12,
+            _ => 40e-12,
+        }
+    }
+
+    fn true_rate(mix: &[(&str, u64)], layers: u64) -> f64 {
+        1.0 / (mix.iter().map(|(t, e)| *e as f64 * truth(t)).sum::<f64>() + layers as f64 * 20e-6)
     }
 
     #[test]
-    fn a_level_that_costs_more_per_byte_gets_its_own_factor() {
-        let truth = |bytes: f64, slow: f64| 1.0 / (slow * bytes / 10e9 + 30.0 * 100e-6);
-        let ladder = vec![
-            obs("Q8_0", 140_000_000, 30, Phase::Decode, truth(140e6, 1.0)),
-            obs("Q6_K", 110_000_000, 30, Phase::Decode, truth(110e6, 1.0)),
-            obs("Q4_0", 80_000_000, 30, Phase::Decode, truth(80e6, 1.0)),
-            obs("Q2_K", 60_000_000, 30, Phase::Decode, truth(60e6, 1.6)),
+    fn a_ladder_pins_each_types_cost_and_carries_to_another_model() {
+        // One model, 30 layers, its embedding in Q8_0 or F16 and its layers
+        // in each level's type.
+        let ladder = [
+            ("F16", vec![("F16", 100_000_000)]),
+            ("Q8_0", vec![("Q8_0", 100_000_000)]),
+            ("Q6_K", vec![("Q8_0", 30_000_000), ("Q6_K", 70_000_000)]),
+            (
+                "Q4_K_M",
+                vec![
+                    ("Q8_0", 30_000_000),
+                    ("Q6_K", 10_000_000),
+                    ("Q4_K", 60_000_000),
+                ],
+            ),
         ];
-        let cal = Calibration::fit(&ladder, priors());
+        let obs: Vec<Observation> = ladder
+            .iter()
+            .map(|(q, mix)| obs(q, shape(q, mix, 30), Phase::Decode, true_rate(mix, 30)))
+            .collect();
+        let cal = Calibration::fit(&obs, priors());
         let f = cal.fit_for(Device::Cpu, Phase::Decode);
+        for t in ["F16", "Q8_0", "Q6_K", "Q4_K"] {
+            let c = f.type_cost[t];
+            assert!((c / truth(t) - 1.0).abs() < 0.15, "{t}: {c}");
+        }
+        // Another model: 18 layers, a vocabulary twice as wide, another mix.
+        let mix = [("Q6_K", 170_000_000), ("Q4_K", 100_000_000)];
+        let other = shape("Q4_K_M", &mix, 18);
+        let (e, basis) = predict_rate(&cal, &other, Some("x"), Phase::Decode, NONE, 0);
+        let want = true_rate(&mix, 18);
+        assert!(
+            (e.tokens_per_s / want - 1.0).abs() < 0.08,
+            "{} vs {want}",
+            e.tokens_per_s
+        );
+        assert!(e.low < want && want < e.high);
+        assert_eq!(basis.source, "machine");
+        assert!(basis.level_seen && !basis.model_seen);
+        assert_eq!(basis.text, "from 4 runs of 4 models on this machine");
+        // A file already measured is predicted back as measured.
+        let (again, b) = predict_rate(&cal, &obs[3].shape, Some("Q4_K_M"), Phase::Decode, NONE, 0);
+        assert!((again.tokens_per_s / obs[3].tokens_per_s - 1.0).abs() < 1e-9);
+        assert!(b.model_seen);
+        assert!(
+            again.high / again.low < e.high / e.low,
+            "a measured file is surer"
+        );
+    }
+
+    #[test]
+    fn a_type_no_run_used_takes_its_prior_times_the_machines_ratio_and_says_so() {
+        let mix = [("F16", 100_000_000u64)];
+        let obs = vec![obs(
+            "a",
+            shape("F16", &mix, 30),
+            Phase::Decode,
+            true_rate(&mix, 30),
+        )];
+        let cal = Calibration::fit(&obs, priors());
+        let f = cal.fit_for(Device::Cpu, Phase::Decode);
+        let q2 = shape("Q2_K", &[("Q2_K", 100_000_000)], 30);
+        let (e, basis) = predict_rate(&cal, &q2, None, Phase::Decode, NONE, 0);
+        let want = 1.0 / (100e6 * f.prior_cost("Q2_K") * f.type_scale + 30.0 * f.b);
+        assert!((e.tokens_per_s / want - 1.0).abs() < 1e-9);
+        assert!(!basis.level_seen);
+        assert!(
+            basis.text.ends_with(", none with Q2_K tensors"),
+            "{}",
+            basis.text
+        );
+    }
+
+    #[test]
+    fn a_prefill_level_that_computes_slower_gets_its_own_factor() {
+        let truth = |ops: f64, slow: f64| 1.0 / (slow * ops / 40e9 + 30.0 * 10e-6);
+        let ladder: Vec<Observation> = [
+            ("Q8_0", 140_000_000u64, 1.0),
+            ("Q6_K", 110_000_000, 1.0),
+            ("Q4_0", 80_000_000, 1.0),
+            ("Q2_K", 60_000_000, 1.6),
+        ]
+        .iter()
+        .map(|&(q, e, slow)| {
+            let s = shape(q, &[(q, e)], 30);
+            let ops = s.prefill_flops_per_token as f64;
+            obs(q, s, Phase::Prefill, truth(ops, slow))
+        })
+        .collect();
+        let cal = Calibration::fit(&ladder, priors());
+        let f = cal.fit_for(Device::Cpu, Phase::Prefill);
         let q2 = f.level_factor["Q2_K"].0;
         let q8 = f.level_factor["Q8_0"].0;
         assert!(q2 > q8, "Q2_K {q2} Q8_0 {q8}");
         // The level's own run is predicted back closely.
-        let l = Lengths {
-            n_prompt: 0,
-            n_gen: 0,
-            depth: 0,
-        };
-        let (e, _) = predict_rate(
-            &cal,
-            &shape("Q2_K", 60_000_000, 30),
-            None,
-            Phase::Decode,
-            l,
-            0,
-        );
-        assert!((e.tokens_per_s / truth(60e6, 1.6) - 1.0).abs() < 0.02);
+        let (e, _) = predict_rate(&cal, &ladder[3].shape, None, Phase::Prefill, NONE, 0);
+        assert!((e.tokens_per_s / ladder[3].tokens_per_s - 1.0).abs() < 0.02);
     }
 
     #[test]
@@ -545,10 +899,11 @@ mod tests {
             n_gen: 0,
             depth: 0,
         };
-        let s = shape("Q4_K_M", 4_000_000_000, 32);
+        let s = shape("Q4_K_M", &[("Q4_K", 7_000_000_000)], 32);
         let (d, basis) = predict_rate(&cal, &s, None, Phase::Decode, l, 0);
-        // 4 GB at 45% of 30 GB/s plus 32 × 20 µs: about 3.3 t/s.
-        assert!((d.tokens_per_s - 1.0 / (4e9 / 13.5e9 + 32.0 * 20e-6)).abs() < 1e-9);
+        // 7 G elements of 0.5625 bytes at 45% of 30 GB/s, plus 32 × 20 µs.
+        let want = 1.0 / (7e9 * 0.5625 / 13.5e9 + 32.0 * 20e-6);
+        assert!((d.tokens_per_s / want - 1.0).abs() < 1e-9);
         assert_eq!(basis.source, "prior");
         assert!(basis.text.starts_with("prior only"));
         assert!(d.high / d.low > 3.0, "a prior's interval is wide");
@@ -564,7 +919,7 @@ mod tests {
             threads: 4,
         };
         let cal = Calibration::fit(&[], p);
-        let s = shape("Q4_K_M", 8_000_000_000, 32);
+        let s = shape("Q4_K_M", &[("Q4_K", 14_000_000_000)], 32);
         let l = Lengths {
             n_prompt: 0,
             n_gen: 128,
@@ -578,15 +933,21 @@ mod tests {
         let (cpu, half, all) = (rate(0), rate(16), rate(32));
         assert!(cpu < half && half < all, "{cpu} {half} {all}");
         // Half the bytes on the CPU costs about half the CPU's time.
-        let want = 1.0 / (4e9 / (0.45 * 20e9) + 16.0 * 20e-6 + 4e9 / (0.7 * 500e9) + 16.0 * 10e-6);
+        let bytes = 14e9 * 0.5625;
+        let want = 1.0
+            / (bytes / 2.0 / (0.45 * 20e9)
+                + 16.0 * 20e-6
+                + bytes / 2.0 / (0.7 * 500e9)
+                + 16.0 * 10e-6);
         assert!((half / want - 1.0).abs() < 1e-9);
     }
 
     #[test]
     fn observations_at_other_thread_counts_are_left_out_when_some_match() {
-        let mut a = obs("Q8_0", 100_000_000, 30, Phase::Decode, 50.0);
+        let mix = [("Q8_0", 100_000_000u64)];
+        let mut a = obs("a", shape("Q8_0", &mix, 30), Phase::Decode, 50.0);
         a.threads = 8;
-        let b = obs("Q8_0", 100_000_000, 30, Phase::Decode, 20.0);
+        let b = obs("b", shape("Q8_0", &mix, 30), Phase::Decode, 20.0);
         let cal = Calibration::fit(&[a, b], priors());
         let f = cal.fit_for(Device::Cpu, Phase::Decode);
         assert_eq!(f.n_obs, 1);
@@ -595,21 +956,17 @@ mod tests {
 
     #[test]
     fn disturbed_observations_count_only_where_nothing_clean_exists() {
-        let mut slow = obs("Q8_0", 100_000_000, 30, Phase::Decode, 10.0);
+        let mix = [("Q8_0", 100_000_000u64)];
+        let mut slow = obs("m", shape("Q8_0", &mix, 30), Phase::Decode, 10.0);
         slow.disturbed = true;
-        let clean = obs("Q8_0", 100_000_000, 30, Phase::Decode, 20.0);
-        let l = Lengths {
-            n_prompt: 0,
-            n_gen: 0,
-            depth: 0,
-        };
-        let s = shape("Q8_0", 100_000_000, 30);
+        let clean = obs("m", shape("Q8_0", &mix, 30), Phase::Decode, 20.0);
+        let s = shape("Q8_0", &mix, 30);
         let cal = Calibration::fit(&[slow.clone(), clean], priors());
-        let (e, b) = predict_rate(&cal, &s, None, Phase::Decode, l, 0);
+        let (e, b) = predict_rate(&cal, &s, Some("m"), Phase::Decode, NONE, 0);
         assert!((e.tokens_per_s - 20.0).abs() < 1e-6);
         assert!(!b.text.contains("disturbed"));
         let cal = Calibration::fit(&[slow], priors());
-        let (e, b) = predict_rate(&cal, &s, None, Phase::Decode, l, 0);
+        let (e, b) = predict_rate(&cal, &s, Some("m"), Phase::Decode, NONE, 0);
         assert!((e.tokens_per_s - 10.0).abs() < 1e-6);
         assert!(b.text.contains("disturbed"), "{}", b.text);
     }

@@ -41,4 +41,12 @@ attn_width: number,
 /**
  * Bytes per tensor type, largest first ("Q4_K", bytes).
  */
-tensor_types: Array<[string, number]>, };
+tensor_types: Array<[string, number]>, 
+/**
+ * Weights one decode step reads, per tensor type (elements, by the
+ * same rules as `decode_bytes_per_token`). On a CPU a decode step costs
+ * per element of each type more than per byte: unpacking a K-quant
+ * takes longer than reading it, so the speed model fits a cost per
+ * element of each type.
+ */
+decode_elements: Array<[string, number]>, };
