@@ -452,6 +452,31 @@ async fn show(db: &Path, run_id: i64, json: bool, timeline: bool) -> Result<i32>
                 .unwrap_or_default()
         );
     }
+    if let Some(p) = &r.prediction {
+        let lines: Vec<String> = r
+            .results
+            .iter()
+            .filter_map(|res| {
+                let e = res.predicted?;
+                let m = res.mean_tokens_per_s?;
+                Some(format!(
+                    "{} {} t/s, measured {m:.1} ({:+.0}%{})",
+                    res.test,
+                    predict::rate(&e),
+                    (m / e.tokens_per_s - 1.0) * 100.0,
+                    if m < e.low || m > e.high {
+                        ", outside the range"
+                    } else {
+                        ""
+                    }
+                ))
+            })
+            .collect();
+        if !lines.is_empty() {
+            let basis = p.tests.first().map_or("", |t| t.basis.text.as_str());
+            println!("predicted before the run ({basis}): {}", lines.join("; "));
+        }
+    }
     println!();
     print!("{}", report::table::bench_table(&report));
     println!();

@@ -118,6 +118,12 @@ fn print_outcome(o: &PredictOutcome) {
     }
     if let Some(a) = &o.advice {
         println!("{}.", a.text);
+        if let Some(l) = &a.largest_fast_enough {
+            println!(
+                "The largest level predicted at {:.0} t/s decode or faster: {l}.",
+                a.min_decode_tokens_per_s
+            );
+        }
     }
 }
 

@@ -13,6 +13,11 @@ level: string | null,
  */
 min_decode_tokens_per_s: number, 
 /**
+ * The reverse question: the largest level that fits and still decodes
+ * at `min_decode_tokens_per_s` or faster (null when none does).
+ */
+largest_fast_enough: string | null, 
+/**
  * The whole advice in a sentence.
  */
 text: string, };
