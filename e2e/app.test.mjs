@@ -143,6 +143,14 @@ test("a folder added in the app lists its model, and two clicks benchmark it wit
   await row.waitForExist({ timeout: 30_000, timeoutMsg: "the added folder's model is not listed" });
   assert.match(await row.getText(), /SmolLM2-135M-Instruct\.Q4_1\.gguf/);
   assert.ok(await (await byId("place")).isExisting(), "the folder is listed under the added places");
+  // Before it is ever run: its speed predicted here, from priors (nothing
+  // has been measured in this fresh database yet).
+  const predicted = await row.$('[data-testid="model-predicted"]');
+  await browser.waitUntil(async () => /decode ~[\d.]+ t\/s \([\d.]+–[\d.]+\)/.test(await predicted.getText()), {
+    timeout: 60_000,
+    timeoutMsg: "no prediction beside the model",
+  });
+  assert.match(await predicted.getText(), /prior/);
   await shot("models-added");
   const t0 = Date.now();
   await (await row.$('[data-testid="model-benchmark"]')).click();
@@ -241,6 +249,16 @@ test("a model found on the hub is downloaded, resumed after a cut, and benchmark
   const level = await browser.$('[data-testid="hub-level"][data-level="Q4_1"]');
   await level.waitForExist({ timeout: 30_000, timeoutMsg: "the repo's Q4_1 level is not listed" });
   assert.match(await level.getText(), /93\.8 MiB/);
+  // Before downloading: speed, fit and quality predicted from the header
+  // alone, now calibrated on the runs the earlier tests measured.
+  const predicted = await level.$('[data-testid="level-predicted"]');
+  await browser.waitUntil(async () => /decode ~[\d.]+ t\/s/.test(await predicted.getText()), {
+    timeout: 60_000,
+    timeoutMsg: "no prediction beside the level",
+  });
+  assert.match(await predicted.getText(), /fits in RAM with 4k context/);
+  assert.match(await (await byId("predict-basis")).getText(), /read now, of 93\.8 MiB in the files/);
+  await shot("predicted-levels");
   await click(await level.$('[data-testid="download"]'));
   // The connection is cut after 24 MB: a sentence, and Try again.
   const retry = await byId("hub-retry", 60_000);

@@ -6,6 +6,7 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { open as openDialog, save as saveDialog } from "@tauri-apps/plugin-dialog";
 import type {
+  AccuracyReport,
   ApiError,
   AppInfo,
   CompareDoc,
@@ -22,6 +23,9 @@ import type {
   ModelPlace,
   PlaceAdded,
   PowerState,
+  PredictedFile,
+  PredictInput,
+  PredictOutcome,
   PresetEstimate,
   PullResult,
   ResultListRow,
@@ -137,6 +141,16 @@ export const removeModelPlace = (path: string) => call<boolean>("remove_model_pl
 export const presetEstimates = (path: string) => call<PresetEstimate[]>("preset_estimates", { path });
 export const hubSearch = (query: string) => call<HubRepo[]>("hub_search", { query });
 export const hubLevels = (repo: string) => call<HubListing>("hub_levels", { repo });
+/**
+ * Predicted prefill, decode, memory fit and quality on this machine for a
+ * GGUF path or a hub repo (`OWNER/NAME[:LEVEL]`, headers only), with the
+ * advised level: `dyno predict TARGET --json`.
+ */
+export const predict = (input: PredictInput) => call<PredictOutcome>("predict", { input });
+/** Predictions for files on disk, one calibration for them all (the Models list). */
+export const predictFiles = (paths: string[]) => call<PredictedFile[]>("predict_files", { paths });
+/** Past predictions against what the runs measured: `dyno predict --accuracy --json`. */
+export const predictAccuracy = () => call<AccuracyReport>("predict_accuracy");
 /** `a` and `b` are targets: "12" for a run, "sweep:3" for a sweep. */
 export const compare = (a: string, b: string) => call<CompareDoc>("compare", { a, b });
 export const cardSvg = (target: string) => call<string>("card_svg", { target });

@@ -44,6 +44,23 @@ function listRows(n: number, limit = 1000): ResultListRow[] {
   return [...runs, sweep].sort((a, b) => (a.started_at < b.started_at ? 1 : a.started_at > b.started_at ? -1 : 0));
 }
 
+/** A prediction as `predict` answers for one level or file. */
+function predictionFx(level: string, decode: number, source = "machine") {
+  const rate = (v: number) => ({ tokens_per_s: v, low: v * 0.8, high: v * 1.25 });
+  const basis = {
+    source, runs: source === "machine" ? 4 : 0, models: 1, level_seen: true, model_seen: false,
+    text: source === "machine" ? "from 4 runs of 1 model on this machine" : "prior only: no runs on this machine yet",
+  };
+  return {
+    level, file: `m-${level}.gguf`, sha256: null,
+    shape: { arch: "llama", quant: level, n_params: 1e8, n_active_params: 1e8, n_layers: 30, n_embd: 576, n_vocab: 49152, n_expert: 0, n_expert_used: 0, context_length: 8192, weight_bytes: 1e8, decode_bytes_per_token: 1e8, kv_elements_per_token: 1, prefill_flops_per_token: 2e8, attn_width: 576, tensor_types: [] },
+    conditions: { threads: 2, gpu_layers: 0, n_prompt: 512, n_gen: 128, ctx: 4096 },
+    prefill: rate(decode * 3), prefill_basis: basis, decode: rate(decode), decode_basis: basis,
+    memory: { ctx: 4096, model_bytes: 1e8, kv_bytes: 1e6, compute_bytes: 1e6, total_bytes: 1.02e8, ram_bytes: 2.4e10, vram_bytes: 0, fit: "ram" as const, words: "fits in RAM with 4k context" },
+    quality: { kld: 0.031, source: "prior", words: "small", note: "prior" },
+  };
+}
+
 const offloadSweep = {
   model: "m.gguf",
   sha256: "abc",
@@ -111,6 +128,19 @@ vi.mock("./api", () => ({
     throw { code: "network", message: "The hub could not be reached; check the connection." };
   }),
   hubLevels: vi.fn(),
+  predict: vi.fn(async (input: { target: string }) => ({
+    target: input.target, source: "hub", repo: input.target, commit: "0123456789abcdef",
+    levels: [
+      { level: "Q8_0", size_bytes: 1000, prediction: predictionFx("Q8_0", 61.5), error: null },
+      { level: "Q5_0", size_bytes: 1000, prediction: null, error: "org/m-GGUF/m-Q5_0.gguf is not a readable GGUF file" },
+    ],
+    advice: { level: "Q8_0", min_decode_tokens_per_s: 10, largest_fast_enough: "Q8_0", text: "On this machine, take Q8_0: about 62 t/s decode (49–77), fits in RAM with 4k context, typical quality loss negligible (a prior from another model)" },
+    header_bytes_fetched: 524288, file_bytes: 2000, calibration_runs: 4,
+  })),
+  predictFiles: vi.fn(async (paths: string[]) =>
+    paths.map((path, i) => ({ path, prediction: i === 0 ? predictionFx("Q4_1", 136.4) : null, error: i === 0 ? null : "cannot read it" })),
+  ),
+  predictAccuracy: vi.fn(async () => ({ phases: [], memory: null, pairs: [] })),
   startSweep: vi.fn(async (_spec: unknown, _job: string, onEvent: (e: unknown) => void) => {
     onEvent({ kind: "level", level: "Q4_1", index: 0, total: 1 });
     onEvent({ kind: "test_started", run_id: 1, test: "pp128", quiet: false, reps: 5, warmup: true });
@@ -211,6 +241,7 @@ describe("App", () => {
     await settle();
     for (const v of ["overview", "models", "sweep", "results", "export"]) expect(q(`nav-${v}`)).not.toBeNull();
     expect(q("hw-cpu")!.textContent).toBe("AMD EPYC");
+    expect(q("prediction-accuracy")!.textContent).toMatch(/Each benchmark stores the prediction it made first/);
     expect(q("quick-sweep")).not.toBeNull();
     expect(q("app-version")!.textContent).toBe("0.1.0-test");
   });
@@ -530,6 +561,20 @@ describe("App", () => {
     expect(q("preset-picker")).not.toBeNull();
   });
 
+  it("predicts each model on disk beside its row, and says when it cannot", async () => {
+    const api = await import("./api");
+    vi.mocked(api.models).mockResolvedValueOnce([
+      { origin: "folder", name: "a", file_name: "a.gguf", model_name: null, path: "/m/a.gguf", arch: "llama", quant: "Q4_1", size_bytes: 1e8, n_params: 1e8, fit: "ram", error: null },
+      { origin: "folder", name: "b", file_name: "b.gguf", model_name: null, path: "/m/b.gguf", arch: "llama", quant: "Q8_0", size_bytes: 2e8, n_params: 1e8, fit: "ram", error: null },
+    ]);
+    q("nav-models")!.click();
+    await settle();
+    expect(vi.mocked(api.predictFiles)).toHaveBeenLastCalledWith(["/m/a.gguf", "/m/b.gguf"]);
+    const cells = [...document.querySelectorAll('[data-testid="model-predicted"]')].map((e) => e.textContent ?? "");
+    expect(cells[0]).toMatch(/decode ~136 t\/s \(109–171\).*prefill ~409 t\/s.*from your runs/s);
+    expect(cells[1]).toMatch(/no prediction/);
+  });
+
   it("offers Benchmark… for a level in the cache, and Resume or Discard for an earlier partial download", async () => {
     const api = await import("./api");
     vi.mocked(api.hubSearch).mockResolvedValueOnce([{ id: "org/m-GGUF", downloads: 1, likes: 0, lastModified: null }]);
@@ -552,6 +597,26 @@ describe("App", () => {
     q("hub-repo")!.click();
     await settle();
     const row = (level: string) => document.querySelector(`[data-testid="hub-level"][data-level="${level}"]`)!;
+    // Each level's header was read for a prediction on this machine.
+    expect(vi.mocked(api.predict)).toHaveBeenLastCalledWith({ target: "org/m-GGUF", ctx: 4096, min_decode: 10 });
+    expect(q("predict-advice")!.textContent).toMatch(/^On this machine, take Q8_0: about 62 t\/s decode/);
+    expect(q("predict-basis")!.textContent).toMatch(/512\.0 KiB read now.*4 of your runs/s);
+    expect(row("Q8_0").querySelector('[data-testid="level-predicted"]')!.textContent).toMatch(
+      /decode ~61\.5 t\/s \(49\.2–76\.9\).*prefill ~185 t\/s.*fits in RAM with 4k context; small loss \(prior from another model\)/s,
+    );
+    expect(row("Q5_0").querySelector('[data-testid="level-predicted"]')!.textContent).toMatch(/no prediction/);
+    expect(q("predict-advice")!.textContent).toMatch(/largest level predicted at 10 t\/s or faster: Q8_0/);
+    // A longer context and a faster bar: asked again with both.
+    const ctx = q("predict-ctx") as HTMLInputElement;
+    ctx.value = "8192";
+    ctx.dispatchEvent(new Event("input"));
+    const tps = q("predict-min-tps") as HTMLInputElement;
+    tps.value = "30";
+    tps.dispatchEvent(new Event("input"));
+    flushSync();
+    q("predict-again")!.click();
+    await settle();
+    expect(vi.mocked(api.predict)).toHaveBeenLastCalledWith({ target: "org/m-GGUF", ctx: 8192, min_decode: 30 });
     const cached = row("Q8_0");
     expect(cached.querySelector('[data-testid="level-in-cache"]')).not.toBeNull();
     expect(cached.querySelector('[data-testid="download"]')).toBeNull();

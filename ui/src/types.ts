@@ -62,6 +62,16 @@ export type {
   SweepSource,
   TestResult,
   WhatThisMeans,
+  AccuracyReport,
+  Advice,
+  Basis,
+  PredictedFile,
+  PredictedLevel,
+  PredictedRate,
+  Prediction,
+  PredictInput,
+  PredictOutcome,
+  RunPrediction,
 } from "./bindings";
 
 /** A llama.cpp device, as each result document lists the machine's GPUs. */

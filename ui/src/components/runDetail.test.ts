@@ -69,6 +69,30 @@ describe("RunDetail", () => {
     nav.sweepPrefill = null;
   });
 
+  it("sets each measured rate against the prediction made before the run", () => {
+    const results = base.results.map((r, i) => ({
+      ...r,
+      predicted: i === 0 ? { tokens_per_s: (r.mean_tokens_per_s ?? 0) / 1.1, low: 1, high: 1e9 } : undefined,
+    }));
+    const basis = { source: "machine", runs: 3, models: 1, level_seen: true, model_seen: false, text: "from 3 runs of 1 model on this machine" };
+    const prediction = {
+      made_at: "t",
+      memory_bytes: 1e8,
+      tests: [{ test: results[0].test, phase: "prefill" as const, estimate: results[0].predicted!, basis }],
+    };
+    const el = show({ ...base, results, prediction });
+    const notes = el.querySelector("[data-testid=predicted-notes]")?.textContent ?? "";
+    expect(notes).toContain("Predicted before this run (from 3 runs of 1 model on this machine)");
+    const lines = el.querySelectorAll("[data-testid=predicted-vs-measured]");
+    expect(lines.length).toBe(1);
+    expect(lines[0].textContent).toMatch(new RegExp(`${results[0].test}: 10% faster than predicted \\(.* inside the predicted range\\)`));
+  });
+
+  it("shows no prediction for a run measured before predictions were kept", () => {
+    const el = show(base);
+    expect(el.querySelector("[data-testid=predicted-notes]")).toBeNull();
+  });
+
   it("charts a sustained decode and says why it dropped", () => {
     const [first] = base.results;
     const series = [1, 2, 3, 14, 15, 16].map((t) => ({
