@@ -27,6 +27,18 @@ pub fn human_params(n: u64) -> String {
 }
 
 /// A wait as a person reads it: "45 s", "3 min", "1 h 20 min".
+/// A rate with about three significant figures ("1234", "73.5", "4.21"):
+/// what a chart label or a prediction's interval can support.
+pub fn three_figures(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
 pub fn human_duration(seconds: f64) -> String {
     let s = seconds.max(0.0).round() as u64;
     if s < 90 {

@@ -53,15 +53,7 @@ async fn run(store: &crate::store::Store, a: &PredictArgs) -> Result<i32> {
 
 /// "38 t/s (31–44)".
 pub fn rate(e: &crate::predict::Estimate) -> String {
-    let f = |v: f64| {
-        if v >= 100.0 {
-            format!("{v:.0}")
-        } else if v >= 10.0 {
-            format!("{v:.1}")
-        } else {
-            format!("{v:.2}")
-        }
-    };
+    let f = crate::units::three_figures;
     format!("{} ({}–{})", f(e.tokens_per_s), f(e.low), f(e.high))
 }
 

@@ -236,13 +236,7 @@ pub(super) fn wrap(s: &str, size: f64, max: f64, lines: usize) -> Vec<String> {
 
 /// A rate with three significant figures ("1234", "73.5", "4.21").
 pub(super) fn num(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
+    crate::units::three_figures(v)
 }
 
 pub(super) struct Svg(pub(super) String);

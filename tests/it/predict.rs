@@ -70,9 +70,15 @@ fn a_file_is_predicted_from_priors_then_from_its_own_runs_and_accounted_for() {
     assert_eq!(j["calibration_runs"], 1);
     let p = &j["levels"][0]["prediction"];
     assert_eq!(p["decode_basis"]["source"], "machine");
-    assert_eq!(
-        p["decode_basis"]["text"],
-        "from 1 run of 1 model on this machine"
+    // (In CI other tests share the cores: then the run is flagged as
+    // disturbed, still used for want of a clean one, and the basis says so.)
+    assert!(
+        p["decode_basis"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("from 1 run of 1 model on this machine"),
+        "{}",
+        p["decode_basis"]["text"]
     );
     // Fitted on that one run at the same lengths, it predicts the run back.
     let measured = run["results"]
@@ -116,7 +122,12 @@ fn a_file_is_predicted_from_priors_then_from_its_own_runs_and_accounted_for() {
     assert_code(&o, 0);
     let out = stdout(&o);
     assert!(out.contains("fits in RAM with 8k context"), "{out}");
-    assert!(out.contains("basis: decode from 2 runs"), "{out}");
+    // Both runs, or only the clean one when the other was disturbed (as a
+    // busy CI machine can make it).
+    assert!(
+        out.contains("basis: decode from 2 runs") || out.contains("basis: decode from 1 run "),
+        "{out}"
+    );
 }
 
 #[test]
