@@ -122,14 +122,14 @@ pub struct PreparedModel {
     pub info: ModelInfo,
     pub model_id: i64,
     /// Its header, kept for the prediction each run stores before it is
-    /// measured (`None` if the file could not be read a second time).
-    pub header: Option<std::sync::Arc<crate::model::gguf::Header>>,
+    /// measured.
+    pub header: std::sync::Arc<crate::model::gguf::Header>,
 }
 
 /// Describe a model from its header, hash it (reusing the stored digest when
 /// path, size and modification time are unchanged) and register it.
 pub async fn prepare_model(store: &Store, path: &Path) -> Result<PreparedModel> {
-    let mut info = model::inspect(path)?;
+    let (mut info, header) = model::inspect_with_header(path)?;
     let io_err = |e| DynoError::io(format!("cannot read {}", path.display()), e);
     let (size, mtime_ns) = model::file_stamp(path).map_err(io_err)?;
     info.sha256 = match store.cached_sha256(path, size, mtime_ns).await? {
@@ -143,24 +143,17 @@ pub async fn prepare_model(store: &Store, path: &Path) -> Result<PreparedModel> 
         }
     };
     let model_id = store.upsert_model(&info, mtime_ns).await?;
-    let p = path.to_path_buf();
-    let header = tokio::task::spawn_blocking(move || model::gguf::read_header(&p).ok())
-        .await
-        .ok()
-        .flatten();
-    if let Some(h) = &header {
-        let shape = crate::model::shape::ModelShape::of(h);
-        store
-            .set_model_shape(
-                model_id,
-                &serde_json::to_string(&shape).expect("a shape serialises"),
-            )
-            .await?;
-    }
+    let shape = crate::model::shape::ModelShape::of(&header);
+    store
+        .set_model_shape(
+            model_id,
+            &serde_json::to_string(&shape).expect("a shape serialises"),
+        )
+        .await?;
     Ok(PreparedModel {
         info,
         model_id,
-        header: header.map(std::sync::Arc::new),
+        header: std::sync::Arc::new(header),
     })
 }
 

@@ -595,20 +595,15 @@ async fn create_run(
 
 /// Predict the run's tests from this machine's earlier runs and keep the
 /// prediction beside it, before any test is measured, so `dyno predict
-/// --accuracy` compares what was promised with what came. Only the store's
-/// errors stop the run: a model whose header cannot be read again is simply
-/// not predicted.
+/// --accuracy` compares what was promised with what came.
 async fn store_prediction(
     ctx: &BenchContext<'_>,
     model: &PreparedModel,
     config: &RunConfig,
     run_id: i64,
 ) -> Result<()> {
-    let Some(header) = &model.header else {
-        return Ok(());
-    };
     let cal = crate::predict::calibrate(ctx.store, ctx.machine_id, config.ctx.n_threads).await?;
-    let p = crate::predict::for_run(&cal, header, &model.info.sha256, config);
+    let p = crate::predict::for_run(&cal, &model.header, &model.info.sha256, config);
     ctx.store
         .set_run_prediction(
             run_id,

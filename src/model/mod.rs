@@ -51,6 +51,12 @@ impl ModelInfo {
 
 /// Read a model's header and derive its description. `sha256` is left empty.
 pub fn inspect(path: &Path) -> Result<ModelInfo, DynoError> {
+    inspect_with_header(path).map(|(info, _)| info)
+}
+
+/// [`inspect`], keeping the header for callers that need more of it (the
+/// speed prediction's shape), so the file is read once.
+pub fn inspect_with_header(path: &Path) -> Result<(ModelInfo, gguf::Header), DynoError> {
     let h = gguf::read_header(path).map_err(|e| DynoError::BadModel {
         path: path.to_path_buf(),
         source: e,
@@ -82,7 +88,7 @@ pub fn inspect(path: &Path) -> Result<ModelInfo, DynoError> {
             .unwrap_or_else(|| format!("ftype {ft}")),
         None => quant::guess_from_tensors(&h.tensors),
     };
-    Ok(ModelInfo {
+    let info = ModelInfo {
         file_name: path
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
@@ -98,7 +104,8 @@ pub fn inspect(path: &Path) -> Result<ModelInfo, DynoError> {
         context_length: h.get_u64(&format!("{arch}.context_length")),
         gguf_version: h.version,
         arch,
-    })
+    };
+    Ok((info, h))
 }
 
 /// Stream a file through sha256. A 7 GB model takes tens of seconds, so the
