@@ -92,11 +92,16 @@ pub struct LocalModel {
 
 /// Total RAM and the GPUs' VRAM, for fit badges.
 pub fn memory() -> (u64, u64) {
+    memory_of(&Machine::detect())
+}
+
+/// [`memory`] for a machine already read.
+pub fn memory_of(machine: &Machine) -> (u64, u64) {
     let vram = crate::telemetry::gpu::inventory()
         .iter()
         .filter_map(|g| g.memory_total_bytes)
         .sum();
-    (Machine::detect().memory_bytes, vram)
+    (machine.memory_bytes, vram)
 }
 
 fn local(f: &Found, (ram, vram): (u64, u64)) -> LocalModel {

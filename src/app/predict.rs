@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::models::memory;
+use super::models::memory_of;
 use crate::error::{DynoError, Result};
 use crate::hub::files::RepoLevel;
 use crate::hub::Hub;
@@ -69,18 +69,23 @@ pub struct PredictOutcome {
     pub calibration_runs: usize,
 }
 
-/// This machine's id, bandwidth (measured once and cached) and the
-/// conditions `input` asks for.
-pub async fn prepare(
-    store: &Store,
-    input: &PredictInput,
-) -> Result<(Calibration, PredictConditions)> {
+/// What every prediction of one request shares, read once: this machine's
+/// calibration, the conditions asked for, and its RAM and VRAM.
+pub struct Prepared {
+    pub cal: Calibration,
+    pub conditions: PredictConditions,
+    pub memory: (u64, u64),
+}
+
+/// This machine's id, bandwidth (measured once and cached), calibration
+/// and memory, and the conditions `input` asks for.
+pub async fn prepare(store: &Store, input: &PredictInput) -> Result<Prepared> {
     let machine = Machine::detect();
     let machine_id = store.upsert_machine(&machine).await?;
     super::hw::ensure_inventory(store, machine_id, &machine, false).await?;
     let threads = input.threads.unwrap_or_else(|| machine.default_threads());
     let cal = predict::calibrate(store, machine_id, threads).await?;
-    let c = PredictConditions {
+    let conditions = PredictConditions {
         threads,
         // Resolved per model against its layer count.
         gpu_layers: input.gpu_layers.map_or(u64::MAX, u64::from),
@@ -88,7 +93,11 @@ pub async fn prepare(
         n_gen: input.n_gen.unwrap_or(128),
         ctx: input.ctx.unwrap_or(predict::DEFAULT_CTX),
     };
-    Ok((cal, c))
+    Ok(Prepared {
+        cal,
+        conditions,
+        memory: memory_of(&machine),
+    })
 }
 
 fn resolved(c: PredictConditions, h: &Header) -> PredictConditions {
@@ -102,12 +111,7 @@ fn resolved(c: PredictConditions, h: &Header) -> PredictConditions {
 
 /// Predict a file on disk. Its sha256 is looked up (never computed: a big
 /// file takes a while) so a measured KLD and its own runs count.
-pub async fn predict_file(
-    store: &Store,
-    cal: &Calibration,
-    c: PredictConditions,
-    path: &Path,
-) -> Result<Prediction> {
+pub async fn predict_file(store: &Store, pre: &Prepared, path: &Path) -> Result<Prediction> {
     let p = path.to_path_buf();
     let header = tokio::task::spawn_blocking(move || crate::model::gguf::read_header(&p))
         .await
@@ -136,10 +140,10 @@ pub async fn predict_file(
         measured_kld: kld,
     };
     Ok(predict::predict(
-        cal,
+        &pre.cal,
         &subject,
-        resolved(c, &header),
-        memory(),
+        resolved(pre.conditions, &header),
+        pre.memory,
     ))
 }
 
@@ -147,8 +151,7 @@ pub async fn predict_file(
 pub async fn predict_level(
     store: &Store,
     hub: &Hub,
-    cal: &Calibration,
-    c: PredictConditions,
+    pre: &Prepared,
     repo: &str,
     commit: &str,
     level: &RepoLevel,
@@ -181,7 +184,12 @@ pub async fn predict_level(
         header: &fetched.header,
         measured_kld: kld,
     };
-    let p = predict::predict(cal, &subject, resolved(c, &fetched.header), memory());
+    let p = predict::predict(
+        &pre.cal,
+        &subject,
+        resolved(pre.conditions, &fetched.header),
+        pre.memory,
+    );
     out(Some(p), None, fetched.fetched_bytes)
 }
 
@@ -200,8 +208,9 @@ pub async fn predict(
     hub_flag: Option<&str>,
     input: &PredictInput,
 ) -> Result<PredictOutcome> {
-    let (cal, c) = prepare(store, input).await?;
-    let calibration_runs = cal
+    let pre = prepare(store, input).await?;
+    let calibration_runs = pre
+        .cal
         .fits
         .values()
         .flat_map(|f| f.runs.iter().copied())
@@ -217,7 +226,7 @@ pub async fn predict(
                 input.target
             )));
         }
-        let p = predict_file(store, &cal, c, &path).await?;
+        let p = predict_file(store, &pre, &path).await?;
         let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
         return Ok(PredictOutcome {
             target: input.target.clone(),
@@ -262,7 +271,7 @@ pub async fn predict(
     let mut fetched = 0;
     let mut file_bytes = 0;
     for l in levels {
-        let (p, n) = predict_level(store, &hub, &cal, c, &listing.repo, &listing.commit, l).await;
+        let (p, n) = predict_level(store, &hub, &pre, &listing.repo, &listing.commit, l).await;
         fetched += n;
         file_bytes += l.size_bytes;
         out.push(p);
@@ -298,10 +307,10 @@ pub async fn predict_files(
     paths: &[PathBuf],
     input: &PredictInput,
 ) -> Result<Vec<PredictedFile>> {
-    let (cal, c) = prepare(store, input).await?;
+    let pre = prepare(store, input).await?;
     let mut out = Vec::new();
     for p in paths {
-        let r = predict_file(store, &cal, c, p).await;
+        let r = predict_file(store, &pre, p).await;
         out.push(PredictedFile {
             path: p.clone(),
             error: r.as_ref().err().map(|e| e.to_string()),

@@ -164,10 +164,10 @@ async fn ls(db: &Path, hub: &Hub, repo: &str, json: bool, with_predictions: bool
         let store = open_store(db).await?;
         let input = app::predict::PredictInput::default();
         let prepared = app::predict::prepare(&store, &input).await;
-        if let Ok((cal, c)) = &prepared {
+        if let Ok(pre) = &prepared {
             for v in &l.levels {
                 let (p, _) =
-                    app::predict::predict_level(&store, hub, cal, *c, &l.repo, &l.commit, v).await;
+                    app::predict::predict_level(&store, hub, pre, &l.repo, &l.commit, v).await;
                 predictions.push(p);
             }
         }
