@@ -152,6 +152,12 @@ test("a folder added in the app lists its model, and two clicks benchmark it wit
   });
   assert.match(await predicted.getText(), /prior/);
   await shot("models-added");
+  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
+    await browser.setWindowSize(w, h);
+    await predicted.scrollIntoView();
+    await shot(`models-added-${w}`);
+  }
+  await browser.setWindowSize(1280, 820);
   const t0 = Date.now();
   await (await row.$('[data-testid="model-benchmark"]')).click();
   // The presets with their tests and estimated times; Standard is
@@ -265,6 +271,13 @@ test("a model found on the hub is downloaded, resumed after a cut, and benchmark
   const readMiB = Number(read) / ({ B: 1 << 20, KiB: 1024, MiB: 1 }[unitRead]);
   assert.ok(readMiB < 0.1 * Number(fileMiB), basis);
   await shot("predicted-levels");
+  // As a newcomer sees it on a small laptop and on a large screen.
+  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
+    await browser.setWindowSize(w, h);
+    await (await byId("predict-basis")).scrollIntoView();
+    await shot(`predicted-levels-${w}`);
+  }
+  await browser.setWindowSize(1280, 820);
   await click(await level.$('[data-testid="download"]'));
   // The connection is cut after 24 MB: a sentence, and Try again.
   const retry = await byId("hub-retry", 60_000);
