@@ -12,6 +12,12 @@ bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS"
 # built once per machine against the llama.cpp Dyno compiles.
 DYNO_LLAMA_SERVER=$(bash scripts/lib/llama-server.sh)
 export DYNO_LLAMA_SERVER
+# A private PostgreSQL for the team-store tests (tests/it/team.rs) and the
+# app's Team journey: its own port and data folder, TLS and a password
+# required, stopped when the tests end.
+pg_dir=$(mktemp -d)
+eval "$(bash scripts/lib/postgres.sh start "$pg_dir")"
+trap 'bash scripts/lib/postgres.sh stop "$pg_dir"; rm -rf "$pg_dir"' EXIT
 # The app embeds the built UI, so the UI is built before any cargo step.
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run check && npm test && npm run build)
 cargo fmt --all -- --check

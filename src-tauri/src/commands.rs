@@ -239,9 +239,13 @@ pub async fn compare(app: State<'_, App>, a: String, b: String) -> AppResult<Com
 
 /// The result card as SVG text, for the Export view's preview.
 #[tauri::command]
-pub async fn card_svg(app: State<'_, App>, target: String) -> AppResult<String> {
+pub async fn card_svg(
+    app: State<'_, App>,
+    target: String,
+    vs_team: Option<String>,
+) -> AppResult<String> {
     with_store(app.db.clone(), move |s, db| {
-        Box::pin(async move { app::export::card_svg(s, db, &target).await })
+        Box::pin(async move { app::export::card_svg(s, db, &target, vs_team.as_deref()).await })
     })
     .await
 }
@@ -265,11 +269,21 @@ pub async fn export_card(
     format: String,
     path: String,
     overwrite: Option<bool>,
+    vs_team: Option<String>,
 ) -> AppResult<app::export::Written> {
     with_store(app.db.clone(), move |s, db| {
         Box::pin(async move {
             let overwrite = overwrite.unwrap_or(false);
-            app::export::write(s, db, &target, &format, &path, overwrite).await
+            app::export::write(
+                s,
+                db,
+                &target,
+                &format,
+                &path,
+                overwrite,
+                vs_team.as_deref(),
+            )
+            .await
         })
     })
     .await

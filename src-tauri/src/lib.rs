@@ -9,6 +9,7 @@ pub mod events;
 mod jobs;
 mod serve;
 mod settings;
+mod team;
 
 pub use error::AppError;
 
@@ -63,6 +64,10 @@ pub fn run() {
             serve::serve_runs,
             serve::serve_run,
             serve::start_serve_bench,
+            team::team_status,
+            team::save_team_url,
+            team::team_sync,
+            team::team_machines,
         ])
         .run(tauri::generate_context!())
         .expect("error while running the Dyno app");

@@ -13,10 +13,42 @@ use crate::report::export::{self, Format};
 use crate::report::Target;
 use crate::store::Store;
 
-/// The result card of `target` as SVG text.
-pub async fn card_svg(store: &Store, db: &Path, target: &str) -> Result<String> {
-    let bytes = export::export(store, db, target.parse()?, Format::Svg, false).await?;
+/// The result card of `target` as SVG text; with `vs_team` (a team store
+/// URL) a run's card sets it against the team's median.
+pub async fn card_svg(
+    store: &Store,
+    db: &Path,
+    target: &str,
+    vs_team: Option<&str>,
+) -> Result<String> {
+    let bytes = match vs_team {
+        Some(url) => {
+            let r = against_team(store, db, target.parse()?, url).await?;
+            export::export_report(&r, Format::Svg, false)?
+        }
+        None => export::export(store, db, target.parse()?, Format::Svg, false).await?,
+    };
     utf8(bytes, "the card")
+}
+
+/// A run's report with the team's median for its model and level set on it.
+pub async fn against_team(
+    store: &Store,
+    db: &Path,
+    t: crate::report::Target,
+    url: &str,
+) -> Result<crate::report::Report> {
+    let crate::report::Target::Run(_) = t else {
+        return Err(DynoError::BadInput(
+            "a card against the team's median is one run's card; pick a run, not a sweep".into(),
+        ));
+    };
+    let mut r = crate::report::load(store, db, t).await?.report().clone();
+    let team = super::team::open(url).await?;
+    let median = super::team::median_for(&team, &r).await;
+    team.close().await;
+    r.team = median?;
+    Ok(r)
 }
 
 /// An export of `target` as text (md, csv, json, llama-bench-json): the same
@@ -48,6 +80,7 @@ pub async fn write(
     format: &str,
     path: &str,
     overwrite: bool,
+    vs_team: Option<&str>,
 ) -> Result<Written> {
     let (t, f): (Target, Format) = (target.parse()?, format.parse()?);
     let path = super::expand_home(path.trim());
@@ -61,7 +94,10 @@ pub async fn write(
     }
     // Checked before the export is built: a refusal costs nothing.
     export::check_destination(&path, f, overwrite)?;
-    let bytes = export::export(store, db, t, f, false).await?;
+    let bytes = match vs_team {
+        Some(url) => export::export_report(&against_team(store, db, t, url).await?, f, false)?,
+        None => export::export(store, db, t, f, false).await?,
+    };
     export::write_file(&path, &bytes)?;
     Ok(Written { path })
 }

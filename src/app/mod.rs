@@ -18,6 +18,7 @@ pub mod results;
 pub mod serve;
 pub mod settings;
 pub mod sweep;
+pub mod team;
 
 use std::path::{Path, PathBuf};
 
@@ -28,6 +29,12 @@ use crate::store::Store;
 /// every use case that reads results wants them closed first, whichever
 /// front end opened the store.
 pub async fn open_store(db: &Path) -> Result<Store> {
+    if let Some(url) = db.to_str().filter(|s| crate::store::team::is_team_url(s)) {
+        return Err(crate::error::DynoError::BadInput(format!(
+            "{} is a team store: Dyno measures into a local SQLite file and `dyno sync` sends the runs there. With --db set to a team store, use runs, show, compare, export or machines",
+            crate::store::team::redact(url)
+        )));
+    }
     let store = Store::open(db).await?;
     let closed = store.close_orphaned_runs().await?;
     if closed > 0 {

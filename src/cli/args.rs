@@ -37,7 +37,9 @@ pub enum Command {
     },
     /// Show one stored run with its conditions and every sample.
     Show {
-        run_id: i64,
+        /// A run id from `dyno runs` (with `--db postgres://…`, a team
+        /// run's id or its first characters).
+        run_id: String,
         #[arg(long)]
         json: bool,
         /// Print the run's stored telemetry over time instead (JSON, thinned
@@ -116,6 +118,11 @@ pub enum Command {
         /// Replace the output file if it exists.
         #[arg(long)]
         force: bool,
+        /// Set the run against the team's median for its model and level
+        /// (on the card and in the JSON): from the team store URL given,
+        /// else DYNO_TEAM_URL or the saved team.url.
+        #[arg(long, value_name = "URL", num_args = 0..=1)]
+        vs_team: Option<Option<String>>,
     },
     /// Compare two runs, two sweeps or two server runs, even from different
     /// machines: per matched test, B÷A, the change, and a Welch t-test on the
@@ -128,6 +135,13 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Push this database's runs to a team's PostgreSQL store and pull the
+    /// other machines' runs back for reading. Repeat it freely: nothing is
+    /// sent or stored twice, and a cut sync resumes where it stopped.
+    Sync(SyncArgs),
+    /// Rank the machines in a team store by decode and prefill of one model
+    /// and level.
+    Machines(MachinesArgs),
     /// Store the runs of a shared result file (`dyno export --format json`)
     /// as runs of the machine that measured them. Importing twice adds nothing.
     Import { file: PathBuf },
@@ -272,7 +286,8 @@ pub enum HubCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum SettingsCommand {
-    /// Save a setting. Keys: hub.endpoint (a Hugging Face hub or mirror URL).
+    /// Save a setting. Keys: hub.endpoint (a Hugging Face hub or mirror
+    /// URL), team.url (the team store for `dyno sync`, saved without a password).
     Set { key: String, value: String },
     /// Go back to a setting's default.
     Unset { key: String },
@@ -281,6 +296,45 @@ pub enum SettingsCommand {
 }
 
 pub use crate::report::export::Format as ExportFormat;
+
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// The team store: postgres://USER@HOST:PORT/DATABASE (the password
+    /// from PGPASSWORD or ~/.pgpass, or in the URL for this sync only).
+    /// Default: DYNO_TEAM_URL, else the saved team.url.
+    pub url: Option<String>,
+    /// Also push each run's telemetry series (every 100 ms reading).
+    #[arg(long)]
+    pub with_telemetry: bool,
+    /// Push only; do not pull other machines' runs.
+    #[arg(long)]
+    pub push_only: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MachinesArgs {
+    /// The team store (default: --db when it is one, else DYNO_TEAM_URL or
+    /// the saved team.url).
+    #[arg(long, value_name = "URL")]
+    pub team: Option<String>,
+    /// The model: its sha256 (or first characters), file name or name.
+    /// Default: the model and level most machines measured.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The level (Q4_K_M, Q8_0, ...).
+    #[arg(long)]
+    pub quant: Option<String>,
+    /// Only runs on this llama.cpp backend (CPU, CUDA, Vulkan, Metal).
+    #[arg(long)]
+    pub backend: Option<String>,
+    /// Only runs measured by this Dyno version.
+    #[arg(long)]
+    pub dyno_version: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
 
 #[derive(Debug, Subcommand)]
 pub enum ModelsCommand {

@@ -10,6 +10,7 @@ mod progress;
 pub mod serve;
 pub mod settings;
 pub mod sweep;
+pub mod team;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -101,7 +102,7 @@ pub fn main(cli: Cli) -> Result<i32> {
                 run_id,
                 json,
                 timeline,
-            } => show(&db, run_id, json, timeline).await,
+            } => show(&db, &run_id, json, timeline).await,
             Command::Sweep(a) => sweep::sweep(&db, *a).await,
             Command::Sweeps { json, limit } => sweep::sweeps(&db, json, limit).await,
             Command::ShowSweep { sweep_id, json } => sweep::show_sweep(&db, sweep_id, json).await,
@@ -122,8 +123,22 @@ pub fn main(cli: Cli) -> Result<i32> {
                 output,
                 include_host,
                 force,
-            } => export(&db, &id, format, output.as_deref(), include_host, force).await,
+                vs_team,
+            } => {
+                export(
+                    &db,
+                    &id,
+                    format,
+                    output.as_deref(),
+                    include_host,
+                    force,
+                    vs_team,
+                )
+                .await
+            }
             Command::Compare { a, b, json } => compare(&db, &a, &b, json).await,
+            Command::Sync(a) => team::sync(&db, a).await,
+            Command::Machines(a) => team::machines(&db, a).await,
             Command::Import { file } => import(&db, &file).await,
             Command::Inspect { models, json } => inspect(&models, json),
             Command::Presets { model, json } => presets(&db, &model, json).await,
@@ -339,6 +354,9 @@ async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
 }
 
 async fn runs(db: &Path, json: bool, limit: i64) -> Result<i32> {
+    if let Some(url) = team::url_of(db) {
+        return team::runs(url, json, limit).await;
+    }
     let store = open_store(db).await?;
     let rows = store.runs(limit.max(0)).await?;
     if json {
@@ -377,7 +395,20 @@ async fn runs(db: &Path, json: bool, limit: i64) -> Result<i32> {
     Ok(0)
 }
 
-async fn show(db: &Path, run_id: i64, json: bool, timeline: bool) -> Result<i32> {
+async fn show(db: &Path, run_id: &str, json: bool, timeline: bool) -> Result<i32> {
+    if let Some(url) = team::url_of(db) {
+        return team::show(url, run_id, json, timeline).await;
+    }
+    let run_id: i64 = run_id
+        .trim()
+        .strip_prefix("run:")
+        .unwrap_or(run_id.trim())
+        .parse()
+        .map_err(|_| {
+            DynoError::BadInput(format!(
+                "'{run_id}' is not a run id; `dyno runs` lists them (a team run's id, from `dyno runs --db postgres://…`, needs that --db)"
+            ))
+        })?;
     let store = open_store(db).await?;
     let row = store.run(run_id).await?.ok_or_else(|| {
         DynoError::NotFound(format!(
@@ -401,6 +432,11 @@ async fn show(db: &Path, run_id: i64, json: bool, timeline: bool) -> Result<i32>
         .report()
         .clone();
     store.close().await;
+    print_show(&report, json)
+}
+
+/// `dyno show`'s output for one run's report, local or from a team store.
+fn print_show(report: &report::Report, json: bool) -> Result<i32> {
     if json {
         println!(
             "{}",
@@ -478,7 +514,7 @@ async fn show(db: &Path, run_id: i64, json: bool, timeline: bool) -> Result<i32>
         }
     }
     println!();
-    print!("{}", report::table::bench_table(&report));
+    print!("{}", report::table::bench_table(report));
     println!();
     for res in &r.results {
         let samples: Vec<String> = res
@@ -522,10 +558,14 @@ async fn show(db: &Path, run_id: i64, json: bool, timeline: bool) -> Result<i32>
 }
 
 async fn compare(db: &Path, a: &str, b: &str, json: bool) -> Result<i32> {
-    let store = open_store(db).await?;
-    let c = crate::app::compare::compare(&store, db, a, b).await;
-    store.close().await;
-    let c = c?;
+    let c = if let Some(url) = team::url_of(db) {
+        team::compare(url, a, b).await?
+    } else {
+        let store = open_store(db).await?;
+        let c = crate::app::compare::compare(&store, db, a, b).await;
+        store.close().await;
+        c?
+    };
     if json {
         println!("{}", serde_json::to_string_pretty(&c).expect("serialises"));
     } else {
@@ -559,24 +599,61 @@ async fn export(
     output: Option<&Path>,
     include_host: bool,
     force: bool,
+    vs_team: Option<Option<String>>,
 ) -> Result<i32> {
     use crate::report::export as ex;
-    let target: report::Target = id.parse()?;
-    let default_name = format.is_image().then(|| {
-        PathBuf::from(format!(
-            "dyno-{}.{}",
-            target.file_stem(),
-            format.extension()
-        ))
-    });
+    let team_db = team::url_of(db);
+    let (target, stem) = match team_db {
+        Some(_) => (
+            None,
+            format!("team-{}", id.trim().chars().take(12).collect::<String>()),
+        ),
+        None => {
+            let t: report::Target = id.parse()?;
+            (Some(t), t.file_stem())
+        }
+    };
+    let default_name = format
+        .is_image()
+        .then(|| PathBuf::from(format!("dyno-{stem}.{}", format.extension())));
     let dest = output.map(Path::to_path_buf).or(default_name);
     if let Some(p) = &dest {
         ex::check_destination(p, format, force)?;
     }
-    let store = open_store(db).await?;
-    let bytes = ex::export(&store, db, target, format, include_host).await;
-    store.close().await;
-    let bytes = bytes?;
+    let bytes = match (team_db, target) {
+        (Some(url), _) => {
+            let t = crate::app::team::open(url).await?;
+            let r = team::report_vs_team(&t, id, vs_team.is_some()).await;
+            t.close().await;
+            ex::export_report(&r?, format, include_host)?
+        }
+        (None, Some(target)) if vs_team.is_some() => {
+            let report::Target::Run(_) = target else {
+                return Err(DynoError::BadInput(
+                    "--vs-team sets one run against the team; give a run id, not a sweep".into(),
+                ));
+            };
+            let store = open_store(db).await?;
+            let r = report::load(&store, db, target).await;
+            let url =
+                crate::app::team::team_url(&store, vs_team.as_ref().and_then(|u| u.as_deref()))
+                    .await;
+            store.close().await;
+            let mut r = r?.report().clone();
+            let t = crate::app::team::open(&url?).await?;
+            let median = crate::app::team::median_for(&t, &r).await;
+            t.close().await;
+            r.team = median?;
+            ex::export_report(&r, format, include_host)?
+        }
+        (None, target) => {
+            let target = target.expect("a local target was parsed above");
+            let store = open_store(db).await?;
+            let bytes = ex::export(&store, db, target, format, include_host).await;
+            store.close().await;
+            bytes?
+        }
+    };
     match dest {
         Some(p) => {
             ex::write_file(&p, &bytes)?;

@@ -7,6 +7,7 @@ use std::path::Path;
 use super::args::SettingsCommand;
 use super::open_store;
 use crate::app::settings::{self, HubSettings, HUB_ENDPOINT};
+use crate::app::team::TEAM_URL;
 use crate::error::{DynoError, Result};
 use crate::hub::SettingSource;
 use crate::store::Store;
@@ -20,7 +21,25 @@ pub async fn settings(db: &Path, cmd: Option<SettingsCommand>, json: bool) -> Re
 
 async fn run(store: &Store, cmd: Option<SettingsCommand>, json: bool) -> Result<i32> {
     let s = match cmd {
-        None => settings::hub_settings(store).await?,
+        None => {
+            let s = settings::hub_settings(store).await?;
+            print(&s, json);
+            if !json {
+                let team = store.setting(TEAM_URL).await?;
+                println!("{TEAM_URL}     {}", team.as_deref().unwrap_or("(none)"));
+            }
+            return Ok(0);
+        }
+        Some(SettingsCommand::Set { key, value }) if key == TEAM_URL => {
+            let saved = crate::app::team::save_team_url(store, &value).await?;
+            println!("{TEAM_URL} saved as {saved} (a password is never saved: give it in PGPASSWORD or ~/.pgpass)");
+            return Ok(0);
+        }
+        Some(SettingsCommand::Unset { key }) if key == TEAM_URL => {
+            store.remove_setting(TEAM_URL).await?;
+            println!("{TEAM_URL} removed");
+            return Ok(0);
+        }
         Some(SettingsCommand::Set { key, value }) => {
             known(&key)?;
             settings::set_endpoint(store, Some(&value)).await?
@@ -48,7 +67,7 @@ fn known(key: &str) -> Result<()> {
         return Ok(());
     }
     Err(DynoError::BadInput(format!(
-        "there is no setting '{key}'; the settings are: {HUB_ENDPOINT} (the token is saved with `dyno hub login`)"
+        "there is no setting '{key}'; the settings are: {HUB_ENDPOINT}, {TEAM_URL} (the hub token is saved with `dyno hub login`)"
     )))
 }
 

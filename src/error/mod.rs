@@ -29,6 +29,10 @@ pub enum DynoError {
     },
     #[error("{0}")]
     NotFound(String),
+    /// The team store (`dyno sync`, `--db postgres://`) failed or refused;
+    /// `store` is its URL with the password hidden. Exit code 1.
+    #[error("team store {store}: {message}")]
+    Team { store: String, message: String },
     #[error("worker: {0}")]
     Worker(String),
     /// The network failed (connection refused, reset, DNS, TLS). Exit code 1.

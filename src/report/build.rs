@@ -294,6 +294,7 @@ pub async fn build(store: &Store, runs: &[RunRow], here: &Machine) -> Result<Rep
         schema_version: SCHEMA_VERSION,
         machine,
         offload_sweep: offload::series(&out),
+        team: None,
         runs: out,
     })
 }

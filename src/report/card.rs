@@ -522,6 +522,33 @@ fn context(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>, rows: &[Row]) {
         .or_else(|| m.llama_cpp_build.clone())
         .unwrap_or_else(|| "-".into());
     blocks.block(s, "BACKEND", &[backend, build]);
+    // Against the team (`--vs-team`): the median of per-machine medians for
+    // this file and level, decode and prefill apart.
+    if let (Some(t), Some(run)) = (&r.team, first) {
+        let mine = |kind: &str| {
+            run.results
+                .iter()
+                .find(|x| x.kind == kind && x.status == crate::vocab::status::ResultStatus::Ok)
+                .and_then(|x| x.mean_tokens_per_s)
+        };
+        let line = |what: &str, team: Option<f64>, me: Option<f64>| match (team, me) {
+            (Some(t), Some(m)) => format!(
+                "{what} median {} t/s · this run {:+.0}%",
+                num(t),
+                (m / t - 1.0) * 100.0
+            ),
+            (Some(t), None) => format!("{what} median {} t/s", num(t)),
+            _ => format!("{what}: no team figure"),
+        };
+        blocks.block(
+            s,
+            &format!("VS TEAM ({} MACHINES)", t.machines),
+            &[
+                line("decode", t.decode_tps, mine("gen")),
+                line("prefill", t.prefill_tps, mine("prompt")),
+            ],
+        );
+    }
     // Energy: only where a power reading covered decode; say so otherwise.
     let tpj: Vec<String> = rows
         .iter()

@@ -174,7 +174,11 @@ pub fn check(r: &Report, name: &str) -> Result<()> {
     Ok(())
 }
 
-fn key(r: &Report, run: &RunJson) -> String {
+/// A run's identity wherever it travels: the sha256 of its machine's
+/// fingerprint, its model's sha256, its start time and its id on the
+/// machine that measured it. An import keys on it, and the team store uses
+/// it as the run's uid, so a run is stored once however often it is sent.
+pub fn key(r: &Report, run: &RunJson) -> String {
     let mut h = Sha256::new();
     for part in [
         r.machine.fingerprint.as_str(),
@@ -239,9 +243,28 @@ fn samples(r: &ResultJson, t: &TestSpec) -> Vec<Sample> {
 /// This machine's record, if the file names it first, is made from
 /// detecting it, not from the file.
 pub async fn import(store: &Store, report: &Report) -> Result<(usize, usize)> {
+    import_with(store, report, &Machine::detect(), None).await
+}
+
+/// A run pulled from a team store: its key is its team uid, and it is marked
+/// as pulled from `from` so no push sends it back.
+pub struct Pulled<'a> {
+    pub uid: &'a str,
+    pub from: &'a str,
+}
+
+/// [`import`], with this machine detected once by the caller (a pull of
+/// 10,000 runs asks once, not 10,000 times), and for a run from a team
+/// store its uid as the key.
+pub async fn import_with(
+    store: &Store,
+    report: &Report,
+    here: &Machine,
+    pulled: Option<&Pulled<'_>>,
+) -> Result<(usize, usize)> {
     check(report, "the file")?;
     let m = &report.machine;
-    let here = Machine::detect();
+    let here = here.clone();
     let machine = if m.fingerprint == here.fingerprint {
         here
     } else {
@@ -330,7 +353,7 @@ pub async fn import(store: &Store, report: &Report) -> Result<(usize, usize)> {
                 }
             })
             .collect();
-        let k = key(report, run);
+        let k = pulled.map_or_else(|| key(report, run), |p| p.uid.to_string());
         let stored = store
             .import_run(
                 &ImportedRun {
@@ -358,6 +381,7 @@ pub async fn import(store: &Store, report: &Report) -> Result<(usize, usize)> {
                     dyno_version: &run.dyno_version,
                     started_at: &run.started_at,
                     finished_at: run.finished_at.as_deref(),
+                    pulled_from: pulled.map(|p| p.from),
                 },
                 &results,
             )

@@ -24,6 +24,21 @@ pub struct Report {
     /// run, its `dyno bench` siblings) differ only in their layer count.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub offload_sweep: Vec<offload::OffloadSeries>,
+    /// The team's median for this run's model and level, when the card was
+    /// asked to show it (`--vs-team`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub team: Option<TeamMedian>,
+}
+
+/// The team store's median of per-machine medians for one model file and
+/// level: what one machine's card sets itself against.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+pub struct TeamMedian {
+    /// Machines with a successful run of that file and level.
+    pub machines: u32,
+    pub decode_tps: Option<f64>,
+    pub prefill_tps: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]

@@ -19,6 +19,7 @@ pub mod offload;
 pub mod serve_card;
 pub mod sweep;
 pub mod table;
+pub mod team;
 pub mod telemetry;
 
 pub use build::{build, load, meaning};

@@ -458,6 +458,7 @@ mod tests {
             },
             runs: vec![run],
             offload_sweep: vec![],
+            team: None,
         }
     }
 

@@ -61,6 +61,9 @@ pub struct ImportedRun<'a> {
     pub started_at: &'a str,
     /// `None` stores the time of the import.
     pub finished_at: Option<&'a str>,
+    /// The team store the run was pulled from (`dyno sync`); `None` for a
+    /// file's run.
+    pub pulled_from: Option<&'a str>,
 }
 
 /// A run or test still 'running' in a file was cut short where it was made,
@@ -145,8 +148,8 @@ impl Store {
             "INSERT INTO runs (sweep_id, machine_id, model_id, status, error, error_code, config_json, n_threads,
                                n_gpu_layers, n_batch, n_ubatch, flash_attn, cache_type, use_mmap, reps, backend,
                                llama_cpp_build, load_time_ms, model_desc, peak_rss_bytes, dyno_version, started_at,
-                               finished_at, import_key)
-             VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                               finished_at, import_key, pulled_from)
+             VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(r.machine_id)
         .bind(r.model_id)
@@ -171,6 +174,7 @@ impl Store {
         .bind(r.started_at)
         .bind(r.finished_at.map_or_else(now, str::to_string))
         .bind(r.key)
+        .bind(r.pulled_from)
         .fetch_one(&mut *tx)
         .await
         .db(self)?;

@@ -35,6 +35,8 @@ mod runs;
 mod serve;
 mod settings;
 mod sweeps;
+mod sync;
+pub mod team;
 mod telemetry;
 
 pub use import::{ImportedResult, ImportedRun};

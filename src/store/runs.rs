@@ -53,6 +53,15 @@ pub struct RunRow {
     pub dyno_version: String,
     pub started_at: String,
     pub finished_at: Option<String>,
+    /// The run's identity in the file or team store it came from; `None`
+    /// for a run measured here.
+    #[sqlx(default)]
+    #[serde(default)]
+    pub import_key: Option<String>,
+    /// The team store a run was pulled from (`dyno sync`).
+    #[sqlx(default)]
+    #[serde(default)]
+    pub pulled_from: Option<String>,
 }
 
 /// One test of a run, with every repetition's samples as JSON.

@@ -44,4 +44,5 @@ mod serve_llama;
 mod settings;
 mod store_path;
 mod sweep;
+mod team;
 mod telemetry;

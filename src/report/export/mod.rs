@@ -137,6 +137,15 @@ pub async fn export(
     format.exporter().serialize(&exported)
 }
 
+/// Export one run's report already in hand (a team store's run, or a run
+/// with the team median set on it) in `format`, through the same scrubbed
+/// document as [`export`].
+pub fn export_report(report: &Report, format: Format, include_host: bool) -> Result<Vec<u8>> {
+    let doc = document(report, include_host, &Private::here());
+    let exported = Exported::read_back(doc, false)?;
+    format.exporter().serialize(&exported)
+}
+
 /// Check where an export will go before anything is written. The file's
 /// extension must be the format's, since a PNG named `.json` opens as
 /// garbage and a mistyped format would otherwise go unnoticed until it is

@@ -2,10 +2,16 @@
 import type { Machine } from "./Machine";
 import type { OffloadSeries } from "./OffloadSeries";
 import type { Run } from "./Run";
+import type { TeamMedian } from "./TeamMedian";
 
 export type RunsDoc = { schema_version: number, machine: Machine, runs: Array<Run>, 
 /**
  * Prefill and decode against GPU layers, when the runs (or, for one
  * run, its `dyno bench` siblings) differ only in their layer count.
  */
-offload_sweep?: Array<OffloadSeries>, };
+offload_sweep?: Array<OffloadSeries>, 
+/**
+ * The team's median for this run's model and level, when the card was
+ * asked to show it (`--vs-team`); absent otherwise.
+ */
+team?: TeamMedian, };

@@ -1,0 +1,68 @@
+//! The Team view's commands (docs/app-api.md): the team store's URL, a sync
+//! with live progress, and the machines ranking, each a few lines over
+//! `dyno::app::team`, shared with `dyno sync` and `dyno machines`.
+//!
+//! A password typed into the view crosses with each call that needs it and
+//! is never saved: `save_team_url` strips it, as `dyno settings set
+//! team.url` does.
+
+use dyno::app::team::{self, SyncProgress, SyncReport, SyncRequest, TeamQuery, TeamStatus};
+use dyno::report::team::Ranking;
+use tauri::ipc::Channel;
+use tauri::State;
+
+use crate::commands::{with_store, App};
+use crate::error::AppResult;
+use crate::jobs::on_core;
+
+#[tauri::command]
+pub async fn team_status(app: State<'_, App>) -> AppResult<TeamStatus> {
+    with_store(app.db.clone(), |s, _| Box::pin(team::status(s))).await
+}
+
+/// Save the team store's URL without its password; an empty one forgets it.
+#[tauri::command]
+pub async fn save_team_url(app: State<'_, App>, url: String) -> AppResult<TeamStatus> {
+    with_store(app.db.clone(), move |s, _| {
+        Box::pin(async move {
+            if url.trim().is_empty() {
+                s.remove_setting(team::TEAM_URL).await?;
+            } else {
+                team::save_team_url(s, &url).await?;
+            }
+            team::status(s).await
+        })
+    })
+    .await
+}
+
+/// Push this machine's runs and pull the others', reporting progress.
+#[tauri::command]
+pub async fn team_sync(
+    app: State<'_, App>,
+    request: SyncRequest,
+    on_progress: Channel<SyncProgress>,
+) -> AppResult<SyncReport> {
+    with_store(app.db.clone(), move |s, _| {
+        Box::pin(async move {
+            let send = move |p: SyncProgress| {
+                let _ = on_progress.send(p);
+            };
+            team::sync(s, &request, &send).await
+        })
+    })
+    .await
+}
+
+/// Machines ranked by decode and prefill of one model and level, read from
+/// the team store at `url`.
+#[tauri::command]
+pub async fn team_machines(url: String, query: TeamQuery) -> AppResult<Ranking> {
+    on_core(move || async move {
+        let t = team::open(&url).await?;
+        let r = team::machines(&t, &query).await;
+        t.close().await;
+        r
+    })
+    .await
+}

@@ -1,0 +1,460 @@
+//! The team store's use cases: `dyno sync` and the app's Sync button, reads
+//! of a team store (`--db postgres://…`, the app's Team view), the machines
+//! ranking and the team median on a result card.
+//!
+//! Sync pushes first, then pulls:
+//! - Push walks this database's runs in id order from where the last push
+//!   to that store stopped, 200 at a time. Each batch is one transaction on
+//!   the server, and only after it commits does the local mark move on. A
+//!   sync cut anywhere (server down, kill -9) loses nothing and the next one
+//!   starts at the first batch not committed; the content-addressed uids
+//!   make any batch sent twice a no-op.
+//! - A run still being measured stops the walk there: it is pushed by the
+//!   next sync, once it is finished.
+//! - Pull fetches the runs of other machines that this database lacks and
+//!   stores them as imported runs, marked with the store they came from, so
+//!   the Results view, `show`, `compare` and exports see them offline and no
+//!   push sends them back.
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{DynoError, Result};
+use crate::machine::Machine;
+use crate::report::team::{self as rt, Ranking};
+use crate::report::{self, Report};
+use crate::store::team::{self, Access, TeamFilter, TeamRunRow, TeamStore};
+use crate::store::Store;
+
+/// The settings key of the team store's URL, saved without its password.
+pub const TEAM_URL: &str = "team.url";
+
+/// Runs per push transaction: big enough that a round trip is not the
+/// cost, small enough that a cut loses seconds of work.
+const BATCH: i64 = 200;
+
+/// What to sync.
+#[derive(Debug, Clone, Deserialize, ts_rs::TS)]
+pub struct SyncRequest {
+    /// The team store's URL (postgres://…); the password may be in it for
+    /// this sync only.
+    pub url: String,
+    /// Also push each run's telemetry series (100 ms readings).
+    #[serde(default)]
+    pub with_telemetry: bool,
+    /// Skip pulling other machines' runs.
+    #[serde(default)]
+    pub push_only: bool,
+}
+
+/// How a sync is going, for a progress bar.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[serde(tag = "phase", rename_all = "snake_case")]
+pub enum SyncProgress {
+    Connected { store: String, schema_version: i64 },
+    Pushing { done: u64, total: u64 },
+    Pulling { done: u64, total: u64 },
+}
+
+/// What a sync did.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct SyncReport {
+    /// The store's URL without its password.
+    pub store: String,
+    /// This machine's identity in the store.
+    pub machine: String,
+    /// Runs this sync added to the store.
+    pub pushed: u64,
+    /// Runs sent that the store already had (a resumed or repeated sync).
+    pub already_there: u64,
+    /// Telemetry series added.
+    pub telemetry_pushed: u64,
+    /// Other machines' runs stored here.
+    pub pulled: u64,
+    /// Runs still being measured, left for the next sync.
+    pub left_running: u64,
+    /// Runs and machines in the store after the sync.
+    pub team_runs: i64,
+    pub team_machines: u64,
+    /// Bytes of documents pushed, and the time the push took.
+    pub push_bytes: u64,
+    pub push_seconds: f64,
+    pub pull_seconds: f64,
+}
+
+/// Where a push's progress is kept: the store's host, port and database (or
+/// file) without user or password, so a changed password or user name does
+/// not start the push over.
+fn store_key(url: &str) -> String {
+    match url::Url::parse(url.trim()) {
+        Ok(mut u) => {
+            let _ = u.set_password(None);
+            let _ = u.set_username("");
+            u.set_query(None);
+            u.to_string()
+        }
+        Err(_) => team::redact(url),
+    }
+}
+
+/// The team URL in force: `given`, else DYNO_TEAM_URL, else the saved
+/// setting.
+pub async fn team_url(store: &Store, given: Option<&str>) -> Result<String> {
+    if let Some(u) = given.map(str::trim).filter(|u| !u.is_empty()) {
+        return Ok(u.to_string());
+    }
+    if let Ok(u) = std::env::var("DYNO_TEAM_URL") {
+        if !u.trim().is_empty() {
+            return Ok(u.trim().to_string());
+        }
+    }
+    store.setting(TEAM_URL).await?.ok_or_else(|| {
+        DynoError::BadInput(
+            "no team store set; give its URL (dyno sync postgres://USER@HOST/DB), set DYNO_TEAM_URL, or save one with `dyno settings set team.url URL`".into(),
+        )
+    })
+}
+
+/// Save the team URL, its password removed: Dyno never stores a password.
+pub async fn save_team_url(store: &Store, url: &str) -> Result<String> {
+    if !team::is_team_url(url) {
+        return Err(DynoError::BadInput(format!(
+            "{} is not a team store URL; write postgres://USER@HOST:PORT/DATABASE",
+            team::redact(url)
+        )));
+    }
+    let clean = team::without_password(url)?;
+    store.set_setting(TEAM_URL, &clean).await?;
+    Ok(clean)
+}
+
+/// Push this database's runs to the team store and pull the others'.
+pub async fn sync(
+    store: &Store,
+    req: &SyncRequest,
+    progress: &(dyn Fn(SyncProgress) + Send + Sync),
+) -> Result<SyncReport> {
+    let team = TeamStore::connect(&req.url, Access::Write).await?;
+    let out = sync_with(store, &team, req, progress).await;
+    team.close().await;
+    out
+}
+
+async fn sync_with(
+    store: &Store,
+    team: &TeamStore,
+    req: &SyncRequest,
+    progress: &(dyn Fn(SyncProgress) + Send + Sync),
+) -> Result<SyncReport> {
+    progress(SyncProgress::Connected {
+        store: team.label().to_string(),
+        schema_version: team.schema_version().await?,
+    });
+    let here = Machine::detect();
+    let key = store_key(&req.url);
+    let mut rep = SyncReport {
+        store: team.label().to_string(),
+        machine: here.fingerprint.clone(),
+        pushed: 0,
+        already_there: 0,
+        telemetry_pushed: 0,
+        pulled: 0,
+        left_running: 0,
+        team_runs: 0,
+        team_machines: 0,
+        push_bytes: 0,
+        push_seconds: 0.0,
+        pull_seconds: 0.0,
+    };
+
+    // Push.
+    let t0 = Instant::now();
+    let (mut through, telemetry_through) = store.sync_state(&key).await?;
+    let total = store.count_runs_to_push(through).await?.max(0) as u64;
+    let mut done = 0u64;
+    progress(SyncProgress::Pushing { done, total });
+    'push: loop {
+        let rows = store.runs_after(through, BATCH).await?;
+        if rows.is_empty() {
+            break;
+        }
+        let mut batch = Vec::with_capacity(rows.len());
+        let mut last = through;
+        let mut stop = false;
+        for row in &rows {
+            if row.status == crate::vocab::status::RunStatus::Running {
+                rep.left_running = store.count_running_after(row.id - 1).await? as u64;
+                stop = true;
+                break;
+            }
+            last = row.id;
+            if row.pulled_from.is_some() {
+                continue;
+            }
+            batch.push(team_run(store, row, &here, req.with_telemetry).await?);
+        }
+        if !batch.is_empty() {
+            let p = team.push(&batch).await?;
+            rep.pushed += p.added as u64;
+            rep.already_there += p.present as u64;
+            rep.push_bytes += p.bytes;
+            done += batch.len() as u64;
+        }
+        // Only now, with the batch committed on the server.
+        let tel = req.with_telemetry.then_some(last);
+        store.set_sync_state(&key, last, tel).await?;
+        through = last;
+        progress(SyncProgress::Pushing {
+            done,
+            total: total.max(done),
+        });
+        if stop {
+            break 'push;
+        }
+    }
+    // Runs pushed by an earlier sync without their telemetry get it now.
+    if req.with_telemetry && telemetry_through < through {
+        let mut at = telemetry_through;
+        loop {
+            let rows = store.runs_after(at, BATCH).await?;
+            let rows: Vec<_> = rows.into_iter().filter(|r| r.id <= through).collect();
+            let Some(last) = rows.last().map(|r| r.id) else {
+                break;
+            };
+            for row in rows.iter().filter(|r| r.pulled_from.is_none()) {
+                let uid = uid_of(store, row, &here).await?;
+                let points = report::telemetry::timeline(store, row.id).await?;
+                if !points.is_empty() {
+                    let json = serde_json::to_string(&points).expect("points serialise");
+                    if team.add_telemetry(&uid, &json).await? {
+                        rep.telemetry_pushed += 1;
+                    }
+                }
+            }
+            store.set_sync_state(&key, through, Some(last)).await?;
+            at = last;
+        }
+    }
+    rep.push_seconds = t0.elapsed().as_secs_f64();
+
+    // Pull.
+    let t1 = Instant::now();
+    if !req.push_only {
+        let have = store.import_keys().await?;
+        let missing: Vec<String> = team
+            .uids_not_from(&here.fingerprint)
+            .await?
+            .into_iter()
+            .filter(|u| !have.contains(u))
+            .collect();
+        let total = missing.len() as u64;
+        let mut done = 0;
+        progress(SyncProgress::Pulling { done, total });
+        for chunk in missing.chunks(100) {
+            for d in team.docs(chunk).await? {
+                let report = rt::from_team(&d)?;
+                let pulled = report::import::Pulled {
+                    uid: &d.uid,
+                    from: &key,
+                };
+                let (added, _) =
+                    report::import::import_with(store, &report, &here, Some(&pulled)).await?;
+                // A run this database already had (imported from a file)
+                // is marked too, so it is not pushed back.
+                store.mark_pulled(&d.uid, &key).await?;
+                rep.pulled += added as u64;
+            }
+            done += chunk.len() as u64;
+            progress(SyncProgress::Pulling { done, total });
+        }
+    }
+    rep.pull_seconds = t1.elapsed().as_secs_f64();
+    rep.team_runs = team.count_runs().await?;
+    rep.team_machines = team.machines().await?.len() as u64;
+    Ok(rep)
+}
+
+/// The uid a run has in a team store: the key it was imported under, or
+/// the key of its own document.
+async fn uid_of(store: &Store, row: &crate::store::RunRow, here: &Machine) -> Result<String> {
+    if let Some(k) = &row.import_key {
+        return Ok(k.clone());
+    }
+    let r = report::build(store, std::slice::from_ref(row), here).await?;
+    Ok(report::import::key(&r, &r.runs[0]))
+}
+
+async fn team_run(
+    store: &Store,
+    row: &crate::store::RunRow,
+    here: &Machine,
+    with_telemetry: bool,
+) -> Result<team::TeamRunIn> {
+    let r = report::build(store, std::slice::from_ref(row), here).await?;
+    let telemetry = if with_telemetry {
+        let points = report::telemetry::timeline(store, row.id).await?;
+        (!points.is_empty()).then(|| serde_json::to_string(&points).expect("points serialise"))
+    } else {
+        None
+    };
+    rt::to_team(&r, row.import_key.as_deref(), telemetry)
+}
+
+/// Open a team store for reading.
+pub async fn open(url: &str) -> Result<TeamStore> {
+    TeamStore::connect(url, Access::Read).await
+}
+
+/// A team run's report by (a prefix of) its uid.
+pub async fn load(team: &TeamStore, id: &str) -> Result<Report> {
+    let id = id.trim().strip_prefix("run:").unwrap_or(id.trim());
+    let uid = team.resolve(id).await?;
+    let docs = team.docs(std::slice::from_ref(&uid)).await?;
+    let d = docs
+        .first()
+        .ok_or_else(|| DynoError::NotFound(format!("team run {uid} vanished while read")))?;
+    rt::from_team(d)
+}
+
+/// Filters of the machines view and of team lists.
+#[derive(Debug, Clone, Default, Deserialize, ts_rs::TS)]
+pub struct TeamQuery {
+    /// A model's sha256 (or its first characters), file name or name.
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub quant: Option<String>,
+    #[serde(default)]
+    pub backend: Option<String>,
+    #[serde(default)]
+    pub dyno_version: Option<String>,
+}
+
+impl TeamQuery {
+    fn filter(&self, ok_only: bool) -> TeamFilter {
+        let clean = |s: &Option<String>| {
+            s.as_ref()
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        TeamFilter {
+            model: clean(&self.model),
+            quant: clean(&self.quant),
+            backend: clean(&self.backend),
+            dyno_version: clean(&self.dyno_version),
+            machine: None,
+            ok_only,
+        }
+    }
+}
+
+/// The newest runs in the team store matching `q`.
+pub async fn runs(team: &TeamStore, q: &TeamQuery, limit: i64) -> Result<Vec<TeamRunRow>> {
+    team.runs(&q.filter(false), limit).await
+}
+
+/// Machines ranked by decode and prefill of one model and level: the one
+/// `q` names, else the one most machines measured.
+pub async fn machines(team: &TeamStore, q: &TeamQuery) -> Result<Ranking> {
+    // The level picker lists every model and level under the backend and
+    // version filters; the ranking then narrows to the model and level.
+    let wide = TeamQuery {
+        model: None,
+        quant: None,
+        ..q.clone()
+    };
+    let rows = team.runs(&wide.filter(true), i64::MAX / 2).await?;
+    let narrowed = team.runs(&q.filter(true), i64::MAX / 2).await?;
+    let pick = narrowed
+        .first()
+        .map(|r| (r.model_sha256.clone(), r.quant.clone()));
+    let named = q.model.is_some() || q.quant.is_some();
+    if named && pick.is_none() {
+        let mut r = rt::rank(&[], None);
+        r.choices = rt::levels(&rows);
+        return Ok(r);
+    }
+    // With a model or level named, the level most machines measured among
+    // the matches.
+    let pick = if named {
+        rt::levels(&narrowed)
+            .first()
+            .map(|l| (l.model_sha256.clone(), l.quant.clone()))
+            .or(pick)
+    } else {
+        None
+    };
+    let mut ranking = rt::rank(&rows, pick.as_ref().map(|(s, q)| (s.as_str(), q.as_str())));
+    ranking.choices = rt::levels(&rows);
+    Ok(ranking)
+}
+
+/// The team's median decode and prefill for `report`'s model and level, to
+/// set a machine against on its card.
+pub async fn median_for(team: &TeamStore, report: &Report) -> Result<Option<TeamMedian>> {
+    let Some(run) = report.runs.first() else {
+        return Ok(None);
+    };
+    let q = TeamQuery {
+        model: Some(run.model.sha256.clone()),
+        quant: Some(run.model.quant.clone()),
+        ..TeamQuery::default()
+    };
+    let rows = team.runs(&q.filter(true), i64::MAX / 2).await?;
+    let r = rt::rank(&rows, Some((&run.model.sha256, &run.model.quant)));
+    Ok(r.level.map(|l| TeamMedian {
+        machines: l.machines,
+        decode_tps: r.median_decode_tps,
+        prefill_tps: r.median_prefill_tps,
+    }))
+}
+
+pub use crate::report::json::TeamMedian;
+
+/// The team settings as the app's Team view shows them.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct TeamStatus {
+    /// The saved URL (never with a password).
+    pub saved_url: Option<String>,
+    /// DYNO_TEAM_URL, its password hidden, when set: it wins over the saved
+    /// URL.
+    pub env_url: Option<String>,
+    /// This machine's identity in a team store (DYNO_MACHINE_ID, else the
+    /// hash of its hardware).
+    pub machine: String,
+    /// When this database last synced with the URL in force.
+    pub last_sync_at: Option<String>,
+    /// Runs here not yet pushed to it (measured or imported here).
+    pub unsynced_runs: i64,
+}
+
+pub async fn status(store: &Store) -> Result<TeamStatus> {
+    let saved_url = store.setting(TEAM_URL).await?;
+    let env_url = std::env::var("DYNO_TEAM_URL")
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+        .map(|u| team::redact(&u));
+    let in_force = std::env::var("DYNO_TEAM_URL")
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+        .or_else(|| saved_url.clone());
+    let (last_sync_at, unsynced_runs) = match &in_force {
+        Some(u) => {
+            let key = store_key(u);
+            let (through, _) = store.sync_state(&key).await?;
+            (
+                store.last_sync_at(&key).await?,
+                store.count_runs_to_push(through).await?,
+            )
+        }
+        None => (None, store.count_runs_to_push(0).await?),
+    };
+    Ok(TeamStatus {
+        saved_url,
+        env_url,
+        machine: Machine::detect().fingerprint,
+        last_sync_at,
+        unsynced_runs,
+    })
+}

@@ -1,0 +1,385 @@
+//! Runs as the team store holds them, and what is read across machines.
+//!
+//! A pushed run is its scrubbed JSON document (what `dyno export --format
+//! json` writes for it: paths cut to file names, no user or host), split
+//! into the run and one document per test so the store can index the tests;
+//! reading joins them back into a [`Report`], so `show`, `compare` and every
+//! export work on a team run exactly as on a local one.
+//!
+//! The machines ranking and the team median are computed here from plain
+//! rows, whichever store they came from.
+
+use serde::{Deserialize, Serialize};
+
+use super::export::{document, Private};
+use super::json::Report;
+use crate::error::{DynoError, Result};
+use crate::store::team::{TeamDoc, TeamMachine, TeamModel, TeamResult, TeamRunIn, TeamRunRow};
+
+/// The team store's form of a one-run report. `telemetry` is the run's
+/// series as JSON, pushed only when asked for.
+pub fn to_team(report: &Report, uid: Option<&str>, telemetry: Option<String>) -> Result<TeamRunIn> {
+    let doc = document(report, false, &Private::here());
+    let mut scrubbed: Report = serde_json::from_value(doc)
+        .map_err(|e| DynoError::Internal(format!("a scrubbed report: {e}")))?;
+    if scrubbed.runs.len() != 1 {
+        return Err(DynoError::Internal(format!(
+            "a team run is one run; this report has {}",
+            scrubbed.runs.len()
+        )));
+    }
+    // The key is computed from the unscrubbed report, as `dyno import` does.
+    let uid = uid.map_or_else(
+        || super::import::key(report, &report.runs[0]),
+        str::to_string,
+    );
+    let mut run = scrubbed.runs.remove(0);
+    let m = &scrubbed.machine;
+    let results = std::mem::take(&mut run.results);
+    let first_ok = |kind: &str| {
+        results
+            .iter()
+            .find(|r| r.kind == kind && r.status == crate::vocab::status::ResultStatus::Ok)
+    };
+    let prefill = first_ok("prompt");
+    let decode = first_ok("gen");
+    let ttft = results.iter().find_map(|r| r.ttft_ms);
+    let team_results = results
+        .iter()
+        .map(|r| TeamResult {
+            test: r.test.clone(),
+            kind: r.kind.clone(),
+            status: r.status.to_string(),
+            mean_tokens_per_s: r.mean_tokens_per_s,
+            n_samples: r.samples_ns.len().max(r.samples_tokens_per_s.len()) as i64,
+            doc: serde_json::to_string(r).expect("a result serialises"),
+        })
+        .collect();
+    let gpus = m
+        .gpus
+        .iter()
+        .map(|g| g.description.clone())
+        .filter(|d| !d.is_empty())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let out = TeamRunIn {
+        uid,
+        machine: TeamMachine {
+            fingerprint: m.fingerprint.clone(),
+            cpu: m.cpu.clone(),
+            cores: m.cores as i64,
+            memory_bytes: m.memory_bytes as i64,
+            os: m.os.clone(),
+            gpus: (!gpus.is_empty()).then_some(gpus),
+        },
+        model: TeamModel {
+            sha256: run.model.sha256.clone(),
+            file_name: run.model.file_name.clone(),
+            name: run.model.name.clone(),
+            arch: run.model.arch.clone(),
+            quant: run.model.quant.clone(),
+            size_bytes: run.model.size_bytes as i64,
+            n_params: run.model.n_params as i64,
+        },
+        local_id: run.run_id,
+        status: run.status.to_string(),
+        backend: run.backend.clone(),
+        llama_cpp_build: run.llama_cpp_build.clone(),
+        dyno_version: run.dyno_version.clone(),
+        n_threads: run.config.n_threads as i64,
+        n_gpu_layers: run.config.n_gpu_layers.map(i64::from),
+        started_at: run.started_at.clone(),
+        finished_at: run.finished_at.clone(),
+        prefill_tps: prefill.and_then(|r| r.mean_tokens_per_s),
+        decode_tps: decode.and_then(|r| r.mean_tokens_per_s),
+        ttft_ms: ttft,
+        n_prompt: prefill.map(|r| r.n_prompt as i64),
+        n_gen: decode.map(|r| r.n_gen as i64),
+        disturbed: results.iter().any(|r| r.disturbed),
+        doc: String::new(),
+        results: team_results,
+        telemetry,
+    };
+    let doc = Report {
+        schema_version: scrubbed.schema_version,
+        machine: scrubbed.machine,
+        runs: vec![run],
+        offload_sweep: Vec::new(),
+        team: None,
+    };
+    Ok(TeamRunIn {
+        doc: serde_json::to_string(&doc).expect("a report serialises"),
+        ..out
+    })
+}
+
+/// A team run's report, its tests joined back in order.
+pub fn from_team(d: &TeamDoc) -> Result<Report> {
+    let bad = |e: serde_json::Error| {
+        DynoError::BadInput(format!(
+            "team run {} has a document this Dyno cannot read ({e}); update Dyno",
+            d.uid
+        ))
+    };
+    let mut report: Report = serde_json::from_str(&d.doc).map_err(bad)?;
+    let results = d
+        .results
+        .iter()
+        .map(|r| serde_json::from_str(r).map_err(bad))
+        .collect::<Result<Vec<_>>>()?;
+    if let Some(run) = report.runs.first_mut() {
+        run.results = results;
+    }
+    Ok(report)
+}
+
+/// One machine's standing for one model and level.
+#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "TeamMachineRank")]
+pub struct MachineRank {
+    pub rank: u32,
+    pub machine: String,
+    pub cpu: String,
+    pub cores: i64,
+    pub memory_bytes: i64,
+    pub gpus: Option<String>,
+    /// Backends of the counted runs ("CPU", "CUDA"), comma-separated.
+    pub backends: String,
+    pub dyno_versions: String,
+    /// Clean, successful runs counted.
+    pub runs: u32,
+    /// Runs left out because the machine was busy while they were timed.
+    pub disturbed_runs: u32,
+    /// Medians over the machine's runs, tokens/s; never blended.
+    pub decode_tps: Option<f64>,
+    pub prefill_tps: Option<f64>,
+    /// Median time to first token, ms (a latency, not a throughput).
+    pub ttft_ms: Option<f64>,
+    /// Decode as a share of the fastest machine's decode (1.0 for it).
+    pub decode_vs_best: Option<f64>,
+}
+
+/// A model and level the store holds runs of, and on how many machines.
+#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "TeamModelLevel")]
+pub struct ModelLevel {
+    pub model_sha256: String,
+    pub file_name: String,
+    pub name: Option<String>,
+    pub quant: String,
+    pub machines: u32,
+    pub runs: u32,
+}
+
+/// Machines ranked by decode, then prefill, for one model and level.
+#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
+#[ts(rename = "TeamRanking")]
+pub struct Ranking {
+    /// What was ranked; null when the store holds no matching run.
+    pub level: Option<ModelLevel>,
+    pub machines: Vec<MachineRank>,
+    /// Every model and level the filters allow, most machines first, for a
+    /// picker.
+    pub choices: Vec<ModelLevel>,
+    /// The team median (of per-machine medians) decode and prefill.
+    pub median_decode_tps: Option<f64>,
+    pub median_prefill_tps: Option<f64>,
+}
+
+pub fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// The models and levels in `rows`, most machines first.
+pub fn levels(rows: &[TeamRunRow]) -> Vec<ModelLevel> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut by: BTreeMap<(String, String), (ModelLevel, BTreeSet<String>)> = BTreeMap::new();
+    for r in rows {
+        let e = by
+            .entry((r.model_sha256.clone(), r.quant.clone()))
+            .or_insert_with(|| {
+                (
+                    ModelLevel {
+                        model_sha256: r.model_sha256.clone(),
+                        file_name: r.file_name.clone(),
+                        name: r.model_name.clone(),
+                        quant: r.quant.clone(),
+                        machines: 0,
+                        runs: 0,
+                    },
+                    BTreeSet::new(),
+                )
+            });
+        e.0.runs += 1;
+        e.1.insert(r.machine.clone());
+    }
+    let mut out: Vec<ModelLevel> = by
+        .into_values()
+        .map(|(mut l, m)| {
+            l.machines = m.len() as u32;
+            l
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.machines
+            .cmp(&a.machines)
+            .then(b.runs.cmp(&a.runs))
+            .then(a.file_name.cmp(&b.file_name))
+    });
+    out
+}
+
+/// Rank the machines of `rows` (successful runs) for the model and level
+/// `pick` (sha256 and quant), or for the level most machines measured.
+/// Disturbed runs count only for a machine with no clean run, as in
+/// predictions: a busy machine's figure is not its speed.
+pub fn rank(rows: &[TeamRunRow], pick: Option<(&str, &str)>) -> Ranking {
+    use std::collections::BTreeMap;
+    let choices = levels(rows);
+    let level = match pick {
+        Some((sha, quant)) => choices
+            .iter()
+            .find(|l| l.model_sha256 == sha && l.quant.eq_ignore_ascii_case(quant))
+            .cloned(),
+        None => choices.first().cloned(),
+    };
+    let Some(level) = level else {
+        return Ranking {
+            level: None,
+            machines: Vec::new(),
+            choices,
+            median_decode_tps: None,
+            median_prefill_tps: None,
+        };
+    };
+    let mut by: BTreeMap<&str, Vec<&TeamRunRow>> = BTreeMap::new();
+    for r in rows
+        .iter()
+        .filter(|r| r.model_sha256 == level.model_sha256 && r.quant == level.quant)
+    {
+        by.entry(r.machine.as_str()).or_default().push(r);
+    }
+    let mut machines: Vec<MachineRank> = by
+        .into_values()
+        .map(|runs| {
+            let clean: Vec<&&TeamRunRow> = runs.iter().filter(|r| r.disturbed == 0).collect();
+            let counted: Vec<&TeamRunRow> = if clean.is_empty() {
+                runs.clone()
+            } else {
+                clean.into_iter().copied().collect()
+            };
+            let col = |f: fn(&TeamRunRow) -> Option<f64>| {
+                let mut v: Vec<f64> = counted.iter().filter_map(|r| f(r)).collect();
+                median(&mut v)
+            };
+            let join = |f: fn(&TeamRunRow) -> Option<String>| {
+                let mut v: Vec<String> = counted.iter().filter_map(|r| f(r)).collect();
+                v.sort();
+                v.dedup();
+                v.join(", ")
+            };
+            let first = runs[0];
+            MachineRank {
+                rank: 0,
+                machine: first.machine.clone(),
+                cpu: first.cpu.clone(),
+                cores: first.cores,
+                memory_bytes: first.memory_bytes,
+                gpus: first.gpus.clone(),
+                backends: join(|r| r.backend.clone()),
+                dyno_versions: join(|r| Some(r.dyno_version.clone())),
+                runs: counted.len() as u32,
+                disturbed_runs: (runs.len() - counted.len()) as u32,
+                decode_tps: col(|r| r.decode_tps),
+                prefill_tps: col(|r| r.prefill_tps),
+                ttft_ms: col(|r| r.ttft_ms),
+                decode_vs_best: None,
+            }
+        })
+        .collect();
+    machines.sort_by(|a, b| {
+        let key = |m: &MachineRank| (m.decode_tps.unwrap_or(-1.0), m.prefill_tps.unwrap_or(-1.0));
+        key(b)
+            .0
+            .total_cmp(&key(a).0)
+            .then(key(b).1.total_cmp(&key(a).1))
+            .then(a.machine.cmp(&b.machine))
+    });
+    let best = machines.first().and_then(|m| m.decode_tps);
+    for (i, m) in machines.iter_mut().enumerate() {
+        m.rank = i as u32 + 1;
+        m.decode_vs_best = m.decode_tps.zip(best).map(|(d, b)| d / b);
+    }
+    let mut dec: Vec<f64> = machines.iter().filter_map(|m| m.decode_tps).collect();
+    let mut pre: Vec<f64> = machines.iter().filter_map(|m| m.prefill_tps).collect();
+    Ranking {
+        level: Some(level),
+        median_decode_tps: median(&mut dec),
+        median_prefill_tps: median(&mut pre),
+        machines,
+        choices,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(machine: &str, decode: f64, prefill: f64, disturbed: bool) -> TeamRunRow {
+        TeamRunRow {
+            uid: format!("{machine}-{decode}"),
+            machine: machine.into(),
+            cpu: "cpu".into(),
+            cores: 8,
+            memory_bytes: 1 << 34,
+            gpus: None,
+            model_sha256: "abc".into(),
+            file_name: "m.gguf".into(),
+            model_name: None,
+            arch: "llama".into(),
+            quant: "Q4_K_M".into(),
+            status: "ok".into(),
+            backend: Some("CPU".into()),
+            dyno_version: "0.1.0".into(),
+            n_threads: 8,
+            n_gpu_layers: None,
+            started_at: "2026-11-26T00:00:00Z".into(),
+            prefill_tps: Some(prefill),
+            decode_tps: Some(decode),
+            ttft_ms: None,
+            n_prompt: Some(512),
+            n_gen: Some(128),
+            disturbed: disturbed as i64,
+        }
+    }
+
+    #[test]
+    fn machines_rank_by_their_median_decode_and_busy_runs_do_not_count() {
+        let rows = vec![
+            row("a", 10.0, 100.0, false),
+            row("a", 12.0, 110.0, false),
+            row("a", 50.0, 500.0, true),
+            row("b", 20.0, 90.0, false),
+            row("c", 5.0, 300.0, true),
+        ];
+        let r = rank(&rows, None);
+        let order: Vec<&str> = r.machines.iter().map(|m| m.machine.as_str()).collect();
+        assert_eq!(order, ["b", "a", "c"]);
+        let a = &r.machines[1];
+        assert_eq!((a.decode_tps, a.runs, a.disturbed_runs), (Some(11.0), 2, 1));
+        // A machine with only busy runs still ranks, on them.
+        assert_eq!(r.machines[2].decode_tps, Some(5.0));
+        assert_eq!(r.median_decode_tps, Some(11.0));
+        assert_eq!(r.machines[1].decode_vs_best, Some(11.0 / 20.0));
+        assert_eq!(r.choices[0].machines, 3);
+    }
+}
