@@ -610,6 +610,133 @@ test("a sustained decode runs from the Benchmark form and charts its rate over t
   await browser.setWindowSize(1280, 820);
 });
 
+// A team store on a real PostgreSQL server (TLS, password auth), set up by
+// scripts/test/e2e.sh with a second machine's runs already pushed by the CLI.
+const TEAM_URL = process.env.E2E_TEAM_URL;
+
+test(
+  "the Team view saves the store without its password, syncs, and ranks this machine against another",
+  { skip: TEAM_URL ? false : "E2E_TEAM_URL is not set (scripts/test/e2e.sh needs DYNO_TEST_PG_URL)" },
+  async () => {
+    // Typed as a person would: the URL without the password, the password apart.
+    const u = new URL(TEAM_URL);
+    const password = decodeURIComponent(u.password);
+    assert.ok(password.length >= 8, "the test server has a password");
+    u.password = "";
+    const bare = u.toString();
+    assert.ok(!bare.includes(password), bare);
+    const noPassword = async (where) => {
+      assert.ok(!(await browser.$("body").getText()).includes(password), `the password is in the page text ${where}`);
+      assert.ok(!(await browser.getPageSource()).includes(password), `the password is in the page's HTML ${where}`);
+    };
+
+    await (await byId("nav-team")).click();
+    const machine = await (await byId("team-machine", 30_000)).getText();
+    assert.match(machine, /^\S+$/, "this machine's id is shown");
+    await setValue("team-url", bare);
+    await setValue("team-password", password);
+    await (await byId("team-save")).click();
+    const saved = await byId("team-saved-url");
+    await browser.waitUntil(async () => (await saved.getText()) === bare, {
+      timeout: 10_000,
+      timeoutMsg: `the saved URL is not ${bare}`,
+    });
+    const unsynced = await (await byId("team-unsynced")).getText();
+    const [, toPush] = unsynced.match(/^(\d+) runs? not yet synced$/) ?? [];
+    assert.ok(Number(toPush) >= 1, `runs measured earlier wait to be pushed: '${unsynced}'`);
+    await noPassword("after Save");
+
+    const t0 = Date.now();
+    const telemetry = await byId("team-telemetry");
+    if (!(await telemetry.isSelected())) await telemetry.click();
+    await (await byId("team-sync-now")).click();
+    const summary = await byId("team-sync-summary", 120_000);
+    const text = await summary.getText();
+    const m = text.match(/^Pushed (\d+) runs? \((\d+) already there\) in .*; pulled (\d+) runs? of other machines; the store holds (\d+) runs? from (\d+) machines?\.$/);
+    assert.ok(m, `the summary: '${text}'`);
+    const [pushed, already, pulled, teamRuns, teamMachines] = m.slice(1).map(Number);
+    assert.ok(pushed >= 1, text);
+    assert.equal(already, 0, text);
+    assert.equal(pulled, 4, `the other machine's four runs come here: ${text}`);
+    assert.equal(teamMachines, 2, text);
+    assert.equal(teamRuns, pushed + 4, text);
+    console.log(`team sync: ${text} (${((Date.now() - t0) / 1000).toFixed(1)} s with the ranking)`);
+    // Everything measured here is in the store now; pulled runs are never pushed back.
+    await browser.waitUntil(async () => (await (await byId("team-unsynced")).getText()) === "0 runs not yet synced", {
+      timeout: 10_000,
+      timeoutMsg: "runs are still counted as not synced",
+    });
+    assert.notEqual(await (await byId("team-last-sync")).getText(), "never");
+
+    // The ranking loads after the sync: SmolLM2 Q4_1, measured on both machines.
+    await browser.waitUntil(async () => (await browser.$$('[data-testid="team-row"]')).length >= 2, {
+      timeout: 30_000,
+      timeoutMsg: "the machines table did not list two machines",
+    });
+    const level = await byId("team-level");
+    const picked = await level.getValue();
+    const pickedText = await (await level.$(`option[value="${picked}"]`)).getText();
+    assert.match(pickedText, /^SmolLM2-135M-Instruct\.Q4_1\.gguf Q4_1 — 2 machines$/, pickedText);
+    const ids = await attrs('[data-testid="team-row"]', "data-machine");
+    assert.deepEqual([...ids].sort(), [machine, "e2e-other"].sort(), `machines ranked: ${ids}`);
+    for (const row of await browser.$$('[data-testid="team-row"]')) {
+      const decode = await (await row.$('[data-testid="team-decode"]')).getText();
+      assert.match(decode, /^[\d,]+\.\d+$/, `a decode figure in t/s: '${decode}'`);
+    }
+    const shares = await Promise.all([...(await browser.$$('[data-testid="team-share"]'))].map((e) => e.getText()));
+    assert.equal(shares[0], "100%", `the first machine is the best: ${shares}`);
+    assert.match(await (await byId("team-median")).getText(), /^Team median: decode [\d,.]+ t\/s · prefill [\d,.]+ t\/s$/);
+    await noPassword("after the sync");
+    // Nothing Dyno wrote holds the password: the saved URL is stripped.
+    for (const f of fs.readdirSync(path.dirname(db))) {
+      const p = path.join(path.dirname(db), f);
+      if (fs.statSync(p).isFile()) assert.ok(!fs.readFileSync(p).includes(password), `the password is in ${p}`);
+    }
+    await shot("team");
+    // The page never scrolls sideways; the table may, inside its card.
+    for (const [w, h] of [[1024, 700], [1920, 1080]]) {
+      await browser.setWindowSize(w, h);
+      await browser.pause(300);
+      const overflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 0, `the page is ${overflow} px wider than the window at ${w}×${h}`);
+      if (w === 1024) await (await byId("team-table")).scrollIntoView();
+      await shot(`team-${w}`);
+    }
+    await browser.setWindowSize(1280, 820);
+
+    // A run's card set against the team's median: the preview, and the file.
+    await (await byId("nav-export")).click();
+    await byId("export-target", 30_000);
+    // Read in the page: WebDriver gives the text of a closed select's other options as "".
+    const options = await browser.execute(() =>
+      [...document.querySelectorAll('[data-testid="export-target"] option')].map((o) => [o.value, o.textContent]),
+    );
+    const run = options.find(([value, label]) => /^\d+$/.test(value) && /\bQ4_1 · ok$/.test(label))?.[0];
+    assert.ok(run, `a finished Q4_1 run to export: ${options.map(([, l]) => l).join("; ")}`);
+    await (await byId("export-target")).selectByAttribute("value", run);
+    await (await byId("export-format")).selectByAttribute("value", "svg");
+    const box = await byId("export-vs-team");
+    if (!(await box.isSelected())) await box.click();
+    await byId("export-vs-team-note");
+    await (await byId("card-preview", 60_000)).waitForDisplayed({ timeout: 60_000 });
+    const file = path.join(scratch, "team-card.svg");
+    await setValue("export-path", file);
+    await (await byId("export-save")).click();
+    await byId("export-done", 60_000);
+    const svg = fs.readFileSync(file, "utf8");
+    assert.match(svg, /VS TEAM \(2 MACHINES\)/);
+    assert.match(svg, /decode median [\d,.]+ t\/s/);
+    assert.match(svg, /prefill median [\d,.]+ t\/s/);
+    assert.ok(!svg.includes(password), "the card holds no password");
+    await noPassword("in Export");
+    // Wide enough for the card beside the form, its VS TEAM block in view.
+    await browser.setWindowSize(1920, 1080);
+    await browser.pause(300);
+    await shot("export-team");
+    await browser.setWindowSize(1280, 820);
+  },
+);
+
 test("the app's database passes an integrity check", () => {
   const r = spawnSync("python3", [
     "-c",

@@ -3,6 +3,9 @@
 # and the release app, then drive it through tauri-driver and WebKitWebDriver
 # under Xvfb, against a fresh database and the real SmolLM2 test model.
 # Screenshots land in e2e/screenshots/ (E2E_OUT overrides).
+# DYNO_TEST_PG_URL (a PostgreSQL server, as scripts/lib/postgres.sh prints it)
+# gives the Team journey its store: a fresh database on it per run, dropped
+# at the end. Without it that journey is skipped, and says so.
 # `bash scripts/test/e2e.sh bench` runs the app benchmarks (e2e/bench.mjs) instead,
 # on a database seeded with 1,000 runs.
 set -euo pipefail
@@ -33,8 +36,12 @@ mkdir -p "$bin"
 cp "$CARGO_TARGET_DIR/release/dyno" "$CARGO_TARGET_DIR/release/dyno-app" \
   "$CARGO_TARGET_DIR/release/examples/fake_hub" "$bin/"
 pids=()
+team_db=""
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  if [ -n "$team_db" ]; then
+    psql "$DYNO_TEST_PG_URL" -qc "DROP DATABASE IF EXISTS $team_db WITH (FORCE)" >/dev/null 2>&1 || true
+  fi
   rm -rf "$scratch"
 }
 trap cleanup EXIT
@@ -74,6 +81,36 @@ while (echo >"/dev/tcp/127.0.0.1/$serve_port") 2>/dev/null; do serve_port=$((ser
 pids+=($!)
 export E2E_SERVE_URL="http://127.0.0.1:$serve_port"
 
+# A team store for the Team journey: a fresh database holding a second
+# machine's runs, pushed by the CLI as that machine would, so the app's sync
+# pulls another machine and its ranking has two. The second machine is the
+# exported fixture with its identity changed and its decode 30% slower.
+if [ -n "${DYNO_TEST_PG_URL:-}" ]; then
+  team_db="e2e_team_$$"
+  psql "$DYNO_TEST_PG_URL" -v ON_ERROR_STOP=1 -qc "CREATE DATABASE $team_db"
+  export E2E_TEAM_URL="${DYNO_TEST_PG_URL%/*}/$team_db"
+  python3 - tests/fixtures/sweep-export.json "$scratch/other.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["machine"].update(fingerprint="e2e-other", cpu="Other CPU")
+for run in doc["runs"]:
+    for r in run["results"]:
+        # Import recomputes each figure from the samples of its phase.
+        d = r.get("decode_tokens_per_s")
+        if d:
+            d["samples"] = [v * 0.7 for v in d["samples"]]
+            for k in ("mean", "median", "min", "max"):
+                d[k] *= 0.7
+        if r["kind"] == "gen":
+            r["samples_ns"] = [round(ns / 0.7) for ns in r["samples_ns"]]
+json.dump(doc, open(sys.argv[2], "w"))
+PY
+  "$bin/dyno" --db "$scratch/other.db" import "$scratch/other.json" >/dev/null
+  "$bin/dyno" --db "$scratch/other.db" sync --push-only "$E2E_TEAM_URL" >/dev/null
+else
+  echo "e2e: DYNO_TEST_PG_URL is not set; the Team journey is skipped (scripts/lib/postgres.sh starts a server)" >&2
+fi
+
 # The app under test is started by tauri-driver, so its environment is set
 # here: a fresh database and a Hugging Face home of its own. The fake hub's
 # address is not given to the app: the test types it into Settings, as a
@@ -94,7 +131,13 @@ for _ in $(seq 1 50); do
 done
 
 if [ "${1:-}" = bench ]; then
-  python3 scripts/bench/seed-runs.py "$bin/dyno" "$DYNO_DB" 1000
+  if [ -n "${E2E_BENCH_DB:-}" ]; then
+    # A database already filled, such as the 10,000 runs of 20 machines that
+    # scripts/bench/team-sync.sh pulls from a team store.
+    cp "$E2E_BENCH_DB" "$DYNO_DB"
+  else
+    python3 scripts/bench/seed-runs.py "$bin/dyno" "$DYNO_DB" 1000
+  fi
   run=(node bench.mjs)
 else
   run=(npm test)

@@ -13,7 +13,6 @@ use tauri::State;
 
 use crate::commands::{with_store, App};
 use crate::error::AppResult;
-use crate::jobs::on_core;
 
 #[tauri::command]
 pub async fn team_status(app: State<'_, App>) -> AppResult<TeamStatus> {
@@ -55,14 +54,21 @@ pub async fn team_sync(
 }
 
 /// Machines ranked by decode and prefill of one model and level, read from
-/// the team store at `url`.
+/// the team store at `url` (empty: the one in force).
 #[tauri::command]
-pub async fn team_machines(url: String, query: TeamQuery) -> AppResult<Ranking> {
-    on_core(move || async move {
-        let t = team::open(&url).await?;
-        let r = team::machines(&t, &query).await;
-        t.close().await;
-        r
+pub async fn team_machines(
+    app: State<'_, App>,
+    url: String,
+    query: TeamQuery,
+) -> AppResult<Ranking> {
+    with_store(app.db.clone(), move |s, _| {
+        Box::pin(async move {
+            let url = team::team_url(s, Some(&url)).await?;
+            let t = team::open(&url).await?;
+            let r = team::machines(&t, &query).await;
+            t.close().await;
+            r
+        })
     })
     .await
 }

@@ -44,7 +44,8 @@ pub async fn against_team(
         ));
     };
     let mut r = crate::report::load(store, db, t).await?.report().clone();
-    let team = super::team::open(url).await?;
+    let url = super::team::team_url(store, Some(url)).await?;
+    let team = super::team::open(&url).await?;
     let median = super::team::median_for(&team, &r).await;
     team.close().await;
     r.team = median?;

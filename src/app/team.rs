@@ -135,6 +135,10 @@ pub async fn sync(
     req: &SyncRequest,
     progress: &(dyn Fn(SyncProgress) + Send + Sync),
 ) -> Result<SyncReport> {
+    // An empty URL is the one in force (DYNO_TEAM_URL, else the saved one),
+    // its password from PGPASSWORD or ~/.pgpass.
+    let url = team_url(store, Some(&req.url)).await?;
+    let req = &SyncRequest { url, ..req.clone() };
     let team = TeamStore::connect(&req.url, Access::Write).await?;
     let out = sync_with(store, &team, req, progress).await;
     team.close().await;
@@ -199,6 +203,7 @@ async fn sync_with(
             rep.pushed += p.added as u64;
             rep.already_there += p.present as u64;
             rep.push_bytes += p.bytes;
+            rep.telemetry_pushed += p.telemetry as u64;
             done += batch.len() as u64;
         }
         // Only now, with the batch committed on the server.

@@ -234,18 +234,20 @@ pub async fn machines(db: &Path, a: MachinesArgs) -> Result<i32> {
         return Ok(0);
     };
     println!(
-        "{} {} (sha256 {}…) on {} machine(s); medians over each machine's clean runs",
+        "{} {} (sha256 {}…) on {} machine(s); medians over each machine's clean runs of decode tg{} and prefill pp{}",
         level.name.as_deref().unwrap_or(&level.file_name),
         level.quant,
         &level.model_sha256[..12.min(level.model_sha256.len())],
-        level.machines
+        level.machines,
+        r.n_gen.map_or("-".into(), |n| n.to_string()),
+        r.n_prompt.map_or("-".into(), |n| n.to_string()),
     );
-    println!("| # | machine | cpu | cores | memory | gpus | backend | runs | decode t/s | prefill t/s | ttft ms | vs best |");
-    println!("| -: | ------- | --- | ----: | -----: | ---- | ------- | ---: | ---------: | ----------: | ------: | ------: |");
+    println!("| # | machine | cpu | cores | memory | gpus | backend | threads | runs | decode t/s | prefill t/s | ttft ms | vs best |");
+    println!("| -: | ------- | --- | ----: | -----: | ---- | ------- | ------: | ---: | ---------: | ----------: | ------: | ------: |");
     for m in &r.machines {
         let f = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {}{} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {}{} | {} | {} | {} | {} |",
             m.rank,
             m.machine,
             m.cpu,
@@ -253,6 +255,7 @@ pub async fn machines(db: &Path, a: MachinesArgs) -> Result<i32> {
             human_bytes(m.memory_bytes.max(0) as u64),
             m.gpus.as_deref().unwrap_or("-"),
             m.backends,
+            m.threads,
             m.runs,
             if m.disturbed_runs > 0 {
                 format!(" (+{} busy)", m.disturbed_runs)

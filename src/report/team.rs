@@ -146,6 +146,8 @@ pub struct MachineRank {
     /// Backends of the counted runs ("CPU", "CUDA"), comma-separated.
     pub backends: String,
     pub dyno_versions: String,
+    /// Thread counts of the counted runs, comma-separated.
+    pub threads: String,
     /// Clean, successful runs counted.
     pub runs: u32,
     /// Runs left out because the machine was busy while they were timed.
@@ -184,6 +186,21 @@ pub struct Ranking {
     /// The team median (of per-machine medians) decode and prefill.
     pub median_decode_tps: Option<f64>,
     pub median_prefill_tps: Option<f64>,
+    /// The test sizes compared: decode figures are of tgN runs with this N,
+    /// prefill figures of ppN runs with this N (the sizes most runs of the
+    /// level used), so no machine is ranked on a different test.
+    pub n_gen: Option<i64>,
+    pub n_prompt: Option<i64>,
+}
+
+/// The value most rows have (the smallest on a tie), ignoring `None`.
+fn modal(v: impl Iterator<Item = Option<i64>>) -> Option<i64> {
+    let mut counts = std::collections::BTreeMap::new();
+    for x in v.flatten() {
+        *counts.entry(x).or_insert(0u32) += 1;
+    }
+    let best = counts.values().copied().max()?;
+    counts.into_iter().find(|(_, c)| *c == best).map(|(k, _)| k)
 }
 
 pub fn median(v: &mut [f64]) -> Option<f64> {
@@ -259,13 +276,28 @@ pub fn rank(rows: &[TeamRunRow], pick: Option<(&str, &str)>) -> Ranking {
             choices,
             median_decode_tps: None,
             median_prefill_tps: None,
+            n_gen: None,
+            n_prompt: None,
         };
     };
-    let mut by: BTreeMap<&str, Vec<&TeamRunRow>> = BTreeMap::new();
-    for r in rows
+    let at_level: Vec<&TeamRunRow> = rows
         .iter()
         .filter(|r| r.model_sha256 == level.model_sha256 && r.quant == level.quant)
-    {
+        .collect();
+    let n_gen = modal(
+        at_level
+            .iter()
+            .filter(|r| r.decode_tps.is_some())
+            .map(|r| r.n_gen),
+    );
+    let n_prompt = modal(
+        at_level
+            .iter()
+            .filter(|r| r.prefill_tps.is_some())
+            .map(|r| r.n_prompt),
+    );
+    let mut by: BTreeMap<&str, Vec<&TeamRunRow>> = BTreeMap::new();
+    for r in at_level {
         by.entry(r.machine.as_str()).or_default().push(r);
     }
     let mut machines: Vec<MachineRank> = by
@@ -277,8 +309,15 @@ pub fn rank(rows: &[TeamRunRow], pick: Option<(&str, &str)>) -> Ranking {
             } else {
                 clean.into_iter().copied().collect()
             };
-            let col = |f: fn(&TeamRunRow) -> Option<f64>| {
-                let mut v: Vec<f64> = counted.iter().filter_map(|r| f(r)).collect();
+            // Each figure only from runs of the compared test size.
+            let col = |f: fn(&TeamRunRow) -> Option<f64>,
+                       size: fn(&TeamRunRow) -> Option<i64>,
+                       want: Option<i64>| {
+                let mut v: Vec<f64> = counted
+                    .iter()
+                    .filter(|r| size(r) == want)
+                    .filter_map(|r| f(r))
+                    .collect();
                 median(&mut v)
             };
             let join = |f: fn(&TeamRunRow) -> Option<String>| {
@@ -297,11 +336,12 @@ pub fn rank(rows: &[TeamRunRow], pick: Option<(&str, &str)>) -> Ranking {
                 gpus: first.gpus.clone(),
                 backends: join(|r| r.backend.clone()),
                 dyno_versions: join(|r| Some(r.dyno_version.clone())),
+                threads: join(|r| Some(r.n_threads.to_string())),
                 runs: counted.len() as u32,
                 disturbed_runs: (runs.len() - counted.len()) as u32,
-                decode_tps: col(|r| r.decode_tps),
-                prefill_tps: col(|r| r.prefill_tps),
-                ttft_ms: col(|r| r.ttft_ms),
+                decode_tps: col(|r| r.decode_tps, |r| r.n_gen, n_gen),
+                prefill_tps: col(|r| r.prefill_tps, |r| r.n_prompt, n_prompt),
+                ttft_ms: col(|r| r.ttft_ms, |r| r.n_prompt, n_prompt),
                 decode_vs_best: None,
             }
         })
@@ -327,6 +367,8 @@ pub fn rank(rows: &[TeamRunRow], pick: Option<(&str, &str)>) -> Ranking {
         median_prefill_tps: median(&mut pre),
         machines,
         choices,
+        n_gen,
+        n_prompt,
     }
 }
 
@@ -370,6 +412,12 @@ mod tests {
             row("a", 50.0, 500.0, true),
             row("b", 20.0, 90.0, false),
             row("c", 5.0, 300.0, true),
+            // Another decode length: not compared with tg128.
+            TeamRunRow {
+                n_gen: Some(16),
+                n_prompt: Some(64),
+                ..row("b", 99.0, 999.0, false)
+            },
         ];
         let r = rank(&rows, None);
         let order: Vec<&str> = r.machines.iter().map(|m| m.machine.as_str()).collect();
@@ -381,5 +429,7 @@ mod tests {
         assert_eq!(r.median_decode_tps, Some(11.0));
         assert_eq!(r.machines[1].decode_vs_best, Some(11.0 / 20.0));
         assert_eq!(r.choices[0].machines, 3);
+        assert_eq!((r.n_gen, r.n_prompt), (Some(128), Some(512)));
+        assert_eq!(r.machines[0].decode_tps, Some(20.0));
     }
 }

@@ -64,4 +64,29 @@ describe("commands", () => {
     expect(got.jobId).toBe("job-7");
     expect(got.onEvent).toBeDefined();
   });
+
+  it("team commands send the URL as given, a channel for the sync, and vsTeam only when asked", async () => {
+    const seen: [string, Record<string, unknown>][] = [];
+    mockIPC((cmd, args) => {
+      seen.push([cmd, args as Record<string, unknown>]);
+      return cmd === "card_svg" ? "<svg/>" : {};
+    });
+    const request = { url: "postgres://bob:pw@h/dyno", with_telemetry: false, push_only: false };
+    await api.teamStatus();
+    await api.saveTeamUrl("postgres://bob@h/dyno");
+    await api.teamSync(request, () => {});
+    await api.teamMachines("postgres://bob:pw@h/dyno", { model: null, quant: "Q4_1", backend: null, dyno_version: null });
+    await api.cardSvg("12");
+    await api.cardSvg("12", "postgres://bob:pw@h/dyno");
+    await api.exportCard("12", "png", "/tmp/x.png", true, "postgres://bob:pw@h/dyno");
+    expect(seen).toContainEqual(["team_status", {}]);
+    expect(seen).toContainEqual(["save_team_url", { url: "postgres://bob@h/dyno" }]);
+    const sync = seen.find(([c]) => c === "team_sync")![1];
+    expect(sync.request).toEqual(request);
+    expect(sync.onProgress).toBeDefined();
+    expect(seen).toContainEqual(["team_machines", { url: "postgres://bob:pw@h/dyno", query: { model: null, quant: "Q4_1", backend: null, dyno_version: null } }]);
+    const cards = seen.filter(([c]) => c === "card_svg").map(([, a]) => a);
+    expect(cards).toEqual([{ target: "12" }, { target: "12", vsTeam: "postgres://bob:pw@h/dyno" }]);
+    expect(seen).toContainEqual(["export_card", { target: "12", format: "png", path: "/tmp/x.png", overwrite: true, vsTeam: "postgres://bob:pw@h/dyno" }]);
+  });
 });

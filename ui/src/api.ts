@@ -37,6 +37,12 @@ import type {
   RunsDoc,
   SweepDoc,
   SweepInput,
+  SyncProgress,
+  SyncReport,
+  SyncRequest,
+  TeamQuery,
+  TeamRanking,
+  TeamStatus,
   TextFormat,
 } from "./types";
 
@@ -153,7 +159,13 @@ export const predictFiles = (paths: string[]) => call<PredictedFile[]>("predict_
 export const predictAccuracy = () => call<AccuracyReport>("predict_accuracy");
 /** `a` and `b` are targets: "12" for a run, "sweep:3" for a sweep. */
 export const compare = (a: string, b: string) => call<CompareDoc>("compare", { a, b });
-export const cardSvg = (target: string) => call<string>("card_svg", { target });
+/**
+ * The result card as SVG text. With `vsTeam` (a team store URL, its password
+ * in it when typed) a run's card shows the team's median beside its figures;
+ * a sweep's is refused.
+ */
+export const cardSvg = (target: string, vsTeam?: string | null) =>
+  call<string>("card_svg", vsTeam ? { target, vsTeam } : { target });
 export const appInfo = () => call<AppInfo>("app_info");
 
 // Jobs: each resolves when the job ends and streams its progress to onEvent.
@@ -177,8 +189,8 @@ export function hubPull(repo: string, file: string, jobId: string, onEvent: (e: 
  * Write an export. Refused with code "exists" when the file is there and
  * `overwrite` is not set: the caller asks the person first.
  */
-export const exportCard = (target: string, format: ExportFormat, path: string, overwrite = false) =>
-  call<ExportWritten>("export_card", { target, format, path, overwrite });
+export const exportCard = (target: string, format: ExportFormat, path: string, overwrite = false, vsTeam?: string | null) =>
+  call<ExportWritten>("export_card", vsTeam ? { target, format, path, overwrite, vsTeam } : { target, format, path, overwrite });
 
 // Native dialogs (tauri-plugin-dialog). Each resolves to the picked path, or
 // null when the person closed the dialog. Outside the app there is no dialog:
@@ -259,3 +271,20 @@ export const removeHubToken = () => call<HubSettings>("remove_hub_token");
 export const checkHub = () => call<HubCheck>("check_hub");
 /** Delete what a cancelled download of `file` left in the cache. */
 export const discardDownload = (repo: string, file: string) => call<Discarded>("discard_download", { repo, file });
+
+// The team store (a PostgreSQL database the team shares). A URL passed here
+// may hold the password typed for this session; save_team_url is the only
+// command that keeps a URL, and it strips the password first.
+
+/** The saved URL, DYNO_TEAM_URL if set, this machine's id and what is left to sync. */
+export const teamStatus = () => call<TeamStatus>("team_status");
+/** Save the store's URL (without its password); "" forgets it. */
+export const saveTeamUrl = (url: string) => call<TeamStatus>("save_team_url", { url });
+/** Push this machine's runs and pull the others', streaming the progress. */
+export function teamSync(request: SyncRequest, onProgress: (p: SyncProgress) => void) {
+  const ch = new Channel<SyncProgress>();
+  ch.onmessage = onProgress;
+  return call<SyncReport>("team_sync", { request, onProgress: ch });
+}
+/** Machines ranked by decode, then prefill, on one model and level of the store at `url`. */
+export const teamMachines = (url: string, query: TeamQuery) => call<TeamRanking>("team_machines", { url, query });

@@ -77,6 +77,31 @@ const offloadSweep = {
   })),
 };
 
+/** What `team_status` answers: nothing saved, nothing in the environment. */
+const teamStatusFx = (saved: string | null = null) => ({
+  saved_url: saved, env_url: null, machine: "f45e2c4fcd46bca1", last_sync_at: null, unsynced_runs: 4,
+});
+
+const teamMachineFx = (rank: number, machine: string, decode: number, prefill: number, ttft: number, backends = "CPU") => ({
+  rank, machine, cpu: machine === "f45e2c4fcd46bca1" ? "AMD EPYC" : "Other CPU", cores: 8, memory_bytes: 25276510208, gpus: null,
+  backends, dyno_versions: "0.1.0", threads: rank === 1 ? "8" : "4", runs: 3, disturbed_runs: rank === 2 ? 1 : 0, decode_tps: decode, prefill_tps: prefill,
+  ttft_ms: ttft, decode_vs_best: decode / 80,
+});
+
+/** What `team_machines` answers: two machines on SmolLM2 Q4_1, and a level measured on one. */
+const teamRankingFx = () => ({
+  level: { model_sha256: "b179c952", file_name: "SmolLM2-135M-Instruct.Q4_1.gguf", name: "SmolLM2", quant: "Q4_1", machines: 2, runs: 6 },
+  machines: [teamMachineFx(1, "e2e-other", 80, 400, 35.5, "CPU, CUDA"), teamMachineFx(2, "f45e2c4fcd46bca1", 60, 500, 52)],
+  choices: [
+    { model_sha256: "b179c952", file_name: "SmolLM2-135M-Instruct.Q4_1.gguf", name: "SmolLM2", quant: "Q4_1", machines: 2, runs: 6 },
+    { model_sha256: "7b46609d", file_name: "SmolLM2-135M-Instruct-Q8_0.gguf", name: "SmolLM2", quant: "Q8_0", machines: 1, runs: 1 },
+  ],
+  median_decode_tps: 70, median_prefill_tps: 450, n_gen: 128, n_prompt: 512,
+});
+
+/** The mocked team sync waits on this, so the test can look at it mid-sync. */
+let teamSyncGate: Promise<void> = Promise.resolve();
+
 vi.mock("./api", () => ({
   resultList: vi.fn(async (limit?: number) => listRows(runCount, limit)),
   hw: vi.fn(async () => hwFx),
@@ -154,6 +179,21 @@ vi.mock("./api", () => ({
   discardDownload: vi.fn(async (repo: string, path: string) => ({ repo, path, freed_bytes: 400 })),
   cancel: vi.fn(async () => true),
   newJobId: () => "job-1",
+  teamStatus: vi.fn(async () => teamStatusFx()),
+  saveTeamUrl: vi.fn(async (url: string) => teamStatusFx(url || null)),
+  teamSync: vi.fn(async (_request: unknown, onProgress: (p: unknown) => void) => {
+    onProgress({ phase: "connected", store: "postgres://bob@db.lan:5432/dyno", schema_version: 1 });
+    onProgress({ phase: "pushing", done: 0, total: 4 });
+    onProgress({ phase: "pushing", done: 2, total: 4 });
+    await teamSyncGate;
+    onProgress({ phase: "pushing", done: 4, total: 4 });
+    onProgress({ phase: "pulling", done: 3, total: 3 });
+    return {
+      store: "postgres://bob@db.lan:5432/dyno", machine: "f45e2c4fcd46bca1", pushed: 3, already_there: 1, telemetry_pushed: 0,
+      pulled: 3, left_running: 0, team_runs: 7, team_machines: 2, push_bytes: 2_000_000, push_seconds: 2, pull_seconds: 0.5,
+    };
+  }),
+  teamMachines: vi.fn(async () => teamRankingFx()),
 }));
 
 /** uPlot instances built and setData calls, to check the live chart is updated, not rebuilt. */
@@ -200,7 +240,7 @@ globalThis.Path2D ??= class {
 } as unknown as typeof Path2D;
 
 const { default: App } = await import("./App.svelte");
-const { nav, resultsCache, sweepJob } = await import("./state.svelte");
+const { nav, resultsCache, sweepJob, team } = await import("./state.svelte");
 
 /** Let the mocked promises settle and Svelte flush. */
 async function settle() {
@@ -226,6 +266,8 @@ beforeEach(() => {
   nav.resultsTarget = null;
   runCount = 4;
   resultsCache.clear();
+  // The team store's form and results live for the session; each test starts without.
+  Object.assign(team, { url: "", password: "", status: null, statusError: null, report: null, syncError: null, ranking: null, rankingError: null, pick: "", backend: "", version: "", backends: [], versions: [] });
   // Render every event at once here; the throttle has its own test below.
   sweepJob.minRenderIntervalMs = 0;
   app = mount(App, { target: document.body });
@@ -471,12 +513,12 @@ describe("App", () => {
     vi.mocked(api.exportCard).mockRejectedValueOnce({ code: "exists", message: `${path} already exists.` });
     q("export-save")!.click();
     await settle();
-    expect(vi.mocked(api.exportCard).mock.lastCall!.slice(2)).toEqual([path, false]);
+    expect(vi.mocked(api.exportCard).mock.lastCall!.slice(2)).toEqual([path, false, null]);
     expect(q("export-exists")!.textContent).toContain(`${path} already exists.`);
     expect(q("export-done")).toBeNull();
     q("export-replace")!.click();
     await settle();
-    expect(vi.mocked(api.exportCard).mock.lastCall!.slice(2)).toEqual([path, true]);
+    expect(vi.mocked(api.exportCard).mock.lastCall!.slice(2)).toEqual([path, true, null]);
     expect(q("export-exists")).toBeNull();
     expect(q("export-done")!.textContent).toBe(`Saved to ${path}`);
     // The native dialog asks about replacing by itself, so its answer is final.
@@ -484,7 +526,7 @@ describe("App", () => {
     q("export-save-as")!.click();
     await settle();
     expect(vi.mocked(api.pickSavePath).mock.lastCall).toEqual([path, "PNG card", "png"]);
-    expect(vi.mocked(api.exportCard).mock.lastCall!.slice(2)).toEqual(["/picked/card.png", true]);
+    expect(vi.mocked(api.exportCard).mock.lastCall!.slice(2)).toEqual(["/picked/card.png", true, null]);
     expect(q("export-done")!.textContent).toBe("Saved to /picked/card.png");
   });
 
@@ -874,5 +916,156 @@ describe("App", () => {
     expect(throttled.setData).toBeGreaterThanOrEqual(1);
     expect(throttled.setData).toBeLessThanOrEqual(3);
     expect(throttled.built).toBeLessThanOrEqual(1); // only when the GPU series first appears
+  });
+});
+
+/** Type into a text field as a person does (bind:value listens to input). */
+function type(id: string, value: string) {
+  const el = q(id) as HTMLInputElement;
+  el.value = value;
+  el.dispatchEvent(new Event("input"));
+  flushSync();
+}
+
+describe("Team", () => {
+  it("saves the store's URL without its password, and never shows the password", async () => {
+    const api = await import("./api");
+    q("nav-team")!.click();
+    await settle();
+    expect(q("team-status")!.textContent).toContain("f45e2c4fcd46bca1");
+    expect(q("team-unsynced")!.textContent).toBe("4 runs not yet synced");
+    expect((q("team-url") as HTMLInputElement).placeholder).toBe("postgres://user@host:5432/dyno");
+    expect((q("team-password") as HTMLInputElement).type).toBe("password");
+    type("team-url", "postgres://bob@db.lan:5432/dyno?sslmode=require");
+    type("team-password", "hunter2:secret");
+    q("team-save")!.click();
+    await settle();
+    expect(vi.mocked(api.saveTeamUrl)).toHaveBeenLastCalledWith("postgres://bob@db.lan:5432/dyno?sslmode=require");
+    expect(q("team-saved-url")!.textContent).toBe("postgres://bob@db.lan:5432/dyno?sslmode=require");
+    expect(document.body.textContent).not.toContain("hunter2");
+    // The connection takes the password, encoded; the form keeps it for the session.
+    expect(team.connectUrl).toBe("postgres://bob:hunter2%3Asecret@db.lan:5432/dyno?sslmode=require");
+  });
+
+  it("moves a password pasted into the URL to the password field before saving", async () => {
+    const api = await import("./api");
+    q("nav-team")!.click();
+    await settle();
+    type("team-url", "postgres://bob:p%40ss@db.lan/dyno");
+    q("team-save")!.click();
+    await settle();
+    expect(vi.mocked(api.saveTeamUrl)).toHaveBeenLastCalledWith("postgres://bob@db.lan/dyno");
+    expect((q("team-url") as HTMLInputElement).value).toBe("postgres://bob@db.lan/dyno");
+    expect((q("team-password") as HTMLInputElement).value).toBe("p@ss");
+  });
+
+  it("syncs with progress and a summary, then ranks the machines", async () => {
+    const api = await import("./api");
+    let open = () => {};
+    teamSyncGate = new Promise<void>((r) => (open = r));
+    q("nav-team")!.click();
+    await settle();
+    expect(q("team-machines-hint")).not.toBeNull();
+    type("team-url", "postgres://bob@db.lan:5432/dyno");
+    type("team-password", "pw");
+    q("team-telemetry")!.click();
+    q("team-sync-now")!.click();
+    await settle();
+    expect(vi.mocked(api.teamSync).mock.lastCall![0]).toEqual({ url: "postgres://bob:pw@db.lan:5432/dyno", with_telemetry: true, push_only: false });
+    expect(q("team-sync-progress")!.textContent).toContain("Connected to postgres://bob@db.lan:5432/dyno");
+    expect(q("team-push-progress")!.textContent).toContain("2 / 4 (50%)");
+    expect((q("team-sync-now") as HTMLButtonElement).disabled).toBe(true);
+    open();
+    await settle();
+    expect(q("team-sync-progress")).toBeNull();
+    expect(q("team-sync-summary")!.textContent).toBe(
+      "Pushed 3 runs (1 already there) in 2.00 s — 2.0 runs/s, 1.00 MB/s; pulled 3 runs of other machines; the store holds 7 runs from 2 machines.",
+    );
+    // The ranking loads from the store just synced, the level most machines measured.
+    expect(vi.mocked(api.teamMachines)).toHaveBeenLastCalledWith("postgres://bob:pw@db.lan:5432/dyno", { model: null, quant: null, backend: null, dyno_version: null });
+    const rows = qa("team-row");
+    expect([...rows].map((r) => (r as HTMLElement).dataset.machine)).toEqual(["e2e-other", "f45e2c4fcd46bca1"]);
+    const cells = (i: number) => [...rows[i].querySelectorAll("td")].map((c) => c.textContent!.trim());
+    // The figures first, so a narrow window shows them; the hardware after.
+    expect(cells(0)).toEqual(["1", "e2e-other", "80.00", "400.0", "35.5", "100%", "3", "CPU, CUDA", "8", "Other CPU", "8", "23.54 GiB", "none"]);
+    expect(cells(1)).toEqual(["2", "f45e2c4fcd46bca1 this machine", "60.00", "500.0", "52.0", "75.0%", "3 (+1 busy)", "CPU", "4", "AMD EPYC", "8", "23.54 GiB", "none"]);
+    expect(q("team-median")!.textContent).toBe("Team median: decode 70.00 t/s · prefill 450.0 t/s");
+    // The ranking says which test sizes it compared.
+    expect(q("team-level-ranked")!.textContent).toContain("decode of tg128 runs, prefill and TTFT of pp512 runs");
+    const level = q("team-level") as HTMLSelectElement;
+    expect([...level.options].map((o) => o.textContent)).toEqual([
+      "SmolLM2-135M-Instruct.Q4_1.gguf Q4_1 — 2 machines",
+      "SmolLM2-135M-Instruct-Q8_0.gguf Q8_0 — 1 machine",
+    ]);
+    expect(level.value).toBe("b179c952|Q4_1");
+    // Sorting by TTFT, a latency: the lowest first.
+    q("team-sort-prefill")!.click();
+    flushSync();
+    expect([...qa("team-row")].map((r) => (r as HTMLElement).dataset.machine)).toEqual(["f45e2c4fcd46bca1", "e2e-other"]);
+    q("team-sort-ttft")!.click();
+    flushSync();
+    expect([...qa("team-row")].map((r) => (r as HTMLElement).dataset.machine)).toEqual(["e2e-other", "f45e2c4fcd46bca1"]);
+    // The filters come from the rows; each choice asks the backend again.
+    const backend = q("team-backend") as HTMLSelectElement;
+    expect([...backend.options].map((o) => o.value)).toEqual(["", "CPU", "CUDA"]);
+    backend.value = "CUDA";
+    backend.dispatchEvent(new Event("change", { bubbles: true }));
+    await settle();
+    expect(vi.mocked(api.teamMachines)).toHaveBeenLastCalledWith("postgres://bob:pw@db.lan:5432/dyno", { model: "b179c952", quant: "Q4_1", backend: "CUDA", dyno_version: null });
+    level.value = "7b46609d|Q8_0";
+    level.dispatchEvent(new Event("change", { bubbles: true }));
+    await settle();
+    expect(vi.mocked(api.teamMachines).mock.lastCall![1]).toMatchObject({ model: "7b46609d", quant: "Q8_0" });
+    q("team-refresh")!.click();
+    await settle();
+    expect(vi.mocked(api.teamMachines)).toHaveBeenCalledTimes(4);
+    expect(document.body.textContent).not.toContain(":pw@");
+  });
+
+  it("shows a failed sync in the error element and no ranking", async () => {
+    const api = await import("./api");
+    vi.mocked(api.teamSync).mockRejectedValueOnce({ code: "network", message: "Could not reach the team store postgres://bob:***@db.lan/dyno: connection refused" });
+    q("nav-team")!.click();
+    await settle();
+    q("team-sync-now")!.click();
+    await settle();
+    // No URL typed: refused before anything is sent.
+    expect(q("error")!.textContent).toMatch(/Type the team store's URL first/);
+    expect(vi.mocked(api.teamSync)).not.toHaveBeenCalled();
+    type("team-url", "postgres://bob@db.lan/dyno");
+    q("team-sync-now")!.click();
+    await settle();
+    expect(q("error")!.textContent).toBe("Could not reach the team store postgres://bob:***@db.lan/dyno: connection refused");
+    expect(q("team-sync-summary")).toBeNull();
+    expect(vi.mocked(api.teamMachines)).not.toHaveBeenCalled();
+  });
+
+  it("sets a run's card against the team median in Export, and never a sweep's", async () => {
+    const api = await import("./api");
+    vi.mocked(api.teamStatus).mockResolvedValueOnce(teamStatusFx("postgres://bob@db.lan/dyno"));
+    q("nav-export")!.click();
+    await settle();
+    // The saved URL, learnt without opening the Team view; a password typed there.
+    expect(team.url).toBe("postgres://bob@db.lan/dyno");
+    team.password = "pw";
+    const target = q("export-target") as HTMLSelectElement;
+    expect(target.value).toMatch(/^\d+$/);
+    const box = q("export-vs-team") as HTMLInputElement;
+    expect(box.checked).toBe(false);
+    expect(vi.mocked(api.cardSvg)).toHaveBeenLastCalledWith(target.value, null);
+    box.click();
+    await settle();
+    expect(vi.mocked(api.cardSvg)).toHaveBeenLastCalledWith(target.value, "postgres://bob:pw@db.lan/dyno");
+    expect(q("export-vs-team-note")!.textContent).toContain("postgres://bob@db.lan/dyno");
+    q("export-save")!.click();
+    await settle();
+    expect(vi.mocked(api.exportCard).mock.lastCall!.slice(3)).toEqual([false, "postgres://bob:pw@db.lan/dyno"]);
+    expect(document.body.textContent).not.toContain(":pw@");
+    // A sweep has no one model and level: no checkbox, and its card is plain.
+    target.value = `sweep:${sweepDoc.sweep_id}`;
+    target.dispatchEvent(new Event("change", { bubbles: true }));
+    await settle();
+    expect(q("export-vs-team")).toBeNull();
+    expect(vi.mocked(api.cardSvg)).toHaveBeenLastCalledWith(`sweep:${sweepDoc.sweep_id}`, null);
   });
 });

@@ -7,9 +7,10 @@ import { rowsFromList, type ResultRow } from "./lib/results";
 import { planOf, type SweepPlan } from "./lib/progressPlan";
 import type { RatePoint } from "./lib/download";
 import { emptySeries, pushTelemetry, type TelemetrySeries } from "./lib/telemetry";
-import type { ApiError, JobEvent, PullResult, SweepDoc, SweepInput } from "./types";
+import { columnValues, initialSync, levelKey, levelQuery, reduceSync, splitPassword, withPassword, type SyncState } from "./lib/team";
+import type { ApiError, JobEvent, PullResult, SweepDoc, SweepInput, SyncReport, TeamQuery, TeamRanking, TeamStatus } from "./types";
 
-export type View = "overview" | "models" | "sweep" | "results" | "servers" | "export" | "settings";
+export type View = "overview" | "models" | "sweep" | "results" | "servers" | "team" | "export" | "settings";
 
 class Nav {
   view = $state<View>("overview");
@@ -345,3 +346,139 @@ class ResultsCache {
 }
 
 export const resultsCache = new ResultsCache();
+
+/**
+ * The team store as this session knows it: the URL typed or saved, the
+ * password typed (held here, in memory, for this session only: never saved,
+ * never sent to a command that keeps it), the sync in flight and the machines
+ * ranking with its filters. App-wide so the Export view can set a card
+ * against the team, and a sync keeps going, and reporting, while the person
+ * looks elsewhere.
+ */
+class TeamState {
+  /** The store's URL as typed, without a password. */
+  url = $state("");
+  password = $state("");
+  status = $state.raw<TeamStatus | null>(null);
+  statusError = $state.raw<ApiError | null>(null);
+  saving = $state(false);
+  syncing = $state(false);
+  progress = $state.raw<SyncState>(initialSync());
+  report = $state.raw<SyncReport | null>(null);
+  syncError = $state.raw<ApiError | null>(null);
+  ranking = $state.raw<TeamRanking | null>(null);
+  rankingError = $state.raw<ApiError | null>(null);
+  rankingLoading = $state(false);
+  /** The model and level ranked (levelKey), "" for the one most machines measured. */
+  pick = $state("");
+  backend = $state("");
+  version = $state("");
+  /** Every backend and Dyno version seen in a ranking this session: the filters' options. */
+  backends = $state.raw<string[]>([]);
+  versions = $state.raw<string[]>([]);
+  /** Bumped by each ranking request, so only the newest answer is shown. */
+  private asked = 0;
+
+  /** The URL commands connect with: the typed password set in it. */
+  get connectUrl(): string {
+    return withPassword(this.url, this.password);
+  }
+
+  /**
+   * The saved settings. The first answer fills an empty URL field with the
+   * URL in force: DYNO_TEAM_URL wins over the saved one, as on the command
+   * line (its password, hidden by the backend, is not carried over).
+   */
+  async loadStatus(): Promise<void> {
+    try {
+      const s = await api.teamStatus();
+      this.statusError = null;
+      if (!this.status && !this.url.trim()) {
+        this.url = s.env_url ? splitPassword(s.env_url).url : (s.saved_url ?? "");
+      }
+      this.status = s;
+    } catch (e) {
+      this.statusError = e as ApiError;
+    }
+  }
+
+  /** Save the typed URL without its password; an empty field forgets the saved one. */
+  async save(): Promise<void> {
+    this.moveTypedPassword();
+    this.saving = true;
+    this.statusError = null;
+    try {
+      this.status = await api.saveTeamUrl(this.url.trim());
+      if (this.status.saved_url) this.url = this.status.saved_url;
+    } catch (e) {
+      this.statusError = e as ApiError;
+    } finally {
+      this.saving = false;
+    }
+  }
+
+  /** Push and pull; on success the machines ranking loads from the store just synced. */
+  async sync(withTelemetry: boolean): Promise<void> {
+    if (this.syncing) return;
+    this.moveTypedPassword();
+    this.report = null;
+    this.progress = initialSync();
+    if (!this.url.trim()) {
+      this.syncError = { code: "bad_input", message: "Type the team store's URL first: postgres://USER@HOST:PORT/DATABASE." };
+      return;
+    }
+    this.syncing = true;
+    this.syncError = null;
+    try {
+      this.report = await api.teamSync({ url: this.connectUrl, with_telemetry: withTelemetry, push_only: false }, (p) => {
+        this.progress = reduceSync(this.progress, p);
+      });
+    } catch (e) {
+      this.syncError = e as ApiError;
+    } finally {
+      this.syncing = false;
+    }
+    // What is left to push changed.
+    this.loadStatus();
+    if (this.report) await this.loadRanking();
+  }
+
+  /** The machines ranking for the picked level and filters. */
+  async loadRanking(): Promise<void> {
+    this.moveTypedPassword();
+    if (!this.url.trim()) {
+      this.rankingError = { code: "bad_input", message: "Type the team store's URL first: postgres://USER@HOST:PORT/DATABASE." };
+      return;
+    }
+    const asked = ++this.asked;
+    this.rankingLoading = true;
+    this.rankingError = null;
+    const query: TeamQuery = { ...levelQuery(this.pick), backend: this.backend || null, dyno_version: this.version || null };
+    try {
+      const r = await api.teamMachines(this.connectUrl, query);
+      if (asked !== this.asked) return;
+      this.ranking = r;
+      if (r.level) this.pick = levelKey(r.level);
+      this.backends = columnValues(r.machines, "backends", this.backends);
+      this.versions = columnValues(r.machines, "dyno_versions", this.versions);
+    } catch (e) {
+      if (asked === this.asked) this.rankingError = e as ApiError;
+    } finally {
+      if (asked === this.asked) this.rankingLoading = false;
+    }
+  }
+
+  /**
+   * A password typed into the URL field goes to the password field (unless
+   * one is typed there already) before the URL is used or saved, so the page
+   * never shows it again.
+   */
+  private moveTypedPassword() {
+    const { url, password } = splitPassword(this.url);
+    if (!password) return;
+    this.url = url;
+    if (!this.password) this.password = password;
+  }
+}
+
+export const team = new TeamState();

@@ -72,6 +72,14 @@ export type {
   PredictInput,
   PredictOutcome,
   RunPrediction,
+  SyncProgress,
+  SyncReport,
+  SyncRequest,
+  TeamMachineRank,
+  TeamModelLevel,
+  TeamQuery,
+  TeamRanking,
+  TeamStatus,
 } from "./bindings";
 
 /** A llama.cpp device, as each result document lists the machine's GPUs. */

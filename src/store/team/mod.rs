@@ -231,6 +231,8 @@ pub struct Pushed {
     pub added: usize,
     pub present: usize,
     pub bytes: u64,
+    /// Telemetry series stored with the added runs.
+    pub telemetry: usize,
 }
 
 /// A run's document and its results' documents, in order.
@@ -510,6 +512,7 @@ impl TeamStore {
                 .map_err(|e| self.err(e))?;
             }
             if let Some(points) = &r.telemetry {
+                out.telemetry += 1;
                 sqlx::query("INSERT INTO team_telemetry (run_uid, points) VALUES ($1, $2)")
                     .bind(&r.uid)
                     .bind(points)

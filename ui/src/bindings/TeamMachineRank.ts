@@ -9,6 +9,10 @@ export type TeamMachineRank = { rank: number, machine: string, cpu: string, core
  */
 backends: string, dyno_versions: string, 
 /**
+ * Thread counts of the counted runs, comma-separated.
+ */
+threads: string, 
+/**
  * Clean, successful runs counted.
  */
 runs: number, 

@@ -18,4 +18,10 @@ choices: Array<TeamModelLevel>,
 /**
  * The team median (of per-machine medians) decode and prefill.
  */
-median_decode_tps: number | null, median_prefill_tps: number | null, };
+median_decode_tps: number | null, median_prefill_tps: number | null, 
+/**
+ * The test sizes compared: decode figures are of tgN runs with this N,
+ * prefill figures of ppN runs with this N (the sizes most runs of the
+ * level used), so no machine is ranked on a different test.
+ */
+n_gen: number | null, n_prompt: number | null, };
