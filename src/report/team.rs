@@ -193,27 +193,28 @@ pub struct Ranking {
     pub n_prompt: Option<i64>,
 }
 
-/// The value most rows have (the smallest on a tie), ignoring `None`.
-fn modal(v: impl Iterator<Item = Option<i64>>) -> Option<i64> {
-    let mut counts = std::collections::BTreeMap::new();
-    for x in v.flatten() {
-        *counts.entry(x).or_insert(0u32) += 1;
+/// The test size to compare: the one most machines measured, then the one
+/// with most runs, then the smallest. `v` holds (machine, size) per run.
+fn common_size<'a>(v: impl Iterator<Item = (&'a str, Option<i64>)>) -> Option<i64> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut by: BTreeMap<i64, (BTreeSet<&str>, u32)> = BTreeMap::new();
+    for (m, size) in v {
+        if let Some(size) = size {
+            let e = by.entry(size).or_default();
+            e.0.insert(m);
+            e.1 += 1;
+        }
     }
-    let best = counts.values().copied().max()?;
-    counts.into_iter().find(|(_, c)| *c == best).map(|(k, _)| k)
+    let best = by.values().map(|(ms, n)| (ms.len(), *n)).max()?;
+    by.into_iter()
+        .find(|(_, (ms, n))| (ms.len(), *n) == best)
+        .map(|(k, _)| k)
 }
 
-pub fn median(v: &mut [f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
+/// The median, or `None` for no values (a machine with no run of the
+/// compared test).
+fn median(v: &mut [f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| crate::bench::stats::median(v))
 }
 
 /// The models and levels in `rows`, most machines first.
@@ -284,17 +285,17 @@ pub fn rank(rows: &[TeamRunRow], pick: Option<(&str, &str)>) -> Ranking {
         .iter()
         .filter(|r| r.model_sha256 == level.model_sha256 && r.quant == level.quant)
         .collect();
-    let n_gen = modal(
+    let n_gen = common_size(
         at_level
             .iter()
             .filter(|r| r.decode_tps.is_some())
-            .map(|r| r.n_gen),
+            .map(|r| (r.machine.as_str(), r.n_gen)),
     );
-    let n_prompt = modal(
+    let n_prompt = common_size(
         at_level
             .iter()
             .filter(|r| r.prefill_tps.is_some())
-            .map(|r| r.n_prompt),
+            .map(|r| (r.machine.as_str(), r.n_prompt)),
     );
     let mut by: BTreeMap<&str, Vec<&TeamRunRow>> = BTreeMap::new();
     for r in at_level {
@@ -412,11 +413,22 @@ mod tests {
             row("a", 50.0, 500.0, true),
             row("b", 20.0, 90.0, false),
             row("c", 5.0, 300.0, true),
-            // Another decode length: not compared with tg128.
+            // Another decode length, run more often but by one machine:
+            // not compared with the tg128 that every machine ran.
             TeamRunRow {
                 n_gen: Some(16),
                 n_prompt: Some(64),
                 ..row("b", 99.0, 999.0, false)
+            },
+            TeamRunRow {
+                n_gen: Some(16),
+                n_prompt: Some(64),
+                ..row("b", 98.0, 999.0, false)
+            },
+            TeamRunRow {
+                n_gen: Some(16),
+                n_prompt: Some(64),
+                ..row("b", 97.0, 999.0, false)
             },
         ];
         let r = rank(&rows, None);

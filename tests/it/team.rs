@@ -164,6 +164,15 @@ fn sync(s: &Scratch, machine: &str, url: &str, extra: &[&str]) -> Output {
     run(as_machine(s, machine), &args)
 }
 
+/// A short real benchmark of SmolLM2 measured as `machine`.
+fn bench_as(s: &Scratch, machine: &str) {
+    let o = as_machine(s, machine)
+        .args(argv("bench SMOL -p 16 -n 4 -r 1"))
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+}
+
 fn synced(s: &Scratch, machine: &str, url: &str, extra: &[&str]) -> Value {
     let o = sync(s, machine, url, extra);
     assert_code(&o, 0);
@@ -175,13 +184,7 @@ fn a_sync_pushes_pulls_and_a_second_adds_nothing() {
     let url = fresh_db("basic");
     let a = Scratch::new();
     // A real benchmark measured on machine alpha, and the fixture's sweep.
-    assert_code(
-        &as_machine(&a, "alpha")
-            .args(argv("bench SMOL -p 16 -n 4 -r 1"))
-            .output()
-            .unwrap(),
-        0,
-    );
+    bench_as(&a, "alpha");
     seed(&a, "alpha", 4, 1.0);
     let first = synced(&a, "alpha", &url, &[]);
     assert_eq!(first["pushed"], 5, "{first}");
@@ -211,13 +214,7 @@ fn a_sync_pushes_pulls_and_a_second_adds_nothing() {
     assert_eq!(local["runs"].as_array().unwrap().len(), 5, "{local}");
     assert_eq!(synced(&b, "beta", &url, &[])["pulled"], 0);
     // Pulled runs are never pushed back, even after beta measures its own.
-    assert_code(
-        &as_machine(&b, "beta")
-            .args(argv("bench SMOL -p 16 -n 4 -r 1"))
-            .output()
-            .unwrap(),
-        0,
-    );
+    bench_as(&b, "beta");
     let b2 = synced(&b, "beta", &url, &[]);
     assert_eq!(
         (b2["pushed"].as_u64(), b2["already_there"].as_u64()),
@@ -711,13 +708,7 @@ fn bad_credentials_a_newer_schema_and_plain_tcp_are_refused_clearly() {
 fn telemetry_series_go_only_when_asked() {
     let url = fresh_db("telemetry");
     let s = Scratch::new();
-    assert_code(
-        &as_machine(&s, "t")
-            .args(argv("bench SMOL -p 16 -n 4 -r 1"))
-            .output()
-            .unwrap(),
-        0,
-    );
+    bench_as(&s, "t");
     synced(&s, "t", &url, &[]);
     assert_eq!(psql(&url, "SELECT COUNT(*) FROM team_telemetry"), "0");
     let uid = psql(&url, "SELECT uid FROM team_runs");
