@@ -407,11 +407,34 @@ pub async fn median_for(team: &TeamStore, report: &Report) -> Result<Option<Team
         ..TeamQuery::default()
     };
     let rows = team.runs(&q.filter(true), i64::MAX / 2).await?;
-    let r = rt::rank(&rows, Some((&run.model.sha256, &run.model.quant)));
-    Ok(r.level.map(|l| TeamMedian {
-        machines: l.machines,
-        decode_tps: r.median_decode_tps,
-        prefill_tps: r.median_prefill_tps,
+    // This run's own test sizes: its decode is set against the team's
+    // decode of the same tgN, its prefill against the same ppN.
+    let first_ok = |kind: &str| {
+        run.results
+            .iter()
+            .find(|r| r.kind == kind && r.status == crate::vocab::status::ResultStatus::Ok)
+    };
+    let n_gen = first_ok("gen").map(|r| r.n_gen);
+    let n_prompt = first_ok("prompt").map(|r| r.n_prompt);
+    let pick = Some((run.model.sha256.as_str(), run.model.quant.as_str()));
+    let same = |size: Option<u32>, of: fn(&TeamRunRow) -> Option<i64>| -> Vec<TeamRunRow> {
+        rows.iter()
+            .filter(|r| size.is_some() && of(r) == size.map(i64::from))
+            .cloned()
+            .collect()
+    };
+    let decode = rt::rank(&same(n_gen, |r| r.n_gen), pick);
+    let prefill = rt::rank(&same(n_prompt, |r| r.n_prompt), pick);
+    let machines = |r: &Ranking| r.level.as_ref().map_or(0, |l| l.machines);
+    if decode.level.is_none() && prefill.level.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(TeamMedian {
+        machines: machines(&decode).max(machines(&prefill)),
+        decode_tps: decode.median_decode_tps,
+        prefill_tps: prefill.median_prefill_tps,
+        n_gen,
+        n_prompt,
     }))
 }
 
@@ -436,14 +459,11 @@ pub struct TeamStatus {
 
 pub async fn status(store: &Store) -> Result<TeamStatus> {
     let saved_url = store.setting(TEAM_URL).await?;
-    let env_url = std::env::var("DYNO_TEAM_URL")
+    let env = std::env::var("DYNO_TEAM_URL")
         .ok()
-        .filter(|u| !u.trim().is_empty())
-        .map(|u| team::redact(&u));
-    let in_force = std::env::var("DYNO_TEAM_URL")
-        .ok()
-        .filter(|u| !u.trim().is_empty())
-        .or_else(|| saved_url.clone());
+        .filter(|u| !u.trim().is_empty());
+    let env_url = env.as_deref().map(team::redact);
+    let in_force = env.or_else(|| saved_url.clone());
     let (last_sync_at, unsynced_runs) = match &in_force {
         Some(u) => {
             let key = store_key(u);

@@ -531,9 +531,10 @@ fn context(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>, rows: &[Row]) {
                 .find(|x| x.kind == kind && x.status == crate::vocab::status::ResultStatus::Ok)
                 .and_then(|x| x.mean_tokens_per_s)
         };
-        let line = |what: &str, team: Option<f64>, me: Option<f64>| match (team, me) {
+        let size = |p: &str, n: Option<u32>| n.map_or_else(String::new, |n| format!(" {p}{n}"));
+        let line = |what: String, team: Option<f64>, me: Option<f64>| match (team, me) {
             (Some(t), Some(m)) => format!(
-                "{what} median {} t/s · this run {:+.0}%",
+                "{what} median {} t/s · run {:+.0}%",
                 num(t),
                 (m / t - 1.0) * 100.0
             ),
@@ -544,8 +545,16 @@ fn context(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>, rows: &[Row]) {
             s,
             &format!("VS TEAM ({} MACHINES)", t.machines),
             &[
-                line("decode", t.decode_tps, mine("gen")),
-                line("prefill", t.prefill_tps, mine("prompt")),
+                line(
+                    format!("decode{}", size("tg", t.n_gen)),
+                    t.decode_tps,
+                    mine("gen"),
+                ),
+                line(
+                    format!("prefill{}", size("pp", t.n_prompt)),
+                    t.prefill_tps,
+                    mine("prompt"),
+                ),
             ],
         );
     }

@@ -39,6 +39,10 @@ pub struct TeamMedian {
     pub machines: u32,
     pub decode_tps: Option<f64>,
     pub prefill_tps: Option<f64>,
+    /// The test sizes the medians are of: this run's own decode (tgN) and
+    /// prefill (ppN) tests, so the run is set against the same test.
+    pub n_gen: Option<u32>,
+    pub n_prompt: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]

@@ -28,7 +28,7 @@ fn pg_base() -> &'static str {
         if let Ok(u) = std::env::var("DYNO_TEST_PG_URL") {
             return u;
         }
-        let dir = std::env::temp_dir().join(format!("dyno-test-pg-{}", unsafe_uid()));
+        let dir = std::env::temp_dir().join(format!("dyno-test-pg-{}", user_name()));
         let o = Command::new("bash")
             .arg("scripts/lib/postgres.sh")
             .arg("start")
@@ -51,7 +51,7 @@ fn pg_base() -> &'static str {
 }
 
 /// The user's id, for a per-user server folder.
-fn unsafe_uid() -> String {
+fn user_name() -> String {
     std::env::var("USER").unwrap_or_else(|_| "user".into())
 }
 

@@ -8,4 +8,9 @@ export type TeamMedian = {
 /**
  * Machines with a successful run of that file and level.
  */
-machines: number, decode_tps: number | null, prefill_tps: number | null, };
+machines: number, decode_tps: number | null, prefill_tps: number | null, 
+/**
+ * The test sizes the medians are of: this run's own decode (tgN) and
+ * prefill (ppN) tests, so the run is set against the same test.
+ */
+n_gen: number | null, n_prompt: number | null, };
