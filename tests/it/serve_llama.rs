@@ -233,8 +233,7 @@ fn a_llama_server_killed_mid_run_gives_recorded_failures_and_the_run_ends() {
         .filter_map(|x| x["error_code"].as_str())
         .collect();
     assert_eq!(
-        j["results"][0]["summary"]["ok"],
-        6,
+        j["results"][0]["summary"]["ok"], 6,
         "failures before the kill: {first:?}"
     );
     let r = &j["results"][1];
