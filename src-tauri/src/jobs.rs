@@ -68,6 +68,8 @@ pub enum Kind {
     /// Measures: one at a time, or they would disturb each other's figures.
     Bench,
     Download,
+    /// A team sync: network and the database, never beside itself.
+    Sync,
 }
 
 /// Removes the job from the table when it ends, however it ends.
@@ -95,6 +97,12 @@ impl Jobs {
             return Err(AppError::new(
                 "bad_input",
                 format!("a job with id {id} is already running"),
+            ));
+        }
+        if kind == Kind::Sync && m.values().any(|(k, _)| *k == Kind::Sync) {
+            return Err(AppError::new(
+                "busy",
+                "a sync is already running; wait for it or cancel it first",
             ));
         }
         if kind == Kind::Bench && m.values().any(|(k, _)| *k == Kind::Bench) {

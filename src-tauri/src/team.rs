@@ -12,7 +12,8 @@ use tauri::ipc::Channel;
 use tauri::State;
 
 use crate::commands::{with_store, App};
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
+use crate::jobs::Kind;
 
 #[tauri::command]
 pub async fn team_status(app: State<'_, App>) -> AppResult<TeamStatus> {
@@ -36,21 +37,37 @@ pub async fn save_team_url(app: State<'_, App>, url: String) -> AppResult<TeamSt
 }
 
 /// Push this machine's runs and pull the others', reporting progress.
+/// `cancel(job_id)` stops it between batches: what the server committed
+/// stays, and the next sync goes on from there.
 #[tauri::command]
 pub async fn team_sync(
     app: State<'_, App>,
     request: SyncRequest,
+    job_id: String,
     on_progress: Channel<SyncProgress>,
 ) -> AppResult<SyncReport> {
-    with_store(app.db.clone(), move |s, _| {
+    let (guard, cancel) = app.jobs.start(&job_id, Kind::Sync)?;
+    let cancelled = cancel.clone();
+    let report = with_store(app.db.clone(), move |s, _| {
         Box::pin(async move {
+            let _guard = guard;
             let send = move |p: SyncProgress| {
                 let _ = on_progress.send(p);
             };
-            team::sync(s, &request, &send).await
+            team::sync(s, &request, &send, &cancel).await
         })
     })
-    .await
+    .await;
+    match report {
+        Ok(r) if cancelled.is_cancelled() => Err(AppError::new(
+            "cancelled",
+            format!(
+                "the sync was cancelled; what it pushed ({}) and pulled ({}) is kept, and the next sync goes on from there.",
+                r.pushed, r.pulled
+            ),
+        )),
+        other => other,
+    }
 }
 
 /// Machines ranked by decode and prefill of one model and level, read from

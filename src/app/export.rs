@@ -23,7 +23,7 @@ pub async fn card_svg(
 ) -> Result<String> {
     let bytes = match vs_team {
         Some(url) => {
-            let r = against_team(store, db, target.parse()?, url).await?;
+            let r = against_team(store, db, target.parse()?, Some(url)).await?;
             export::export_report(&r, Format::Svg, false)?
         }
         None => export::export(store, db, target.parse()?, Format::Svg, false).await?,
@@ -32,11 +32,12 @@ pub async fn card_svg(
 }
 
 /// A run's report with the team's median for its model and level set on it.
+/// `url` is the team store; without it, `DYNO_TEAM_URL` or the saved one.
 pub async fn against_team(
     store: &Store,
     db: &Path,
     t: crate::report::Target,
-    url: &str,
+    url: Option<&str>,
 ) -> Result<crate::report::Report> {
     let crate::report::Target::Run(_) = t else {
         return Err(DynoError::BadInput(
@@ -44,11 +45,11 @@ pub async fn against_team(
         ));
     };
     let mut r = crate::report::load(store, db, t).await?.report().clone();
-    let url = super::team::team_url(store, Some(url)).await?;
+    let url = super::team::team_url(store, url).await?;
     let team = super::team::open(&url).await?;
     let median = super::team::median_for(&team, &r).await;
     team.close().await;
-    r.team = median?;
+    r.team = Some(median?);
     Ok(r)
 }
 
@@ -96,7 +97,9 @@ pub async fn write(
     // Checked before the export is built: a refusal costs nothing.
     export::check_destination(&path, f, overwrite)?;
     let bytes = match vs_team {
-        Some(url) => export::export_report(&against_team(store, db, t, url).await?, f, false)?,
+        Some(url) => {
+            export::export_report(&against_team(store, db, t, Some(url)).await?, f, false)?
+        }
         None => export::export(store, db, t, f, false).await?,
     };
     export::write_file(&path, &bytes)?;

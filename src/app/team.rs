@@ -26,6 +26,7 @@ use crate::report::team::{self as rt, Ranking};
 use crate::report::{self, Report};
 use crate::store::team::{self, Access, TeamFilter, TeamRunRow, TeamStore};
 use crate::store::Store;
+use crate::worker::client::Cancel;
 
 /// The settings key of the team store's URL, saved without its password.
 pub const TEAM_URL: &str = "team.url";
@@ -130,17 +131,22 @@ pub async fn save_team_url(store: &Store, url: &str) -> Result<String> {
 }
 
 /// Push this database's runs to the team store and pull the others'.
+///
+/// `cancel` is looked at between batches: a cancelled sync stops after the
+/// batch the server has committed (its mark saved), skips the pull, and
+/// returns what it did. The next sync goes on from there.
 pub async fn sync(
     store: &Store,
     req: &SyncRequest,
     progress: &(dyn Fn(SyncProgress) + Send + Sync),
+    cancel: &Cancel,
 ) -> Result<SyncReport> {
     // An empty URL is the one in force (DYNO_TEAM_URL, else the saved one),
     // its password from PGPASSWORD or ~/.pgpass.
     let url = team_url(store, Some(&req.url)).await?;
     let req = &SyncRequest { url, ..req.clone() };
     let team = TeamStore::connect(&req.url, Access::Write).await?;
-    let out = sync_with(store, &team, req, progress).await;
+    let out = sync_with(store, &team, req, progress, cancel).await;
     team.close().await;
     out
 }
@@ -150,6 +156,7 @@ async fn sync_with(
     team: &TeamStore,
     req: &SyncRequest,
     progress: &(dyn Fn(SyncProgress) + Send + Sync),
+    cancel: &Cancel,
 ) -> Result<SyncReport> {
     progress(SyncProgress::Connected {
         store: team.label().to_string(),
@@ -179,6 +186,10 @@ async fn sync_with(
     let mut done = 0u64;
     progress(SyncProgress::Pushing { done, total });
     'push: loop {
+        if cancel.is_cancelled() {
+            rep.push_seconds = t0.elapsed().as_secs_f64();
+            return Ok(rep);
+        }
         let rows = store.runs_after(through, BATCH).await?;
         if rows.is_empty() {
             break;
@@ -221,7 +232,7 @@ async fn sync_with(
     // Runs pushed by an earlier sync without their telemetry get it now.
     if req.with_telemetry && telemetry_through < through {
         let mut at = telemetry_through;
-        loop {
+        while !cancel.is_cancelled() {
             let rows = store.runs_after(at, BATCH).await?;
             let rows: Vec<_> = rows.into_iter().filter(|r| r.id <= through).collect();
             let Some(last) = rows.last().map(|r| r.id) else {
@@ -242,6 +253,9 @@ async fn sync_with(
         }
     }
     rep.push_seconds = t0.elapsed().as_secs_f64();
+    if cancel.is_cancelled() {
+        return Ok(rep);
+    }
 
     // Pull.
     let t1 = Instant::now();
@@ -257,6 +271,10 @@ async fn sync_with(
         let mut done = 0;
         progress(SyncProgress::Pulling { done, total });
         for chunk in missing.chunks(100) {
+            if cancel.is_cancelled() {
+                rep.pull_seconds = t1.elapsed().as_secs_f64();
+                return Ok(rep);
+            }
             for d in team.docs(chunk).await? {
                 let report = rt::from_team(&d)?;
                 let pulled = report::import::Pulled {
@@ -396,10 +414,15 @@ pub async fn machines(team: &TeamStore, q: &TeamQuery) -> Result<Ranking> {
 }
 
 /// The team's median decode and prefill for `report`'s model and level, to
-/// set a machine against on its card.
-pub async fn median_for(team: &TeamStore, report: &Report) -> Result<Option<TeamMedian>> {
+/// set a machine against on its card. A card asked to compare with the team
+/// and silently drawn without that block would look like a team of none, so
+/// a team with no run of this file, level and test sizes is an error that
+/// says what to do.
+pub async fn median_for(team: &TeamStore, report: &Report) -> Result<TeamMedian> {
     let Some(run) = report.runs.first() else {
-        return Ok(None);
+        return Err(DynoError::BadInput(
+            "this report holds no run to set against the team".into(),
+        ));
     };
     let q = TeamQuery {
         model: Some(run.model.sha256.clone()),
@@ -427,15 +450,29 @@ pub async fn median_for(team: &TeamStore, report: &Report) -> Result<Option<Team
     let prefill = rt::rank(&same(n_prompt, |r| r.n_prompt), pick);
     let machines = |r: &Ranking| r.level.as_ref().map_or(0, |l| l.machines);
     if decode.level.is_none() && prefill.level.is_none() {
-        return Ok(None);
+        let sizes: Vec<String> = [
+            n_prompt.map(|n| format!("pp{n}")),
+            n_gen.map(|n| format!("tg{n}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        return Err(DynoError::BadInput(format!(
+            "the team store has no run of {} at {} with this run's tests ({}); sync the machines that ran them (the Team view's Sync, or dyno sync), or pick a run of the sizes the team ran (the Team view's Machines, or dyno machines --model {} --quant {}, names them)",
+            run.model.file_name,
+            run.model.quant,
+            if sizes.is_empty() { "none finished".to_string() } else { sizes.join(", ") },
+            run.model.file_name,
+            run.model.quant,
+        )));
     }
-    Ok(Some(TeamMedian {
+    Ok(TeamMedian {
         machines: machines(&decode).max(machines(&prefill)),
         decode_tps: decode.median_decode_tps,
         prefill_tps: prefill.median_prefill_tps,
         n_gen,
         n_prompt,
-    }))
+    })
 }
 
 pub use crate::report::json::TeamMedian;

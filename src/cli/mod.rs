@@ -628,23 +628,11 @@ async fn export(
             ex::export_report(&r?, format, include_host)?
         }
         (None, Some(target)) if vs_team.is_some() => {
-            let report::Target::Run(_) = target else {
-                return Err(DynoError::BadInput(
-                    "--vs-team sets one run against the team; give a run id, not a sweep".into(),
-                ));
-            };
             let store = open_store(db).await?;
-            let r = report::load(&store, db, target).await;
-            let url =
-                crate::app::team::team_url(&store, vs_team.as_ref().and_then(|u| u.as_deref()))
-                    .await;
+            let url = vs_team.as_ref().and_then(|u| u.as_deref());
+            let r = crate::app::export::against_team(&store, db, target, url).await;
             store.close().await;
-            let mut r = r?.report().clone();
-            let t = crate::app::team::open(&url?).await?;
-            let median = crate::app::team::median_for(&t, &r).await;
-            t.close().await;
-            r.team = median?;
-            ex::export_report(&r, format, include_host)?
+            ex::export_report(&r?, format, include_host)?
         }
         (None, target) => {
             let target = target.expect("a local target was parsed above");

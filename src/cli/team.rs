@@ -55,7 +55,10 @@ pub async fn sync(db: &Path, a: SyncArgs) -> Result<i32> {
         with_telemetry: a.with_telemetry,
         push_only: a.push_only,
     };
-    let out = t::sync(&store, &req, &progress).await;
+    // Ctrl-C simply ends the process: what the server committed is marked,
+    // and the next sync resumes from there.
+    let never = crate::worker::client::Cancel::default();
+    let out = t::sync(&store, &req, &progress, &never).await;
     store.close().await;
     let r = out?;
     if a.json {
@@ -193,7 +196,7 @@ pub async fn compare(url: &str, a: &str, b: &str) -> Result<Comparison> {
 pub async fn report_vs_team(team: &TeamStore, id: &str, vs_team: bool) -> Result<Report> {
     let mut r = t::load(team, id).await?;
     if vs_team {
-        r.team = t::median_for(team, &r).await?;
+        r.team = Some(t::median_for(team, &r).await?);
     }
     Ok(r)
 }

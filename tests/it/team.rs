@@ -391,6 +391,69 @@ fn machines_are_ranked_by_decode_and_a_card_shows_the_team_median() {
         ],
     ));
     assert_eq!(doc["team"]["machines"], 3);
+    // A run of a file the team never ran: a card asked to compare with the
+    // team is refused with what to do, not drawn without the team block.
+    bench_as(&s, "reader");
+    let lone = s.path("lone.svg");
+    let o = run(
+        as_machine(&s, "reader"),
+        &[
+            "export",
+            "1",
+            "--format",
+            "svg",
+            "--vs-team",
+            &url,
+            "-o",
+            lone.to_str().unwrap(),
+        ],
+    );
+    assert_code(&o, 2);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no run of SmolLM2-135M-Instruct.Q4_1.gguf at Q4_1")
+            && err.contains("pp16, tg4")
+            && err.contains("dyno machines"),
+        "{err}"
+    );
+    assert!(!lone.exists(), "nothing written");
+}
+
+/// The app's Cancel stops a sync between batches: the batch the server
+/// committed stays, nothing after it is sent, and the next sync sends the
+/// rest and nothing twice.
+#[test]
+fn a_cancelled_sync_keeps_its_committed_batch_and_the_next_sends_the_rest() {
+    use dyno::app::team::{SyncProgress, SyncRequest};
+    let url = fresh_db("cancel");
+    let s = Scratch::new();
+    seed(&s, "canceller", 450, 1.0);
+    let cancel = dyno::worker::client::Cancel::default();
+    let button = cancel.clone();
+    // Pressed as soon as the first batch is reported committed.
+    let progress = move |p: SyncProgress| {
+        if matches!(p, SyncProgress::Pushing { done, .. } if done > 0) {
+            button.cancel();
+        }
+    };
+    let req = SyncRequest {
+        url: url.clone(),
+        with_telemetry: false,
+        push_only: false,
+    };
+    let (rt, store) = store(&s.db());
+    let rep = rt.block_on(dyno::app::team::sync(&store, &req, &progress, &cancel));
+    rt.block_on(store.close());
+    let rep = rep.expect("a cancelled sync returns what it did");
+    assert_eq!((rep.pushed, rep.pulled), (200, 0), "one batch, no pull");
+    assert_eq!(psql(&url, "SELECT count(*) FROM team_runs"), "200");
+    let j = synced(&s, "canceller", &url, &[]);
+    assert_eq!(
+        (&j["pushed"], &j["already_there"]),
+        (&json!(250), &json!(0)),
+        "{j}"
+    );
+    assert_eq!(j["team_runs"], 450);
 }
 
 /// Four machines with 1,000 runs each sync at the same moment into a new

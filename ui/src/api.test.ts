@@ -74,7 +74,7 @@ describe("commands", () => {
     const request = { url: "postgres://bob:pw@h/dyno", with_telemetry: false, push_only: false };
     await api.teamStatus();
     await api.saveTeamUrl("postgres://bob@h/dyno");
-    await api.teamSync(request, () => {});
+    await api.teamSync(request, "sync-3", () => {});
     await api.teamMachines("postgres://bob:pw@h/dyno", { model: null, quant: "Q4_1", backend: null, dyno_version: null });
     await api.cardSvg("12");
     await api.cardSvg("12", "postgres://bob:pw@h/dyno");
@@ -83,6 +83,7 @@ describe("commands", () => {
     expect(seen).toContainEqual(["save_team_url", { url: "postgres://bob@h/dyno" }]);
     const sync = seen.find(([c]) => c === "team_sync")![1];
     expect(sync.request).toEqual(request);
+    expect(sync.jobId).toBe("sync-3");
     expect(sync.onProgress).toBeDefined();
     expect(seen).toContainEqual(["team_machines", { url: "postgres://bob:pw@h/dyno", query: { model: null, quant: "Q4_1", backend: null, dyno_version: null } }]);
     const cards = seen.filter(([c]) => c === "card_svg").map(([, a]) => a);

@@ -281,10 +281,11 @@ export const teamStatus = () => call<TeamStatus>("team_status");
 /** Save the store's URL (without its password); "" forgets it. */
 export const saveTeamUrl = (url: string) => call<TeamStatus>("save_team_url", { url });
 /** Push this machine's runs and pull the others', streaming the progress. */
-export function teamSync(request: SyncRequest, onProgress: (p: SyncProgress) => void) {
+/** A sync is stopped between batches by `cancel(jobId)`. */
+export function teamSync(request: SyncRequest, jobId: string, onProgress: (p: SyncProgress) => void) {
   const ch = new Channel<SyncProgress>();
   ch.onmessage = onProgress;
-  return call<SyncReport>("team_sync", { request, onProgress: ch });
+  return call<SyncReport>("team_sync", { request, jobId, onProgress: ch });
 }
 /** Machines ranked by decode, then prefill, on one model and level of the store at `url`. */
 export const teamMachines = (url: string, query: TeamQuery) => call<TeamRanking>("team_machines", { url, query });

@@ -181,7 +181,7 @@ vi.mock("./api", () => ({
   newJobId: () => "job-1",
   teamStatus: vi.fn(async () => teamStatusFx()),
   saveTeamUrl: vi.fn(async (url: string) => teamStatusFx(url || null)),
-  teamSync: vi.fn(async (_request: unknown, onProgress: (p: unknown) => void) => {
+  teamSync: vi.fn(async (_request: unknown, _jobId: string, onProgress: (p: unknown) => void) => {
     onProgress({ phase: "connected", store: "postgres://bob@db.lan:5432/dyno", schema_version: 1 });
     onProgress({ phase: "pushing", done: 0, total: 4 });
     onProgress({ phase: "pushing", done: 2, total: 4 });
@@ -1020,6 +1020,39 @@ describe("Team", () => {
     await settle();
     expect(vi.mocked(api.teamMachines)).toHaveBeenCalledTimes(4);
     expect(document.body.textContent).not.toContain(":pw@");
+  });
+
+  it("cancels a running sync, says what was kept, and loads no ranking", async () => {
+    const api = await import("./api");
+    let stop = () => {};
+    vi.mocked(api.teamSync).mockImplementationOnce(async (_request, jobId, onProgress) => {
+      onProgress({ phase: "connected", store: "postgres://bob@db.lan/dyno", schema_version: 1 });
+      onProgress({ phase: "pushing", done: 200, total: 1000 });
+      await new Promise<void>((r) => (stop = r));
+      expect(jobId).toBe("job-1");
+      throw { code: "cancelled", message: "the sync was cancelled; what it pushed (200) and pulled (0) is kept, and the next sync goes on from there." };
+    });
+    vi.mocked(api.cancel).mockImplementationOnce(async () => {
+      stop();
+      return true;
+    });
+    q("nav-team")!.click();
+    await settle();
+    expect(q("team-sync-cancel")).toBeNull();
+    type("team-url", "postgres://bob@db.lan/dyno");
+    q("team-sync-now")!.click();
+    await settle();
+    expect(q("team-push-progress")!.textContent).toContain("200 / 1000 (20%)");
+    q("team-sync-cancel")!.click();
+    await settle();
+    expect(vi.mocked(api.cancel)).toHaveBeenLastCalledWith("job-1");
+    expect(q("team-sync-cancel")).toBeNull();
+    expect(q("team-sync-cancelled")!.textContent).toBe(
+      "Cancelled: what it pushed (200) and pulled (0) is kept, and the next sync goes on from there.",
+    );
+    expect(q("error")).toBeNull();
+    expect((q("team-sync-now") as HTMLButtonElement).disabled).toBe(false);
+    expect(vi.mocked(api.teamMachines)).not.toHaveBeenCalled();
   });
 
   it("shows a failed sync in the error element and no ranking", async () => {

@@ -366,6 +366,10 @@ class TeamState {
   progress = $state.raw<SyncState>(initialSync());
   report = $state.raw<SyncReport | null>(null);
   syncError = $state.raw<ApiError | null>(null);
+  /** The running sync's job id, for Cancel. */
+  syncJobId = $state<string | null>(null);
+  /** Set when the person cancelled the last sync: what it kept, in words. */
+  syncCancelled = $state<string | null>(null);
   ranking = $state.raw<TeamRanking | null>(null);
   rankingError = $state.raw<ApiError | null>(null);
   rankingLoading = $state(false);
@@ -429,18 +433,34 @@ class TeamState {
     }
     this.syncing = true;
     this.syncError = null;
+    this.syncCancelled = null;
+    const jobId = api.newJobId("sync");
+    this.syncJobId = jobId;
     try {
-      this.report = await api.teamSync({ url: this.connectUrl, with_telemetry: withTelemetry, push_only: false }, (p) => {
+      this.report = await api.teamSync({ url: this.connectUrl, with_telemetry: withTelemetry, push_only: false }, jobId, (p) => {
         this.progress = reduceSync(this.progress, p);
       });
     } catch (e) {
-      this.syncError = e as ApiError;
+      const err = e as ApiError;
+      if (err.code === "cancelled") this.syncCancelled = err.message;
+      else this.syncError = err;
     } finally {
       this.syncing = false;
+      this.syncJobId = null;
     }
     // What is left to push changed.
     this.loadStatus();
     if (this.report) await this.loadRanking();
+  }
+
+  /** Stop the running sync after the batch in flight; what the store committed is kept. */
+  async cancelSync(): Promise<void> {
+    if (!this.syncJobId) return;
+    try {
+      await api.cancel(this.syncJobId);
+    } catch (e) {
+      this.syncError = e as ApiError;
+    }
   }
 
   /** The machines ranking for the picked level and filters. */
