@@ -269,3 +269,22 @@ pub fn run_of<'a>(j: &'a serde_json::Value, quant: &str) -> &'a serde_json::Valu
         .find(|r| r["model"]["quant"] == quant)
         .unwrap_or_else(|| panic!("no run of {quant} in {j}"))
 }
+
+/// What one of the repository's scripts prints, run from the repository
+/// root with its progress on our stderr; a failure panics saying `what`
+/// could not be done. Tests use it to start the real servers and tools
+/// they need once per machine (scripts/lib).
+pub fn script_stdout(args: &[&std::ffi::OsStr], what: &str) -> String {
+    let o = std::process::Command::new("bash")
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .expect("bash runs");
+    assert!(
+        o.status.success(),
+        "{} could not {what}",
+        args[0].to_string_lossy()
+    );
+    String::from_utf8(o.stdout).expect("the script prints UTF-8")
+}

@@ -13,17 +13,12 @@ fn llama_server() -> String {
     if let Ok(p) = std::env::var("DYNO_LLAMA_SERVER") {
         return p;
     }
-    let o = Command::new("bash")
-        .arg("scripts/lib/llama-server.sh")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("bash runs");
-    assert!(
-        o.status.success(),
-        "scripts/lib/llama-server.sh could not build llama-server"
-    );
-    String::from_utf8(o.stdout).unwrap().trim().to_string()
+    script_stdout(
+        &["scripts/lib/llama-server.sh".as_ref()],
+        "build llama-server",
+    )
+    .trim()
+    .to_string()
 }
 
 /// A llama-server that is stopped when dropped.

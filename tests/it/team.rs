@@ -29,20 +29,12 @@ fn pg_base() -> &'static str {
             return u;
         }
         let dir = std::env::temp_dir().join(format!("dyno-test-pg-{}", user_name()));
-        let o = Command::new("bash")
-            .arg("scripts/lib/postgres.sh")
-            .arg("start")
-            .arg(&dir)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("bash runs");
-        assert!(
-            o.status.success(),
-            "scripts/lib/postgres.sh could not start PostgreSQL"
-        );
-        String::from_utf8(o.stdout)
-            .unwrap()
+        let script = [
+            "scripts/lib/postgres.sh".as_ref(),
+            "start".as_ref(),
+            dir.as_os_str(),
+        ];
+        script_stdout(&script, "start PostgreSQL")
             .lines()
             .find_map(|l| l.strip_prefix("export DYNO_TEST_PG_URL="))
             .expect("the script prints the URL")
