@@ -133,8 +133,9 @@ pub async fn save_team_url(store: &Store, url: &str) -> Result<String> {
 /// Push this database's runs to the team store and pull the others'.
 ///
 /// `cancel` is looked at between batches: a cancelled sync stops after the
-/// batch the server has committed (its mark saved), skips the pull, and
-/// returns what it did. The next sync goes on from there.
+/// batch the server has committed (its mark saved), skips what is left of
+/// the push and the pull, and returns what it did. The next sync goes on
+/// from there.
 pub async fn sync(
     store: &Store,
     req: &SyncRequest,
@@ -185,11 +186,7 @@ async fn sync_with(
     let total = store.count_runs_to_push(through).await?.max(0) as u64;
     let mut done = 0u64;
     progress(SyncProgress::Pushing { done, total });
-    'push: loop {
-        if cancel.is_cancelled() {
-            rep.push_seconds = t0.elapsed().as_secs_f64();
-            return Ok(rep);
-        }
+    'push: while !cancel.is_cancelled() {
         let rows = store.runs_after(through, BATCH).await?;
         if rows.is_empty() {
             break;
@@ -253,13 +250,10 @@ async fn sync_with(
         }
     }
     rep.push_seconds = t0.elapsed().as_secs_f64();
-    if cancel.is_cancelled() {
-        return Ok(rep);
-    }
 
     // Pull.
     let t1 = Instant::now();
-    if !req.push_only {
+    if !req.push_only && !cancel.is_cancelled() {
         let have = store.import_keys().await?;
         let missing: Vec<String> = team
             .uids_not_from(&here.fingerprint)
@@ -272,8 +266,7 @@ async fn sync_with(
         progress(SyncProgress::Pulling { done, total });
         for chunk in missing.chunks(100) {
             if cancel.is_cancelled() {
-                rep.pull_seconds = t1.elapsed().as_secs_f64();
-                return Ok(rep);
+                break;
             }
             for d in team.docs(chunk).await? {
                 let report = rt::from_team(&d)?;

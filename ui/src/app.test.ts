@@ -1047,9 +1047,9 @@ describe("Team", () => {
     await settle();
     expect(vi.mocked(api.cancel)).toHaveBeenLastCalledWith("job-1");
     expect(q("team-sync-cancel")).toBeNull();
-    expect(q("team-sync-cancelled")!.textContent).toBe(
-      "Cancelled: what it pushed (200) and pulled (0) is kept, and the next sync goes on from there.",
-    );
+    expect(q("team-sync-cancelled")!.textContent).toBe("Cancelled. What the store committed is kept, and the next sync goes on from there.");
+    // How far it got stays in view.
+    expect(q("team-push-progress")!.textContent).toContain("200 / 1000 (20%)");
     expect(q("error")).toBeNull();
     expect((q("team-sync-now") as HTMLButtonElement).disabled).toBe(false);
     expect(vi.mocked(api.teamMachines)).not.toHaveBeenCalled();

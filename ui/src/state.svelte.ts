@@ -368,8 +368,8 @@ class TeamState {
   syncError = $state.raw<ApiError | null>(null);
   /** The running sync's job id, for Cancel. */
   syncJobId = $state<string | null>(null);
-  /** Set when the person cancelled the last sync: what it kept, in words. */
-  syncCancelled = $state<string | null>(null);
+  /** The person cancelled the last sync (its progress bars stay, showing how far it got). */
+  syncCancelled = $state(false);
   ranking = $state.raw<TeamRanking | null>(null);
   rankingError = $state.raw<ApiError | null>(null);
   rankingLoading = $state(false);
@@ -433,7 +433,7 @@ class TeamState {
     }
     this.syncing = true;
     this.syncError = null;
-    this.syncCancelled = null;
+    this.syncCancelled = false;
     const jobId = api.newJobId("sync");
     this.syncJobId = jobId;
     try {
@@ -442,7 +442,7 @@ class TeamState {
       });
     } catch (e) {
       const err = e as ApiError;
-      if (err.code === "cancelled") this.syncCancelled = err.message;
+      if (err.code === "cancelled") this.syncCancelled = true;
       else this.syncError = err;
     } finally {
       this.syncing = false;
