@@ -543,7 +543,11 @@ fn context(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>, rows: &[Row]) {
         };
         blocks.block(
             s,
-            &format!("VS TEAM ({} MACHINES)", t.machines),
+            &format!(
+                "VS TEAM ({} MACHINE{})",
+                t.machines,
+                if t.machines == 1 { "" } else { "S" }
+            ),
             &[
                 line(
                     format!("decode{}", size("tg", t.n_gen)),
@@ -714,6 +718,7 @@ pub fn png(svg: &str) -> Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::json::TeamMedian;
 
     #[test]
     fn text_is_escaped_and_cut_to_fit() {
@@ -733,6 +738,28 @@ mod tests {
         assert!(lines.iter().all(|l| width_px(l, 15.0) <= 120.0 + 1e-9));
         assert!(lines[1].ends_with('…'));
         assert_eq!(wrap("a b", 15.0, 500.0, 3), vec!["a b".to_string()]);
+    }
+
+    #[test]
+    fn the_team_block_counts_its_machines_in_words() {
+        let doc: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/sweep-export.json")).unwrap();
+        let mut r: Report = serde_json::from_value(doc).unwrap();
+        r.runs.truncate(1);
+        let team = |machines| TeamMedian {
+            machines,
+            decode_tps: Some(100.0),
+            prefill_tps: None,
+            n_gen: Some(16),
+            n_prompt: Some(64),
+        };
+        r.team = Some(team(1));
+        let one = svg(&r, None);
+        assert!(one.contains("VS TEAM (1 MACHINE)"), "{one}");
+        assert!(one.contains("decode tg16 median 100 t/s · run "));
+        assert!(one.contains("prefill pp64: no team figure"));
+        r.team = Some(team(3));
+        assert!(svg(&r, None).contains("VS TEAM (3 MACHINES)"));
     }
 
     #[test]
