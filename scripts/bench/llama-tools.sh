@@ -4,7 +4,7 @@
 # llama-perplexity, llama-server) against the llama.cpp source inside the
 # llama-cpp-sys-2 crate package that Dyno itself compiles (found through
 # Cargo.lock), with the CMake options that crate's build script uses here
-# (Release, GGML_NATIVE as .cargo/config.toml asks, OpenMP, static
+# (Release, the CPU target .cargo/config.toml asks for, OpenMP, static
 # libraries), so both sides of a comparison run the same llama.cpp. Two
 # differences, neither in libllama nor in ggml: no OpenSSL (the tools are
 # given local model files only, never a download), and libmtmd is built,
@@ -142,9 +142,16 @@ llama_tool() {
   compat=$(_server_compat "$server")
   [ "$(cat "$tools_build/wrapper/dyno-server-compat.h" 2>/dev/null)" = "$compat" ] \
     || echo "$compat" >"$tools_build/wrapper/dyno-server-compat.h"
-  local flags="-ffunction-sections -fdata-sections -fPIC -m64"
+  # The CPU target of .cargo/config.toml (x86-64-v3), as llama-cpp-sys-2
+  # passes it to Dyno's llama.cpp: -march, and the ggml options it maps the
+  # target's features to. Elsewhere, the machine's own CPU.
+  local flags="-ffunction-sections -fdata-sections -fPIC -m64" cpu=(-DGGML_NATIVE=ON)
+  if [ "$(uname -m)" = x86_64 ]; then
+    flags="$flags -march=x86-64-v3"
+    cpu=(-DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON)
+  fi
   local options=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags"
-    -DGGML_NATIVE=ON -DGGML_OPENMP=ON -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF
+    "${cpu[@]}" -DGGML_OPENMP=ON -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF
     -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
     -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_MTMD=ON)
   # A small project: the crate's llama.cpp (with libmtmd, which the server

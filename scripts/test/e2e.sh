@@ -33,8 +33,11 @@ scratch=$(mktemp -d)
 # binary under the test while it runs.
 bin="$scratch/bin"
 mkdir -p "$bin"
+# With llama.cpp's libraries and backend modules, which the executables load
+# from their own folder.
 cp "$CARGO_TARGET_DIR/release/dyno" "$CARGO_TARGET_DIR/release/dyno-app" \
-  "$CARGO_TARGET_DIR/release/examples/fake_hub" "$bin/"
+  "$CARGO_TARGET_DIR/release/examples/fake_hub" "$CARGO_TARGET_DIR"/release/lib*.so.[0-9]* \
+  "$CARGO_TARGET_DIR"/release/libggml-*.so "$CARGO_TARGET_DIR/release/dyno-backends.txt" "$bin/"
 pids=()
 team_db=""
 cleanup() {

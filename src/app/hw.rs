@@ -13,7 +13,7 @@ use crate::machine::Machine;
 use crate::store::Store;
 use crate::telemetry::gpu::{self, GpuInfo};
 use crate::telemetry::{bandwidth, Sampler, Sources};
-use crate::vocab::Device;
+use crate::vocab::{BackendModules, Device};
 use crate::worker::protocol::Event;
 
 /// How long the bandwidth test reads memory.
@@ -25,6 +25,9 @@ pub struct LlamaCpp {
     pub build: Option<String>,
     pub gpu_offload: Option<bool>,
     pub devices: Vec<Device>,
+    /// The backend modules found and what became of each (a
+    /// `dynamic-backends` build); `None` where llama.cpp is linked in.
+    pub modules: Option<BackendModules>,
 }
 
 /// What `dyno hw --json` prints and the app's Overview shows.
@@ -98,18 +101,21 @@ pub async fn inventory(db: &Path, remeasure: bool) -> Result<Hw> {
             backend,
             gpu_offload,
             devices,
+            modules,
             ..
         }) => LlamaCpp {
             backend: Some(backend),
             build: Some(llama_cpp_build),
             gpu_offload: Some(gpu_offload),
             devices,
+            modules,
         },
         _ => LlamaCpp {
             backend: None,
             build: None,
             gpu_offload: None,
             devices: Vec::new(),
+            modules: None,
         },
     };
     let sampler = Sampler::start(Duration::from_secs(1));

@@ -5,6 +5,7 @@ use std::path::Path;
 use crate::app::hw::inventory;
 use crate::error::Result;
 use crate::units::human_bytes;
+use crate::vocab::BackendModules;
 
 pub async fn hw(db: &Path, json: bool, remeasure: bool) -> Result<i32> {
     let hw = inventory(db, remeasure).await?;
@@ -70,9 +71,57 @@ pub async fn hw(db: &Path, json: bool, remeasure: bool) -> Result<i32> {
             d.name, d.kind, d.description
         );
     }
+    if let Some(m) = &hw.llama_cpp.modules {
+        print!("{}", modules_text(m));
+    }
     let missing = hw.telemetry.missing();
     if !missing.is_empty() {
         println!("telemetry not available here: {}", missing.join("; "));
     }
     Ok(0)
+}
+
+/// The backend modules as `dyno hw` prints them: the folder and where it
+/// was found, then a line per module, loaded or with the reason it was not.
+fn modules_text(m: &BackendModules) -> String {
+    let mut out = String::new();
+    let Some(dir) = &m.dir else {
+        out.push_str(&format!(
+            "backend modules: none found (looked in {})\n",
+            m.searched.join(", ")
+        ));
+        return out;
+    };
+    out.push_str(&format!(
+        "backend modules: {dir} ({}; {})\n",
+        m.source.as_deref().unwrap_or("?"),
+        m.build.as_deref().unwrap_or("no build named")
+    ));
+    for x in &m.modules {
+        let hash = x.sha256.as_deref().map_or("-", |h| &h[..h.len().min(12)]);
+        let state = match (x.loaded, &x.reason) {
+            (true, None) => format!("loaded, {} device(s)", x.devices.len()),
+            (true, Some(r)) => format!("loaded: {r}"),
+            (false, r) => format!("not loaded: {}", r.as_deref().unwrap_or("?")),
+        };
+        out.push_str(&format!(
+            "  {} · {} · {} · {hash} · {state}\n",
+            x.file,
+            x.backend,
+            human_bytes(x.size_bytes)
+        ));
+        if let Some(rt) = &x.runtime {
+            out.push_str(&format!("    runtime: {rt}\n"));
+        }
+        for d in &x.devices {
+            out.push_str(&format!(
+                "    device {} · {} · {} free of {}\n",
+                d.name,
+                d.description,
+                human_bytes(d.memory_free_bytes),
+                human_bytes(d.memory_total_bytes)
+            ));
+        }
+    }
+    out
 }

@@ -3,6 +3,7 @@
 
 pub mod llama;
 pub mod measure;
+pub mod modules;
 pub mod quality;
 
 use std::collections::VecDeque;
@@ -12,7 +13,7 @@ use tracing::field::{Field, Visit};
 use tracing::{Event as TracingEvent, Level, Subscriber};
 use tracing_subscriber::layer::{Context as LayerContext, Layer};
 
-use crate::vocab::{Buffer, Device, Offload};
+use crate::vocab::{BackendModules, Buffer, Device, Offload};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -62,61 +63,48 @@ pub fn backend_name(devices: &[Device]) -> String {
     }
 }
 
-static BACKEND: OnceLock<llama_cpp_2::llama_backend::LlamaBackend> = OnceLock::new();
+/// llama.cpp's backend, once initialised; `None` when no backend module
+/// could be loaded (see [`init`]).
+static BACKEND: OnceLock<Option<llama_cpp_2::llama_backend::LlamaBackend>> = OnceLock::new();
 
-/// Where a `dynamic-backends` build looks for llama.cpp's backend libraries
-/// (`libggml-cpu-*.so`, `libggml-vulkan.so`, `libggml-cuda.so`, ...):
-/// `DYNO_BACKEND_DIR` when set, else the executable's own folder, else the
-/// folder the build wrote them to.
-#[cfg(feature = "dynamic-backends")]
-pub fn backend_dir() -> Option<std::path::PathBuf> {
-    let has_libs = |d: &std::path::Path| {
-        std::fs::read_dir(d).is_ok_and(|mut it| {
-            it.any(|e| {
-                e.is_ok_and(|e| {
-                    let n = e.file_name();
-                    let n = n.to_string_lossy();
-                    // Backend modules, not the core libggml-base next to them.
-                    n.contains("ggml-")
-                        && !n.contains("ggml-base")
-                        && (n.ends_with(".so") || n.ends_with(".dll") || n.ends_with(".dylib"))
-                })
-            })
-        })
-    };
-    if let Some(d) = std::env::var_os("DYNO_BACKEND_DIR") {
-        return Some(d.into());
-    }
-    let exe_dir = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.parent().map(|d| d.to_path_buf()));
-    exe_dir
-        .filter(|d| has_libs(d))
-        .or_else(|| llama_cpp_sys_2::BACKENDS_DIR.map(std::path::PathBuf::from))
+/// What the module loader found and loaded; `None` in a build with
+/// llama.cpp's backends linked in.
+static MODULES: OnceLock<Option<BackendModules>> = OnceLock::new();
+
+/// The backend modules of this process, once [`init`] has run.
+pub fn modules() -> Option<BackendModules> {
+    MODULES.get().cloned().flatten()
+}
+
+/// How many backends llama.cpp has registered.
+fn registered() -> usize {
+    // SAFETY: no arguments; it reads ggml's registry, built on first use.
+    unsafe { llama_cpp_sys_2::ggml_backend_reg_count() }
 }
 
 /// Initialise llama.cpp once per process and route its logs into `tracing`.
-pub fn init() {
-    BACKEND.get_or_init(|| {
-        llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
-        // A dynamic-backends build has no backend until one is loaded: the
-        // devices a run can use are the libraries found here.
-        #[cfg(feature = "dynamic-backends")]
-        match backend_dir() {
-            // llama-cpp-2 takes the folder as UTF-8 only.
-            Some(dir) if dir.to_str().is_some() => {
-                tracing::debug!("loading llama.cpp backends from {}", dir.display());
-                llama_cpp_2::llama_backend::load_backends_from_path(&dir);
-            }
-            Some(dir) => tracing::warn!(
-                "the backend folder {} is not UTF-8; move the backends to a plain path",
-                dir.display()
-            ),
-            None => {}
-        }
-        llama_cpp_2::llama_backend::LlamaBackend::init()
-            .expect("llama.cpp backend initialised twice")
-    });
+/// A build with loadable backends (`.cargo/config.toml`) has no backend at
+/// all until its modules are loaded (see [`modules`]); one with llama.cpp's
+/// backends linked in has them registered already, and must load no module,
+/// since a module would bring a second copy of ggml into the process.
+///
+/// Returns false when no backend could be loaded. llama.cpp must then not
+/// be initialised: with an empty registry, `llama_backend_init` (and
+/// `llama_supports_gpu_offload`) load every module they find beside the
+/// executable or in the working folder, unchecked, which would undo every
+/// refusal the loader made.
+pub fn init() -> bool {
+    BACKEND
+        .get_or_init(|| {
+            llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
+            let linked_in = registered() > 0;
+            MODULES.get_or_init(|| (!linked_in).then(modules::load));
+            (registered() > 0).then(|| {
+                llama_cpp_2::llama_backend::LlamaBackend::init()
+                    .expect("llama.cpp backend initialised twice")
+            })
+        })
+        .is_some()
 }
 
 /// The last warnings and errors llama.cpp logged, so a failure can say why

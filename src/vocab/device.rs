@@ -60,3 +60,83 @@ pub struct FitChoice {
     /// Tensor-name patterns it kept in host memory (mixture-of-experts).
     pub overrides: Vec<String>,
 }
+
+/// One of llama.cpp's backend modules (a shared library that a
+/// `dynamic-backends` build loads at run time), and what became of it here.
+/// A result names the modules that measured it, with their sha256, because
+/// two builds of "the CUDA backend" are not the same engine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+pub struct BackendModule {
+    /// The file name: "libggml-cuda.so", "libggml-cpu-haswell.so".
+    pub file: String,
+    pub path: String,
+    /// The backend's name as llama.cpp registers it ("CUDA", "Vulkan",
+    /// "CPU"), or as the file name says when it did not load.
+    pub backend: String,
+    /// The CPU generation of a CPU module ("haswell", "x64"); `None` for
+    /// GPU modules.
+    pub variant: Option<String>,
+    pub size_bytes: u64,
+    /// `None` when the file could not be read.
+    pub sha256: Option<String>,
+    pub loaded: bool,
+    /// Why it did not load, or why a loaded module has no device, in words
+    /// that say what to do.
+    pub reason: Option<String>,
+    /// Where the libraries it needs came from, when Dyno had to find them
+    /// (the CUDA runtime of an installed `nvidia-*` wheel, for example).
+    pub runtime: Option<String>,
+    /// The devices it gave llama.cpp, with their memory.
+    pub devices: Vec<Device>,
+}
+
+/// Where the backend modules were looked for, which folder was used, and
+/// each module found there.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+pub struct BackendModules {
+    /// The folder the modules were loaded from; `None` when none was found.
+    pub dir: Option<String>,
+    /// Which place that folder is: "DYNO_BACKEND_DIR", "executable folder",
+    /// "app resources" or "user folder".
+    pub source: Option<String>,
+    /// Every folder looked at, in order.
+    pub searched: Vec<String>,
+    /// The llama.cpp build the folder's `dyno-backends.txt` says its modules
+    /// come from.
+    pub build: Option<String>,
+    pub modules: Vec<BackendModule>,
+}
+
+/// A module that measured a run: what a result records of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+pub struct ModuleRef {
+    pub backend: String,
+    pub file: String,
+    pub sha256: Option<String>,
+}
+
+impl BackendModules {
+    /// The modules that loaded, as a run records them.
+    pub fn loaded(&self) -> Vec<ModuleRef> {
+        self.modules
+            .iter()
+            .filter(|m| m.loaded)
+            .map(|m| ModuleRef {
+                backend: m.backend.clone(),
+                file: m.file.clone(),
+                sha256: m.sha256.clone(),
+            })
+            .collect()
+    }
+}
+
+impl ModuleRef {
+    /// "libggml-cuda.so (sha256 1a2b3c4d)": the file and enough of its hash
+    /// to tell two builds apart at a glance.
+    pub fn label(&self) -> String {
+        match &self.sha256 {
+            Some(h) => format!("{} ({})", self.file, &h[..h.len().min(12)]),
+            None => self.file.clone(),
+        }
+    }
+}

@@ -15,7 +15,7 @@ mod quality;
 mod spec;
 pub mod status;
 
-pub use device::{Buffer, Device, FitChoice, Offload};
+pub use device::{BackendModule, BackendModules, Buffer, Device, FitChoice, ModuleRef, Offload};
 pub use memory::MemoryProfile;
 pub use params::{CacheType, ContextParams, FlashAttn, ModelParams, SplitMode};
 pub use quality::QualityFigures;

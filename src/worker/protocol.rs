@@ -13,7 +13,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::vocab::failure::FailureCode;
-use crate::vocab::{Device, Job, MemoryProfile, ModelParams, Offload, QualityFigures, Sample};
+use crate::vocab::{
+    BackendModules, Device, Job, MemoryProfile, ModelParams, Offload, QualityFigures, Sample,
+};
 
 /// Everything one worker does: one model load, then its jobs in order.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -113,6 +115,10 @@ pub enum Event {
         gpu_offload: bool,
         devices: Vec<Device>,
         system_info: String,
+        /// The backend modules looked for and loaded (a `dynamic-backends`
+        /// build); absent where llama.cpp is linked in.
+        #[serde(default)]
+        modules: Option<BackendModules>,
     },
     /// A phase boundary, for tagging telemetry: "load", then per job
     /// "warmup" (the job has started) and "timed" (its repetitions begin).

@@ -42,16 +42,23 @@ fn peak_rss_bytes() -> u64 {
 
 /// Initialise llama.cpp and report what it is and sees.
 fn ready() -> (Vec<crate::vocab::Device>, bool) {
-    engine::init();
-    let devices = llama::devices();
-    let gpu_offload = llama::supports_gpu_offload();
+    // Without a backend, nothing of llama.cpp is called: with an empty
+    // registry it would load unchecked modules by itself (`engine::init`).
+    let up = engine::init();
+    let devices = if up { llama::devices() } else { Vec::new() };
+    let gpu_offload = up && llama::supports_gpu_offload();
     emit(&Event::Ready {
         pid: std::process::id(),
         llama_cpp_build: engine::llama_cpp_build(),
         backend: engine::backend_name(&devices),
         gpu_offload,
-        system_info: llama::system_info(),
+        system_info: if up {
+            llama::system_info()
+        } else {
+            String::new()
+        },
         devices: devices.clone(),
+        modules: engine::modules(),
     });
     (devices, gpu_offload)
 }
@@ -62,6 +69,19 @@ fn ready() -> (Vec<crate::vocab::Device>, bool) {
 pub fn probe() -> i32 {
     ready();
     0
+}
+
+/// No backend module loaded, so nothing can run: say where Dyno looked and
+/// why each module it found was not loaded.
+fn no_backend(devices: &[crate::vocab::Device]) -> bool {
+    if !devices.is_empty() {
+        return false;
+    }
+    emit(&Event::Fatal {
+        code: FailureCode::NoBackend,
+        message: engine::modules::none_loaded(engine::modules().as_ref()),
+    });
+    true
 }
 
 fn has_gpu(devices: &[crate::vocab::Device], gpu_offload: bool) -> bool {
@@ -238,15 +258,7 @@ fn worst_context(plan: &WorkerPlan) -> Option<(ContextParams, u32, u32)> {
 
 fn bench(plan: WorkerPlan) -> i32 {
     let (devices, gpu_offload) = ready();
-    if devices.is_empty() {
-        // Only a dynamic-backends build can get here: it found no backend
-        // library to load.
-        emit(&Event::Fatal {
-            code: FailureCode::NoBackend,
-            message: "llama.cpp found no backend library (libggml-cpu*.so and friends); \
-                      put them next to the dyno executable or set DYNO_BACKEND_DIR to their folder"
-                .into(),
-        });
+    if no_backend(&devices) {
         return 1;
     }
 
@@ -397,6 +409,9 @@ fn quantize(plan: QuantizePlan) -> i32 {
 /// level, fold its divergence from the reference into running sums.
 fn quality(plan: QualityPlan) -> i32 {
     let (devices, gpu_offload) = ready();
+    if no_backend(&devices) {
+        return 1;
+    }
     fault::point("load");
     // `--fit` holds for the quality pass too, sized for its chunks.
     let ctx = crate::engine::quality::chunk_context(plan.n_threads, plan.chunk_tokens);

@@ -54,7 +54,9 @@ impl Scratch {
     /// `dyno` with this scratch database, logs quiet unless DYNO_LOG is set.
     pub fn dyno(&self) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_dyno"));
-        c.env("DYNO_DB", self.db()).env_remove("DYNO_TEST_FAULT");
+        c.env("DYNO_DB", self.db())
+            .env_remove("DYNO_TEST_FAULT")
+            .env_remove("DYNO_BACKEND_DIR");
         c
     }
     pub fn run(&self, args: &[&str]) -> Output {

@@ -33,6 +33,7 @@ mod hub_cache;
 mod hub_urls;
 mod import;
 mod list;
+mod modules;
 mod offload;
 mod places;
 mod predict;

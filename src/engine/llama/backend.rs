@@ -13,7 +13,7 @@ use crate::vocab::Device;
 /// # Safety
 /// `p` is null or points at a NUL-terminated string that stays alive and
 /// unchanged until this returns.
-pub(super) unsafe fn owned_string(p: *const c_char) -> String {
+pub(crate) unsafe fn owned_string(p: *const c_char) -> String {
     if p.is_null() {
         return String::new();
     }
@@ -34,35 +34,45 @@ pub fn devices() -> Vec<Device> {
         if dev.is_null() {
             continue;
         }
-        // SAFETY: `dev` is a non-null device of the registry, which lives as
-        // long as the process.
-        let kind = match unsafe { sys::ggml_backend_dev_type(dev) } {
-            sys::GGML_BACKEND_DEVICE_TYPE_CPU => "cpu",
-            sys::GGML_BACKEND_DEVICE_TYPE_GPU => "gpu",
-            sys::GGML_BACKEND_DEVICE_TYPE_IGPU => "igpu",
-            _ => "accel",
-        };
-        let (mut free, mut total) = (0usize, 0usize);
-        // SAFETY: a live device (above); ggml writes one size_t through each
-        // pointer, both to locals that outlive the call.
-        unsafe { sys::ggml_backend_dev_memory(dev, &mut free, &mut total) };
-        // SAFETY: a live device's name and description are strings the
-        // device owns for its (the process's) lifetime, or null.
-        let (name, description) = unsafe {
-            (
-                owned_string(sys::ggml_backend_dev_name(dev)),
-                owned_string(sys::ggml_backend_dev_description(dev)),
-            )
-        };
-        out.push(Device {
-            name,
-            description,
-            kind: kind.to_string(),
-            memory_total_bytes: total as u64,
-            memory_free_bytes: free as u64,
-        });
+        // SAFETY: a non-null device of the registry, which lives as long as
+        // the process.
+        out.push(unsafe { device_info(dev) });
     }
     out
+}
+
+/// One device's name, kind and memory.
+///
+/// # Safety
+/// `dev` is a non-null device of llama.cpp's registry (registered devices
+/// live as long as the process).
+pub(crate) unsafe fn device_info(dev: sys::ggml_backend_dev_t) -> Device {
+    // SAFETY: a live device, per this function's contract.
+    let kind = match unsafe { sys::ggml_backend_dev_type(dev) } {
+        sys::GGML_BACKEND_DEVICE_TYPE_CPU => "cpu",
+        sys::GGML_BACKEND_DEVICE_TYPE_GPU => "gpu",
+        sys::GGML_BACKEND_DEVICE_TYPE_IGPU => "igpu",
+        _ => "accel",
+    };
+    let (mut free, mut total) = (0usize, 0usize);
+    // SAFETY: a live device; ggml writes one size_t through each pointer,
+    // both to locals that outlive the call.
+    unsafe { sys::ggml_backend_dev_memory(dev, &mut free, &mut total) };
+    // SAFETY: a live device's name and description are strings the device
+    // owns for its (the process's) lifetime, or null.
+    let (name, description) = unsafe {
+        (
+            owned_string(sys::ggml_backend_dev_name(dev)),
+            owned_string(sys::ggml_backend_dev_description(dev)),
+        )
+    };
+    Device {
+        name,
+        description,
+        kind: kind.to_string(),
+        memory_total_bytes: total as u64,
+        memory_free_bytes: free as u64,
+    }
 }
 
 pub fn supports_gpu_offload() -> bool {

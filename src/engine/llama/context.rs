@@ -28,16 +28,10 @@ pub struct Context<'m> {
 type PoolNew = unsafe extern "C" fn(*mut sys::ggml_threadpool_params) -> *mut sys::ggml_threadpool;
 type PoolFree = unsafe extern "C" fn(*mut sys::ggml_threadpool);
 
-/// ggml's thread pool functions. They live in the CPU backend: linked in
-/// by default, but a loaded module in a `dynamic-backends` build, where the
-/// backend registry hands them out (as llama-bench gets them). `None`: no
-/// CPU backend, so llama.cpp keeps its own threads.
-#[cfg(not(feature = "dynamic-backends"))]
-fn pool_fns() -> Option<(PoolNew, PoolFree)> {
-    Some((sys::ggml_threadpool_new, sys::ggml_threadpool_free))
-}
-
-#[cfg(feature = "dynamic-backends")]
+/// ggml's thread pool functions. They live in the CPU backend, which is a
+/// loaded module where backends are loadable (the registry hands them out,
+/// as llama-bench gets them) and is registered the same way where it is
+/// linked in. `None`: no CPU backend, so llama.cpp keeps its own threads.
 fn pool_fns() -> Option<(PoolNew, PoolFree)> {
     // SAFETY: the name is a NUL-terminated literal; the result is a
     // registry-owned backend (alive for the process) or null.

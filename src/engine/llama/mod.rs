@@ -38,6 +38,7 @@ mod quantize;
 
 use llama_cpp_sys_2 as sys;
 
+pub(crate) use backend::{device_info, owned_string};
 pub use backend::{devices, ggml_version, supports_gpu_offload, system_info};
 pub use batch::Batch;
 pub use context::Context;
