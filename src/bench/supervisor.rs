@@ -205,9 +205,13 @@ impl<'s, 'c> Supervisor<'s, 'c> {
                 backend,
                 devices,
                 system_info,
+                modules,
                 ..
             } => {
                 self.on_ready(pid, llama_cpp_build, backend, &devices, system_info);
+                // The modules that measured: what a result must name.
+                self.facts.modules_json =
+                    modules.map(|m| serde_json::to_string(&m.loaded()).expect("modules serialise"));
                 Some(Flow::Continue)
             }
             Event::Loaded {

@@ -198,6 +198,11 @@ async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
             sustain_s: config.as_ref().and_then(|c| c.sustain_s),
         },
         backend: run.backend.clone(),
+        backend_modules: run
+            .modules_json
+            .as_deref()
+            .and_then(|s| serde_json::from_str::<Vec<crate::vocab::ModuleRef>>(s).ok())
+            .filter(|m| !m.is_empty()),
         offload: run
             .offload_json
             .as_deref()

@@ -521,7 +521,16 @@ fn context(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>, rows: &[Row]) {
         .and_then(|x| x.llama_cpp_build.clone())
         .or_else(|| m.llama_cpp_build.clone())
         .unwrap_or_else(|| "-".into());
-    blocks.block(s, "BACKEND", &[backend, build]);
+    // The modules that measured (a dynamic-backends build), GPU first: the
+    // engine a figure came from, down to its file's hash.
+    let mut lines = vec![backend, build];
+    if let Some(run) = first {
+        let mut mods: Vec<&crate::vocab::ModuleRef> =
+            run.backend_modules.iter().flatten().collect();
+        mods.sort_by_key(|m| m.backend == "CPU");
+        lines.extend(mods.iter().take(2).map(|m| m.label()));
+    }
+    blocks.block(s, "BACKEND", &lines);
     // Against the team (`--vs-team`): the median of per-machine medians for
     // this file and level, decode and prefill apart.
     if let (Some(t), Some(run)) = (&r.team, first) {

@@ -375,6 +375,10 @@ pub async fn import_with(
                     reps: c.reps,
                     backend: run.backend.as_deref(),
                     llama_cpp_build: run.llama_cpp_build.as_deref(),
+                    modules_json: run
+                        .backend_modules
+                        .as_ref()
+                        .map(|m| serde_json::to_string(m).expect("modules serialise")),
                     load_time_ms: run.load_time_ms,
                     model_desc: run.model_desc.as_deref(),
                     peak_rss_bytes: run.peak_rss_bytes,

@@ -223,6 +223,12 @@ pub struct RunJson {
     pub config: ConfigJson,
     pub backend: Option<String>,
     pub llama_cpp_build: Option<String>,
+    /// The llama.cpp backend modules that measured this run, each with its
+    /// file's sha256 (a `dynamic-backends` build); absent where llama.cpp
+    /// was linked into Dyno, and for runs before Dyno recorded them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub backend_modules: Option<Vec<crate::vocab::ModuleRef>>,
     /// Where llama.cpp put the model (layers offloaded, weight buffers per
     /// device, what `--fit` chose), from its own load report; null for runs
     /// measured before Dyno recorded it, and for imported runs.

@@ -345,6 +345,20 @@ pub(crate) fn notes(report: &Report) -> String {
             human_bytes(report.machine.memory_bytes)
         ));
     }
+    let mut modules: Vec<String> = Vec::new();
+    for m in report
+        .runs
+        .iter()
+        .flat_map(|r| r.backend_modules.iter().flatten())
+    {
+        let l = format!("{} {}", m.backend, m.label());
+        if !modules.contains(&l) {
+            modules.push(l);
+        }
+    }
+    if !modules.is_empty() {
+        out.push_str(&format!("backend modules: {}\n", modules.join(", ")));
+    }
     out.push_str(&super::laptop::machine_state_notes(report));
     out
 }
@@ -425,6 +439,7 @@ mod tests {
                 sustain_s: None,
             },
             backend: Some("CPU".into()),
+            backend_modules: None,
             offload: None,
             power: None,
             cooldown: None,

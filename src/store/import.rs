@@ -54,6 +54,8 @@ pub struct ImportedRun<'a> {
     pub reps: u32,
     pub backend: Option<&'a str>,
     pub llama_cpp_build: Option<&'a str>,
+    /// JSON of the backend modules that measured the run.
+    pub modules_json: Option<String>,
     pub load_time_ms: Option<f64>,
     pub model_desc: Option<&'a str>,
     pub peak_rss_bytes: Option<u64>,
@@ -148,8 +150,8 @@ impl Store {
             "INSERT INTO runs (sweep_id, machine_id, model_id, status, error, error_code, config_json, n_threads,
                                n_gpu_layers, n_batch, n_ubatch, flash_attn, cache_type, use_mmap, reps, backend,
                                llama_cpp_build, load_time_ms, model_desc, peak_rss_bytes, dyno_version, started_at,
-                               finished_at, import_key, pulled_from)
-             VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                               finished_at, import_key, pulled_from, modules_json)
+             VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(r.machine_id)
         .bind(r.model_id)
@@ -175,6 +177,7 @@ impl Store {
         .bind(r.finished_at.map_or_else(now, str::to_string))
         .bind(r.key)
         .bind(r.pulled_from)
+        .bind(&r.modules_json)
         .fetch_one(&mut *tx)
         .await
         .db(self)?;

@@ -62,6 +62,10 @@ pub struct RunRow {
     #[sqlx(default)]
     #[serde(default)]
     pub pulled_from: Option<String>,
+    /// JSON of the [`crate::vocab::ModuleRef`]s that measured the run.
+    #[sqlx(default)]
+    #[serde(default)]
+    pub modules_json: Option<String>,
 }
 
 /// One test of a run, with every repetition's samples as JSON.
@@ -116,6 +120,8 @@ pub struct WorkerFacts {
     pub power_json: Option<String>,
     /// JSON of [`crate::telemetry::cooldown::CooldownRecord`].
     pub cooldown_json: Option<String>,
+    /// JSON of the [`crate::vocab::ModuleRef`]s the worker loaded.
+    pub modules_json: Option<String>,
 }
 
 impl Store {
@@ -157,7 +163,8 @@ impl Store {
                 load_time_ms = COALESCE(?, load_time_ms), model_desc = COALESCE(?, model_desc),
                 n_gpu_layers = COALESCE(?, n_gpu_layers), telemetry_sources = COALESCE(?, telemetry_sources),
                 tokens_per_word = COALESCE(?, tokens_per_word), offload_json = COALESCE(?, offload_json),
-                power_json = COALESCE(?, power_json), cooldown_json = COALESCE(?, cooldown_json)
+                power_json = COALESCE(?, power_json), cooldown_json = COALESCE(?, cooldown_json),
+                modules_json = COALESCE(?, modules_json)
              WHERE id = ?",
         )
         .bind(&f.backend)
@@ -172,6 +179,7 @@ impl Store {
         .bind(&f.offload_json)
         .bind(&f.power_json)
         .bind(&f.cooldown_json)
+        .bind(&f.modules_json)
         .bind(run_id)
         .execute(&self.pool)
         .await
