@@ -26,6 +26,15 @@ pub fn run() {
             if let Some(w) = app.get_webview_window("main") {
                 let _ = w.set_title(&format!("Dyno {}", env!("CARGO_PKG_VERSION")));
             }
+            // llama.cpp's backend modules may ship in the app's resources
+            // (`backends/`); the workers this process starts look there after
+            // DYNO_BACKEND_DIR and the executable's folder. Set before any
+            // worker starts; nothing else in the app reads this variable.
+            if let Ok(dir) = app.path().resource_dir() {
+                if std::env::var_os("DYNO_RESOURCE_DIR").is_none() {
+                    std::env::set_var("DYNO_RESOURCE_DIR", dir.join("backends"));
+                }
+            }
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![

@@ -51,6 +51,14 @@ pub struct Window {
     /// GPU throttle reasons seen (NVML bit mask, benign bits removed);
     /// `None` where no GPU reports them.
     pub gpu_throttle_reasons: Option<u64>,
+    /// The GPU's streaming-multiprocessor and memory clocks over the window:
+    /// a GPU figure taken at lowered clocks is not the card's speed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub gpu_sm_clock_mean_mhz: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub gpu_mem_clock_mean_mhz: Option<f64>,
 }
 
 fn mean(v: impl Iterator<Item = f64>) -> Option<f64> {
@@ -110,6 +118,8 @@ pub fn window(r: &[Reading], rapl_range: Option<u64>) -> Window {
         cpu_package_power_mean_w: mean(cpu_power.iter().copied()),
         cpu_package_power_peak_w: max_f(cpu_power.iter().copied()),
         gpu_throttle_reasons: throttle.map(|t| t & !BENIGN_THROTTLE_BITS),
+        gpu_sm_clock_mean_mhz: mean(r.iter().filter_map(|x| x.gpu_sm_clock_mhz.map(f64::from))),
+        gpu_mem_clock_mean_mhz: mean(r.iter().filter_map(|x| x.gpu_mem_clock_mhz.map(f64::from))),
     }
 }
 

@@ -8,4 +8,9 @@ export type TimedWindow = { samples: number, cpu_util_mean_pct: number | null, r
  * GPU throttle reasons seen (NVML bit mask, benign bits removed);
  * `None` where no GPU reports them.
  */
-gpu_throttle_reasons: number | null, };
+gpu_throttle_reasons: number | null, 
+/**
+ * The GPU's streaming-multiprocessor and memory clocks over the window:
+ * a GPU figure taken at lowered clocks is not the card's speed.
+ */
+gpu_sm_clock_mean_mhz?: number, gpu_mem_clock_mean_mhz?: number, };
