@@ -26,6 +26,9 @@ cargo clippy --release --workspace --all-targets --features dyno/test-faults -- 
 # e2e test's app and the check after it are built without it.
 cargo test --release --workspace --features dyno/test-faults
 bash scripts/test/e2e.sh
+# The GPU kit's layout on this CPU-only machine: modules from the kit's
+# folder, a CUDA module refused with its reason, the CPU against llama-bench.
+bash scripts/test/gpu-kit.sh
 # A shipped build ignores the fault variables: the release dyno, rebuilt
 # without the feature by e2e.sh, benchmarks with DYNO_TEST_FAULT set.
 check_db=$(mktemp -d)

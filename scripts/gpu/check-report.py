@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Write report.json and report.md from the raw files of scripts/gpu/check.sh.
+
+Each Dyno figure is set against llama-bench's on the same model, module,
+device and layers, from pairs run alternately: the ratio of each pair, then
+their mean with an interval of two standard errors (a t quantile for few
+pairs), so "within 2%" can be read off. Prefill and decode stay apart; TTFT
+and energy are reported as what they are, never blended into a rate.
+
+Usage: check-report.py OUT_DIR ELAPSED_S
+"""
+
+import glob
+import json
+import math
+import os
+import re
+import statistics
+import sys
+
+# Two-sided 95% t quantiles for n-1 degrees of freedom (n pairs).
+T95 = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57, 7: 2.45, 8: 2.36, 9: 2.31, 10: 2.26}
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def dyno_rates(doc):
+    """{test: (t/s mean, result)} of the first run of a `dyno bench --json`."""
+    out = {}
+    for run in (doc or {}).get("runs", [])[:1]:
+        for r in run.get("results", []):
+            if r.get("status") == "ok" and r.get("mean_tokens_per_s"):
+                out[r["test"]] = (r["mean_tokens_per_s"], r, run)
+    return out
+
+
+def lb_rates(doc):
+    """{test: t/s} of a llama-bench `-o json` array."""
+    out = {}
+    for r in doc or []:
+        n_p, n_g = r.get("n_prompt", 0), r.get("n_gen", 0)
+        test = f"pp{n_p}" if n_g == 0 else f"tg{n_g}" if n_p == 0 else f"pp{n_p}+tg{n_g}"
+        out[test] = r.get("avg_ts")
+    return out
+
+
+def interval(ratios):
+    if not ratios:
+        return None
+    m = statistics.fmean(ratios)
+    if len(ratios) < 2:
+        return {"mean": m, "half_width": None, "n": 1}
+    se = statistics.stdev(ratios) / math.sqrt(len(ratios))
+    return {"mean": m, "half_width": T95.get(len(ratios), 2.0) * se, "n": len(ratios)}
+
+
+def main():
+    out, elapsed = sys.argv[1], float(sys.argv[2])
+    raw = os.path.join(out, "raw")
+    hw = load(os.path.join(raw, "hw.json")) or {}
+    llama = hw.get("llama_cpp") or {}
+    modules = (llama.get("modules") or {}).get("modules") or []
+    gpus = hw.get("gpus") or []
+    bandwidth = {g["name"]: g.get("theoretical_bandwidth_bytes_per_s") for g in gpus}
+
+    pairs = {}
+    for path in sorted(glob.glob(os.path.join(raw, "dyno-*.json"))):
+        m = re.match(r"dyno-(.+)-(CUDA|Vulkan|CPU)-(\d+)\.json$", os.path.basename(path))
+        if not m:
+            continue
+        model, backend, _ = m.groups()
+        d = dyno_rates(load(path))
+        lb = lb_rates(load(path.replace("/dyno-", "/lb-")))
+        for test, (rate, result, run) in d.items():
+            key = (model, backend, test)
+            p = pairs.setdefault(key, {"dyno": [], "llama_bench": [], "ratios": [], "result": result, "run": run})
+            p["dyno"].append(rate)
+            if lb.get(test):
+                p["llama_bench"].append(lb[test])
+                p["ratios"].append(rate / lb[test])
+
+    rows = []
+    for (model, backend, test), p in sorted(pairs.items()):
+        r, run = p["result"], p["run"]
+        tel = (r.get("telemetry") or {})
+        energy = tel.get("energy") or {}
+        window = tel.get("during_timed") or {}
+        weights = (run.get("model") or {}).get("weight_bytes")
+        dyno_mean = statistics.fmean(p["dyno"])
+        roofline = None
+        if backend != "CPU" and test.startswith("tg") and weights and gpus:
+            bw = next((b for b in bandwidth.values() if b), None)
+            if bw:
+                roofline = weights * dyno_mean / bw
+        mods = run.get("backend_modules") or []
+        rows.append({
+            "model": model,
+            "quant": (run.get("model") or {}).get("quant"),
+            "backend": backend,
+            "test": test,
+            "n_gpu_layers": (run.get("config") or {}).get("n_gpu_layers"),
+            "dyno_tokens_per_s": dyno_mean,
+            "llama_bench_tokens_per_s": statistics.fmean(p["llama_bench"]) if p["llama_bench"] else None,
+            "ratio": interval(p["ratios"]),
+            "tokens_per_j": energy.get("tokens_per_j"),
+            "joules_per_token": (1 / energy["tokens_per_j"]) if energy.get("tokens_per_j") else None,
+            "gpu_power_mean_w": window.get("gpu_power_mean_w"),
+            "gpu_temp_max_c": window.get("gpu_temp_max_c"),
+            "gpu_sm_clock_mean_mhz": window.get("gpu_sm_clock_mean_mhz"),
+            "roofline_of_device_bandwidth": roofline,
+            "modules": [f"{x.get('backend')} {x.get('file')} {(x.get('sha256') or '')[:12]}" for x in mods],
+        })
+
+    extra = {}
+    for name in ("offload", "fit", "no-telemetry", "sustain"):
+        doc = load(os.path.join(raw, f"{name}.json"))
+        if doc:
+            extra[name] = [
+                {"n_gpu_layers": (run.get("config") or {}).get("n_gpu_layers"),
+                 "status": run.get("status"),
+                 "rates": {t: v[0] for t, v in dyno_rates({"runs": [run]}).items()},
+                 "error": run.get("error")}
+                for run in doc.get("runs", [])
+            ]
+    log = open(os.path.join(raw, "log.txt")).read().splitlines() if os.path.exists(os.path.join(raw, "log.txt")) else []
+    report = {
+        "elapsed_s": elapsed,
+        "gpus": gpus,
+        "llama_cpp_build": llama.get("build"),
+        "modules_dir": (llama.get("modules") or {}).get("dir"),
+        "modules_source": (llama.get("modules") or {}).get("source"),
+        "modules": [{k: m.get(k) for k in ("file", "backend", "loaded", "reason", "runtime", "sha256", "devices")} for m in modules],
+        "results": rows,
+        "extra": extra,
+        "log": log,
+    }
+    with open(os.path.join(out, "report.json"), "w") as f:
+        json.dump(report, f, indent=2)
+
+    md = ["# Dyno GPU check", ""]
+    md.append(f"Ran in {elapsed:.0f} s. llama.cpp: {llama.get('build') or '?'}.")
+    md.append("")
+    if gpus:
+        for g in gpus:
+            bw = g.get("theoretical_bandwidth_bytes_per_s")
+            md.append(f"- GPU {g.get('name')} · driver {g.get('driver')} · "
+                      f"{(g.get('memory_total_bytes') or 0) / 2**30:.0f} GiB · "
+                      f"{(bw or 0) / 1e9:.0f} GB/s theoretical")
+    else:
+        md.append("- no GPU found through NVML")
+    mdir = (llama.get("modules") or {}).get("dir")
+    md += ["", "## Backend modules", "", f"From {mdir} ({(llama.get('modules') or {}).get('source')}).", "",
+           "| module | backend | state | devices |", "|---|---|---|---|"]
+    for m in modules:
+        state = "loaded" if m.get("loaded") and not m.get("reason") else (
+            f"loaded: {m.get('reason')}" if m.get("loaded") else f"not loaded: {m.get('reason')}")
+        devs = ", ".join(f"{d['name']} ({d['memory_free_bytes'] / 2**30:.1f} of {d['memory_total_bytes'] / 2**30:.1f} GiB free)"
+                         for d in m.get("devices", []))
+        md.append(f"| {m.get('file')} | {m.get('backend')} | {state} | {devs or '-'} |")
+    md += ["", "## Dyno against llama-bench (same build, modules, model and settings)", "",
+           "| model | backend | ngl | test | Dyno t/s | llama-bench t/s | Dyno ÷ llama-bench | J/token | GPU W | SM MHz | GPU °C | roofline |",
+           "|---|---|--:|---|--:|--:|---|--:|--:|--:|--:|--:|"]
+    for r in rows:
+        ratio = r["ratio"]
+        rtxt = "-" if not ratio else (f"{ratio['mean']:.3f}" + (f" ± {ratio['half_width']:.3f} (n={ratio['n']})" if ratio["half_width"] else " (n=1)"))
+        fmt = lambda v, f: "-" if v is None else f.format(v)
+        md.append(f"| {r['model']} | {r['backend']} | {fmt(r['n_gpu_layers'], '{}')} | {r['test']} | "
+                  f"{r['dyno_tokens_per_s']:.1f} | {fmt(r['llama_bench_tokens_per_s'], '{:.1f}')} | {rtxt} | "
+                  f"{fmt(r['joules_per_token'], '{:.3f}')} | {fmt(r['gpu_power_mean_w'], '{:.0f}')} | "
+                  f"{fmt(r['gpu_sm_clock_mean_mhz'], '{:.0f}')} | {fmt(r['gpu_temp_max_c'], '{:.0f}')} | "
+                  f"{fmt(r['roofline_of_device_bandwidth'], '{:.0%}')} |")
+    for name, runs in extra.items():
+        md += ["", f"## {name}", ""]
+        for run in runs:
+            rates = ", ".join(f"{t} {v:.1f} t/s" for t, v in run["rates"].items())
+            md.append(f"- ngl {run['n_gpu_layers']}: {run['status']}; {rates or run.get('error') or '-'}")
+    md += ["", "## Log", ""] + [f"- {line}" for line in log]
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    print(os.path.join(out, "report.md"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# The GPU check: one command, run on a GPU machine from the folder that holds
+# the kit (scripts/gpu/kit.sh), that measures what Dyno has never measured
+# there and writes report.md and report.json into $OUT (default ./check-out).
+#
+# A GPU machine is lent rarely and for minutes, so everything it needs is in
+# the kit: Dyno and llama-bench built from the same llama.cpp, loading the
+# very same backend modules from the kit's folder (CPU, and CUDA and Vulkan
+# when the kit has them), so the two agree or disagree about the same code.
+#
+# What it runs, each part only where it can (a CPU-only machine reports "no
+# CUDA device" with the module's own reason, and measures the CPU):
+#   1. dyno hw --json: NVML's GPUs, driver, memory, bandwidth; every module,
+#      loaded or why not, with its devices.
+#   2. per model in the kit's models/ (or CHECK_MODELS), per backend (CUDA at
+#      --ngl 99, Vulkan at --ngl 99, CPU at --ngl 0): dyno bench and
+#      llama-bench on pp512 and tg128 (CHECK_REPS repetitions), alternating
+#      CHECK_PAIRS times, with Dyno ÷ llama-bench and its interval.
+#   3. on the first GPU: an offload sweep (--ngl 0,8,16,24,99) and --fit;
+#      telemetry on against off; --sustain on the largest model.
+#   4. report.md and report.json: each figure with its conditions, energy per
+#      token and the roofline where the run recorded them.
+#
+# Usage: bash check.sh [KIT_DIR]   (KIT_DIR: this script's folder by default)
+# Settings: OUT, CHECK_MODELS (space-separated GGUF paths), CHECK_PAIRS (3 on
+# a GPU, 1 on the CPU), CHECK_REPS (5), CHECK_BUDGET_S (420: later parts are
+# skipped, and say so, once the check has run this long).
+set -uo pipefail
+kit=$(cd "${1:-$(dirname "$0")}" && pwd)
+out="${OUT:-$PWD/check-out}"
+mkdir -p "$out/raw"
+reps="${CHECK_REPS:-5}"
+budget="${CHECK_BUDGET_S:-420}"
+start=$(date +%s)
+log() { echo "check: $*" >&2; echo "$*" >>"$out/raw/log.txt"; }
+elapsed() { echo $(($(date +%s) - start)); }
+in_budget() { [ "$(elapsed)" -lt "$budget" ]; }
+
+# The kit's own modules, libraries and database; nothing of the machine's.
+export DYNO_BACKEND_DIR="$kit"
+export DYNO_DB="$out/dyno.db"
+export LD_LIBRARY_PATH="$kit${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+dyno="$kit/dyno"
+bench="$kit/llama-bench"
+[ -x "$dyno" ] || { log "no dyno in $kit; build the kit with scripts/gpu/kit.sh"; exit 2; }
+
+log "kit $kit; output $out"
+"$dyno" hw --json >"$out/raw/hw.json" 2>"$out/raw/hw.err" || log "dyno hw failed: $(tail -n 3 "$out/raw/hw.err")"
+"$dyno" --version >"$out/raw/version.txt" 2>&1 || true
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.memory --format=csv >"$out/raw/nvidia-smi.csv" 2>&1 || true
+
+# The devices each backend gave, from Dyno's own report of its modules.
+devices_of() {
+  python3 - "$out/raw/hw.json" "$1" <<'EOF'
+import json, sys
+hw = json.load(open(sys.argv[1]))
+mods = ((hw.get("llama_cpp") or {}).get("modules") or {}).get("modules") or []
+names = [d["name"] for m in mods if m.get("loaded") and m.get("backend") == sys.argv[2] for d in m.get("devices", [])]
+print(" ".join(names))
+EOF
+}
+cuda=$(devices_of CUDA | awk '{print $1}')
+vulkan=$(devices_of Vulkan | awk '{print $1}')
+[ -n "$cuda" ] && log "CUDA device $cuda" || log "no CUDA device (dyno hw --json says why, per module)"
+[ -n "$vulkan" ] && log "Vulkan device $vulkan" || log "no Vulkan device"
+
+models=()
+if [ -n "${CHECK_MODELS:-}" ]; then
+  read -r -a models <<<"$CHECK_MODELS"
+else
+  for m in "$kit"/models/*.gguf; do [ -e "$m" ] && models+=("$m"); done
+fi
+[ ${#models[@]} -gt 0 ] || log "no models: put GGUF files in $kit/models or name them in CHECK_MODELS"
+
+# One measurement pair: Dyno then llama-bench, or the other way round, on
+# the same model, device and layers. Each writes its JSON under raw/.
+pair() {
+  local model=$1 label=$2 dev=$3 ngl=$4 i=$5 tag
+  tag="$(basename "$model" .gguf)-$label-$i"
+  local d=("$dyno" bench "$model" -p 512 -n 128 -r "$reps" --ngl "$ngl" --device "$dev" --json)
+  local b=("$bench" -m "$model" -p 512 -n 128 -r "$reps" -ngl "$ngl" -dev "$dev" -o json)
+  if [ $((i % 2)) -eq 0 ]; then
+    "${d[@]}" >"$out/raw/dyno-$tag.json" 2>"$out/raw/dyno-$tag.err" || log "dyno $tag failed"
+    "${b[@]}" >"$out/raw/lb-$tag.json" 2>"$out/raw/lb-$tag.err" || log "llama-bench $tag failed"
+  else
+    "${b[@]}" >"$out/raw/lb-$tag.json" 2>"$out/raw/lb-$tag.err" || log "llama-bench $tag failed"
+    "${d[@]}" >"$out/raw/dyno-$tag.json" 2>"$out/raw/dyno-$tag.err" || log "dyno $tag failed"
+  fi
+}
+
+for model in "${models[@]}"; do
+  for spec in "CUDA:$cuda:99" "Vulkan:$vulkan:99" "CPU:none:0"; do
+    IFS=: read -r label dev ngl <<<"$spec"
+    [ -n "$dev" ] || continue
+    pairs="${CHECK_PAIRS:-3}"
+    [ "$label" = CPU ] && [ -n "$cuda$vulkan" ] && pairs="${CHECK_PAIRS:-1}"
+    for i in $(seq 1 "$pairs"); do
+      in_budget || { log "skipped $label pairs of $(basename "$model") from pair $i: past the ${budget}s budget"; break; }
+      log "$(basename "$model") on $label ($dev, ngl $ngl), pair $i of $pairs"
+      pair "$model" "$label" "$dev" "$ngl" "$i"
+    done
+  done
+done
+
+gpu_dev="${cuda:-$vulkan}"
+if [ -n "$gpu_dev" ] && [ ${#models[@]} -gt 0 ]; then
+  small="${models[0]}" large="${models[${#models[@]}-1]}"
+  if in_budget; then
+    log "offload sweep and --fit on $gpu_dev"
+    "$dyno" bench "$small" -p 512 -n 128 -r 3 --ngl 0,8,16,24,99 --device "$gpu_dev" --json \
+      >"$out/raw/offload.json" 2>"$out/raw/offload.err" || log "offload sweep failed"
+    "$dyno" bench "$small" -p 512 -n 128 -r 3 --fit --device "$gpu_dev" --json \
+      >"$out/raw/fit.json" 2>"$out/raw/fit.err" || log "--fit failed"
+  else log "skipped the offload sweep and --fit: past the budget"; fi
+  if in_budget; then
+    log "telemetry off, for its overhead"
+    "$dyno" bench "$small" -p 512 -n 128 -r "$reps" --ngl 99 --device "$gpu_dev" --no-telemetry --json \
+      >"$out/raw/no-telemetry.json" 2>"$out/raw/no-telemetry.err" || log "telemetry-off run failed"
+  else log "skipped the telemetry overhead: past the budget"; fi
+  if in_budget; then
+    log "--sustain 1 on $(basename "$large")"
+    "$dyno" bench "$large" -p 0 -n 128 --ngl 99 --device "$gpu_dev" --sustain 1 --json \
+      >"$out/raw/sustain.json" 2>"$out/raw/sustain.err" || log "--sustain failed"
+  else log "skipped --sustain: past the budget"; fi
+fi
+
+log "writing the report after $(elapsed)s"
+if ! command -v python3 >/dev/null; then
+  log "no python3 here: the raw JSON files in $out/raw are the report"
+  exit 0
+fi
+python3 "$kit/check-report.py" "$out" "$(elapsed)"

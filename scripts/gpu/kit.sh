@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Pack the GPU kit: one folder (gpu-kit/ in the repository, ignored by git,
+# so the device tool can carry it to a GPU machine) with everything
+# scripts/gpu/check.sh needs there, where nothing can be built or fetched:
+#
+#   dyno                 the release CLI, built as always (.cargo/config.toml:
+#                        x86-64-v3, llama.cpp as shared libraries with
+#                        loadable backends), so it runs on the GPU machine's CPU
+#   lib*.so.0            llama.cpp's libraries of that build
+#   libggml-cpu.so       the CPU module of that build
+#   libggml-cuda.so      the CUDA module for sm_90 (scripts/gpu/build-cuda.sh),
+#                        unless KIT_CUDA=0
+#   libggml-vulkan.so    the Vulkan module, when scripts/gpu/build-vulkan.sh
+#                        has built one (KIT_VULKAN=1 builds it: ~20 minutes)
+#   dyno-backends.txt    every module's sha256 for this llama.cpp build
+#   llama-bench          llama.cpp's own, compiled against the same headers
+#                        and linked to the same libraries, so it loads the
+#                        very same modules from the same folder
+#   check.sh, check-report.py
+#   models/              KIT_MODELS (space-separated GGUF files), if any
+#
+# The kit must stay within 60 MiB (the device tool carries 64 MiB): when the
+# folder is larger it is also packed as gpu-kit.tar.xz, and the check is run
+# as `tar xJf gpu-kit.tar.xz && bash gpu-kit/check.sh`. The script prints
+# the sizes and fails when even the archive is over.
+#
+# Time on 2 cores: the CUDA module is the long part (see build-cuda.sh and
+# docs/method.md); everything else reuses the release build and takes a
+# minute or two.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. scripts/lib/env.sh
+kit="${KIT_DIR:-$PWD/gpu-kit}"
+limit=$((60 * 1024 * 1024))
+log() { echo "kit: $*" >&2; }
+
+# The whole workspace, as the tests and the app build it, so llama.cpp is
+# compiled once for all of them (the app embeds the built UI).
+[ -f ui/dist/index.html ] || (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build) >&2
+cargo build --release --workspace >&2
+rel="$CARGO_TARGET_DIR/release"
+rm -rf "$kit"
+mkdir -p "$kit/models"
+# Symbols stripped: a GPU machine runs the kit, nobody debugs it there, and
+# the carry limit is tight.
+strip --strip-unneeded -o "$kit/dyno" "$rel/dyno"
+cp "$rel"/lib*.so.[0-9]* "$kit/"
+# The modules the build's list names, and the list.
+for m in $(grep -v '^#' "$rel/dyno-backends.txt" | awk '{print $2}'); do cp "$rel/$m" "$kit/"; done
+cp "$rel/dyno-backends.txt" "$kit/"
+build_line=$(grep '^# build:' "$rel/dyno-backends.txt")
+
+# A module built apart (CUDA, Vulkan) joins the kit only when its own list
+# names the same llama.cpp build.
+add_module() {
+  local dir=$1
+  if [ "$(grep '^# build:' "$dir/dyno-backends.txt")" != "$build_line" ]; then
+    log "$dir is of another llama.cpp build ($(grep '^# build:' "$dir/dyno-backends.txt")); not added"
+    return 1
+  fi
+  for m in $(grep -v '^#' "$dir/dyno-backends.txt" | awk '{print $2}'); do cp "$dir/$m" "$kit/"; done
+  grep -v '^#' "$dir/dyno-backends.txt" >>"$kit/dyno-backends.txt"
+}
+if [ "${KIT_CUDA:-1}" != 0 ]; then
+  add_module "$(CUDA_ARCHS="${CUDA_ARCHS:-90}" bash scripts/gpu/build-cuda.sh | tail -n 1)"
+fi
+if [ "${KIT_VULKAN:-0}" != 0 ] || [ -n "${KIT_VULKAN_DIR:-}" ]; then
+  add_module "${KIT_VULKAN_DIR:-$(bash scripts/gpu/build-vulkan.sh | tail -n 1)}"
+fi
+
+# llama-bench against Dyno's own llama.cpp: the crate's headers, Dyno's
+# libraries. Its source comes from the llama-cpp-python sdist, as for
+# scripts/bench/llama-tools.sh.
+sys_version=$(awk '/^name = "llama-cpp-sys-2"/{getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
+llama_src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/llama-cpp-sys-2-"$sys_version"/llama.cpp | head -n 1)
+bench_src="$(bash scripts/bench/fetch-llama-tools-src.sh)/llama-bench"
+log "compiling llama-bench against $llama_src"
+g++ -std=c++17 -O3 -march=x86-64-v3 -DNDEBUG \
+  -I "$llama_src/include" -I "$llama_src/ggml/include" -I "$llama_src/common" -I "$bench_src" \
+  "$bench_src/main.cpp" "$bench_src/llama-bench.cpp" -o "$kit/llama-bench" \
+  -L "$kit" -l:libllama.so.0 -l:libggml.so.0 -l:libggml-base.so.0 -l:libllama-common.so.0 \
+  -Wl,-rpath,'$ORIGIN' -Wl,--allow-shlib-undefined -lpthread
+strip --strip-unneeded "$kit/llama-bench"
+
+cp scripts/gpu/check.sh scripts/gpu/check-report.py "$kit/"
+for m in ${KIT_MODELS:-}; do cp "$m" "$kit/models/"; done
+
+size=$(du -sb "$kit" | cut -f1)
+log "folder: $((size / 1024 / 1024)) MiB ($kit)"
+du -b "$kit"/* | sort -n | tail -n 6 | awk '{printf "kit:   %6.1f MiB  %s\n", $1/1048576, $2}' >&2
+if [ "$size" -gt "$limit" ]; then
+  tar -C "$(dirname "$kit")" -cJf "$kit.tar.xz" "$(basename "$kit")"
+  packed=$(stat -c %s "$kit.tar.xz")
+  log "packed: $((packed / 1024 / 1024)) MiB ($kit.tar.xz)"
+  [ "$packed" -le "$limit" ] || { log "the kit is over 60 MiB even packed"; exit 1; }
+  echo "$kit.tar.xz"
+else
+  rm -f "$kit.tar.xz"
+  echo "$kit"
+fi

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The GPU kit's layout, checked on a machine without a GPU (CI): the kit is
+# packed without the CUDA module (building it takes an hour here; it is
+# checked on a GPU machine), with a fake CUDA module beside the real ones
+# that links a CUDA runtime this machine does not have. The check then runs
+# from the kit's folder as it would on a GPU machine, and must show:
+#   - the modules load from the kit's folder, not from the build's;
+#   - the CUDA module is listed as not loaded, with the missing runtime named;
+#   - no CUDA device, said plainly, and the CPU measured against llama-bench
+#     loading the same CPU module (pp512 and tg128, with their ratio).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. scripts/lib/env.sh
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+kit="$work/gpu-kit"
+KIT_DIR="$kit" KIT_CUDA=0 bash scripts/gpu/kit.sh >/dev/null
+
+# A module that needs libcudart.so.13, listed for this build like a real one.
+echo 'int cudaRuntimeGetVersion(int *v) { *v = 13000; return 0; }' >"$work/rt.c"
+echo 'int cudaRuntimeGetVersion(int *); int probe(void) { int v; return cudaRuntimeGetVersion(&v); }' >"$work/m.c"
+cc -shared -fPIC -Wl,-soname,libcudart.so.13 -o "$work/libcudart.so.13" "$work/rt.c"
+cc -shared -fPIC -o "$kit/libggml-cuda.so" "$work/m.c" -Wl,--no-as-needed "$work/libcudart.so.13"
+rm "$work/libcudart.so.13"
+(cd "$kit" && sha256sum libggml-cuda.so) >>"$kit/dyno-backends.txt"
+
+out="$work/out"
+HOME="$work/home" OUT="$out" CHECK_MODELS="$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" \
+  CHECK_REPS=2 CHECK_PAIRS=1 bash "$kit/check.sh" >/dev/null
+python3 - "$out/report.json" "$kit" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+kit = sys.argv[2]
+assert r["modules_dir"] == kit and r["modules_source"] == "DYNO_BACKEND_DIR", (r["modules_dir"], kit)
+mods = {m["file"]: m for m in r["modules"]}
+cuda = mods["libggml-cuda.so"]
+assert not cuda["loaded"] and cuda["reason"].startswith("libcudart.so.13 not found"), cuda
+cpu = [m for m in r["modules"] if m["backend"] == "CPU" and m["loaded"]]
+assert len(cpu) == 1, r["modules"]
+assert any("no CUDA device" in line for line in r["log"]), r["log"]
+rows = {(x["backend"], x["test"]): x for x in r["results"]}
+for test in ("pp512", "tg128"):
+    row = rows[("CPU", test)]
+    assert row["dyno_tokens_per_s"] > 0 and row["llama_bench_tokens_per_s"] > 0, row
+    assert 0.5 < row["ratio"]["mean"] < 2.0, row
+    assert any(m.startswith("CPU ") for m in row["modules"]), row
+print("gpu-kit: modules from the kit, CUDA refused with its reason, CPU against llama-bench:",
+      ", ".join(f"{t} {rows[('CPU', t)]['ratio']['mean']:.3f}" for t in ("pp512", "tg128")))
+PY
