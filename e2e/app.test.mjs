@@ -123,6 +123,12 @@ test("the app starts and shows the hardware", async () => {
   const welcome = await byId("welcome", 30_000);
   assert.match(await welcome.getText(), /prefill/);
   assert.ok(await (await byId("welcome-add-folder")).isExisting());
+  // llama.cpp's backend modules, as the app loaded them: the CPU module from
+  // beside the executable, with its device.
+  const modules = await byId("hw-modules", 30_000);
+  const modulesText = await modules.getText();
+  assert.match(modulesText, /libggml-cpu\.so · CPU · .* loaded/, modulesText);
+  assert.match(modulesText, /executable folder/, modulesText);
   await shot("overview");
 });
 

@@ -42,13 +42,13 @@
 # build-info.txt. The wheels (1.1 GB installed, half a minute to fetch) go to
 # ~/.cache/dyno/cuda/toolkit-<version>/, the build folder to
 # ~/.cache/dyno/cuda/build/. On 2 cores one architecture takes about
-# N.N hours (see build-info.txt); each further one adds most of that again.
+# one hour (see build-info.txt); each further one adds most of that again.
 # A second run with the same inputs prints the folder in seconds.
 #
 # The last line of stdout is the folder holding the module; everything else
 # goes to stderr. The compiler runs under nice -n 19, with
 # CMAKE_BUILD_PARALLEL_LEVEL (default: the number of cores) jobs.
-# Needs cmake, g++, python3 with pip and PyPI access.
+# Needs cmake, g++, python3 with pip, and PyPI access.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
