@@ -71,8 +71,9 @@ fi
 # llama-bench against Dyno's own llama.cpp: the crate's headers, Dyno's
 # libraries. Its source comes from the llama-cpp-python sdist, as for
 # scripts/bench/llama-tools.sh.
-sys_version=$(awk '/^name = "llama-cpp-sys-2"/{getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
-llama_src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/llama-cpp-sys-2-"$sys_version"/llama.cpp | head -n 1)
+# llama-tools.sh finds the crate's llama.cpp tree ($llama_src), as for the
+# other tools.
+. scripts/bench/llama-tools.sh
 bench_src="$(bash scripts/bench/fetch-llama-tools-src.sh)/llama-bench"
 log "compiling llama-bench against $llama_src"
 g++ -std=c++17 -O3 -march=x86-64-v3 -DNDEBUG \
