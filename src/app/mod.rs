@@ -18,6 +18,7 @@ pub mod results;
 pub mod serve;
 pub mod settings;
 pub mod sweep;
+pub mod synth;
 pub mod team;
 
 use std::path::{Path, PathBuf};

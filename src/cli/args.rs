@@ -172,6 +172,10 @@ pub enum Command {
     /// GGUF file or of a hub repo's levels before downloading them, from
     /// this machine's own stored runs (priors while there are none).
     Predict(Box<PredictArgs>),
+    /// Write a model file with another file's header and synthetic weights
+    /// of each tensor's own type, to measure its shape's speed (not its
+    /// quality: the weights are made up).
+    Synth(Box<SynthArgs>),
     /// The hardware: CPU, memory and its measured bandwidth, GPUs, and the
     /// llama.cpp build and devices.
     Hw {
@@ -188,6 +192,29 @@ pub enum Command {
         #[arg(long)]
         probe: bool,
     },
+}
+
+/// `dyno synth`.
+#[derive(Debug, clap::Args)]
+pub struct SynthArgs {
+    /// The GGUF file whose header, tensor shapes and types the output keeps.
+    #[arg(long, value_name = "FILE.gguf")]
+    pub like: PathBuf,
+    /// The file to write (default: FILE.synth.gguf beside the source).
+    #[arg(short = 'o', long, value_name = "OUT.gguf")]
+    pub out: Option<PathBuf>,
+    /// Seed of the values: the same seed writes the same bytes.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Replace OUT if it exists.
+    #[arg(long)]
+    pub force: bool,
+    #[arg(long)]
+    pub json: bool,
+    /// Print FILE's per-tensor value statistics instead of writing anything
+    /// (JSON): how the synthetic values were calibrated.
+    #[arg(long, hide = true)]
+    pub stats: bool,
 }
 
 /// `dyno predict`.

@@ -143,6 +143,7 @@ pub fn main(cli: Cli) -> Result<i32> {
             Command::Inspect { models, json } => inspect(&models, json),
             Command::Presets { model, json } => presets(&db, &model, json).await,
             Command::Predict(a) => predict::predict(&db, *a).await,
+            Command::Synth(a) => synth(*a),
             Command::Hw { json, remeasure } => hw::hw(&db, json, remeasure).await,
             Command::ServeBench(a) => serve::serve_bench(&db, *a).await,
             Command::ServeRuns { json, limit } => serve::serve_runs(&db, json, limit).await,
@@ -687,6 +688,57 @@ async fn presets(db: &Path, model: &Path, json: bool) -> Result<i32> {
             println!("times estimated from {n} stored run(s) on this machine")
         }
         _ => println!("times are rough: no run on this machine to learn from yet"),
+    }
+    Ok(0)
+}
+
+fn synth(a: args::SynthArgs) -> Result<i32> {
+    if a.stats {
+        let stats = crate::app::synth::stats(&a.like)?;
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&stats).expect("stats serialise")
+        );
+        return Ok(0);
+    }
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| a.like.with_extension("synth.gguf"));
+    let bar = if std::io::stderr().is_terminal() && !a.json {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "synthetic weights {bar:30.cyan/blue} {bytes}/{total_bytes} · {bytes_per_sec}",
+            )
+            .expect("static template"),
+        );
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let done = crate::app::synth::synth_like(&a.like, &out, a.seed, a.force, |d, t| {
+        bar.set_length(t);
+        bar.set_position(d);
+    });
+    bar.finish_and_clear();
+    let done = done?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&done).expect("outcome serialises")
+        );
+    } else {
+        println!(
+            "{}: {} with synthetic weights (seed {}), the shape of {}: {} written in {:.1} s ({:.1} s drawing and quantising)",
+            done.path.display(),
+            done.arch,
+            done.seed,
+            done.source.display(),
+            human_bytes(done.stats.file_bytes),
+            done.stats.quantise_s + done.stats.write_s,
+            done.stats.quantise_s
+        );
     }
     Ok(0)
 }

@@ -7,6 +7,7 @@ pub mod gguf;
 pub mod memory;
 pub mod quant;
 pub mod shape;
+pub mod synth;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

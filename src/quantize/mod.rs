@@ -125,13 +125,13 @@ pub fn cached_path(root: &Path, base: &Path, base_sha256: &str, level: &str) -> 
 
 /// Bytes free to this user on the file system holding `dir`.
 #[cfg(not(unix))]
-fn free_space(_dir: &Path) -> Option<u64> {
+pub(crate) fn free_space(_dir: &Path) -> Option<u64> {
     None
 }
 
 /// Bytes free to this user on the file system holding `dir`.
 #[cfg(unix)]
-fn free_space(dir: &Path) -> Option<u64> {
+pub(crate) fn free_space(dir: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
     // SAFETY: statvfs is a C struct of integers (and padding), for which

@@ -45,5 +45,6 @@ mod serve_llama;
 mod settings;
 mod store_path;
 mod sweep;
+mod synth;
 mod team;
 mod telemetry;

@@ -11,6 +11,7 @@ mod common;
 
 mod disturbance;
 mod sustain;
+mod synth;
 
 use std::sync::{Mutex, MutexGuard};
 

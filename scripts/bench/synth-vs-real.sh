@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Synthetic weights against the real file: writes `dyno synth --like` twins
+# of each model and times both with llama-bench (from Dyno's own llama.cpp,
+# scripts/bench/llama-tools.sh), alternating the files within every round,
+# then prints synthetic ÷ real per test as the mean of the per-round log
+# ratios with its 95% interval. A benchmark, never a timed test.
+#
+#   bash scripts/bench/synth-vs-real.sh                  # both test models
+#   MODELS="a.gguf b.gguf" ROUNDS=12 bash scripts/bench/synth-vs-real.sh
+#
+# Settings (environment): MODELS (default: the two test models), ROUNDS
+# (default 12), ARGS (llama-bench's, default "-p 512 -n 128 -r 2 -t 2"),
+# EXTRA (more files to alternate with, each compared with the first model's
+# real file, e.g. a zero-filled twin), SEED (default 1). Run it on a quiet
+# machine: each round's two files run back to back, so drift cancels but
+# another program's load does not.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. scripts/lib/env.sh
+. scripts/bench/llama-tools.sh
+lb=$(llama_tool llama-bench)
+cargo build --release --workspace --features dyno/test-faults --bin dyno >&2
+dyno="$CARGO_TARGET_DIR/release/dyno"
+models=${MODELS:-"$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf $DYNO_TEST_MODELS/gemma-3-270m-q4_k_m.gguf"}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+for m in $models; do
+  twin="$work/$(basename "$m" .gguf).synth.gguf"
+  "$dyno" synth --like "$m" -o "$twin" --seed "${SEED:-1}" >&2
+  # shellcheck disable=SC2086
+  LB="$lb" ROUNDS="${ROUNDS:-12}" ARGS="${ARGS:--p 512 -n 128 -r 2 -t 2}" \
+    python3 - "$m" "$twin" ${EXTRA:-} <<'EOF'
+import json, math, os, statistics as st, subprocess, sys
+lb, rounds, args = os.environ["LB"], int(os.environ["ROUNDS"]), os.environ["ARGS"].split()
+files = sys.argv[1:]
+res = {f: [] for f in files}
+for r in range(rounds):
+    for f in files[r % len(files):] + files[:r % len(files)]:
+        out = subprocess.run([lb, "-m", f, *args, "-o", "json"], capture_output=True, text=True)
+        if out.returncode:
+            sys.exit(f"llama-bench failed on {f}:\n{out.stderr[-2000:]}")
+        res[f].append({(f"pp{t['n_prompt']}" if t["n_prompt"] else f"tg{t['n_gen']}"): t["avg_ts"]
+                       for t in json.loads(out.stdout)})
+    print(f"round {r + 1}/{rounds}", {os.path.basename(f): res[f][-1] for f in files}, file=sys.stderr)
+# Student's t, 97.5th percentile, for 1..30 degrees of freedom.
+T = [12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14, 2.13,
+     2.12, 2.11, 2.10, 2.09, 2.09, 2.08, 2.07, 2.07, 2.06, 2.06, 2.06, 2.05, 2.05, 2.05, 2.04]
+real = files[0]
+for test in res[real][0]:
+    print(f"{os.path.basename(real)} {test}: real median {st.median(x[test] for x in res[real]):.1f} t/s")
+    for f in files[1:]:
+        lr = [math.log(a[test] / b[test]) for a, b in zip(res[f], res[real])]
+        m = st.mean(lr)
+        h = T[min(len(lr) - 2, 29)] * st.stdev(lr) / math.sqrt(len(lr)) if len(lr) > 1 else float("nan")
+        print(f"  {os.path.basename(f)} ÷ real: {math.exp(m):.3f} [{math.exp(m - h):.3f}, {math.exp(m + h):.3f}]")
+EOF
+done

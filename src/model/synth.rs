@@ -1,0 +1,518 @@
+//! Synthetic weights: a model file with a real model's header and tensor
+//! layout, byte for byte, and made-up tensor data of each tensor's own type.
+//!
+//! Why the data cannot simply be zeros (docs/method.md, "Synthetic weights",
+//! has the measurements): on the CPU ggml converts every block's f16 scale to
+//! f32 through a 256 KiB lookup table (`ggml_table_f32_f16`; x86 builds take
+//! the table even where F16C could convert). How much of that table a decode
+//! step touches depends on how the scales are spread, and the weights' and
+//! activations' scales are spread as their values are. Random bytes touch all
+//! of it and decode up to 14% slower than the real file; with the table
+//! replaced by F16C they decode exactly as fast.
+//!
+//! So the values follow trained models' statistics: per tensor, normal values
+//! whose scale varies per tensor, per row and per column as trained ones do
+//! (log-normal), and normalisation gains spread per channel and per layer as
+//! trained gains are, since those spread the activations' scales (`draw_for`,
+//! measured with `dyno synth --stats` on the test models). The quantised
+//! bytes come from ggml's own quantisers, so every block is valid (finite
+//! scales, in-range indices) and its scales are those llama.cpp itself would
+//! write for such values.
+//!
+//! Cost: quantising a whole 8B model would take minutes on two cores, so each
+//! tensor quantises a pool of rows once (`POOL_ROWS`) and the file repeats the
+//! pool. A decode step streams every row from memory either way; what the
+//! speed depends on, the spread of the scales, is the pool's.
+
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::gguf::{ggml_type_block, ggml_type_name, Header, TensorInfo};
+
+/// Rows each tensor's pool holds: enough distinct blocks that their scales
+/// cover the tensor's spread (a 2048-wide Q4_1 row has 64 blocks, so a pool
+/// has 16k scales), few enough that an 8B model's pools quantise in seconds.
+const POOL_ROWS: usize = 256;
+/// At most this many values a pool: a 14336-wide row of an 8B model's
+/// feed-forward gets 18 rows (over 8,000 blocks), which keeps the pools of an
+/// 8B model to a few seconds of quantising.
+const POOL_VALUES: usize = 1 << 18;
+
+/// A tensor's part in the model, by its GGUF name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    TokenEmbd,
+    Output,
+    /// A normalisation's weight (1-D): a gain around a trained value.
+    Norm,
+    /// A bias, or any other 1-D tensor.
+    Bias,
+    AttnQ,
+    AttnK,
+    AttnV,
+    AttnOut,
+    FfnUp,
+    FfnGate,
+    FfnDown,
+    /// A mixture of experts' router (`ffn_gate_inp`).
+    Router,
+    Other,
+}
+
+impl Role {
+    pub fn of(name: &str, n_dims: usize) -> Role {
+        let base = name.strip_suffix(".weight").unwrap_or(name);
+        let last = base.rsplit('.').next().unwrap_or(base);
+        if name.ends_with(".bias") {
+            return Role::Bias;
+        }
+        if last.contains("norm") {
+            return Role::Norm;
+        }
+        match last {
+            "token_embd" => Role::TokenEmbd,
+            "output" => Role::Output,
+            "attn_q" => Role::AttnQ,
+            "attn_k" => Role::AttnK,
+            "attn_v" => Role::AttnV,
+            "attn_output" => Role::AttnOut,
+            "ffn_gate_inp" => Role::Router,
+            l if l.starts_with("ffn_up") => Role::FfnUp,
+            l if l.starts_with("ffn_gate") => Role::FfnGate,
+            l if l.starts_with("ffn_down") => Role::FfnDown,
+            _ if n_dims <= 1 => Role::Bias,
+            _ => Role::Other,
+        }
+    }
+}
+
+/// How one role's values are drawn.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Draw {
+    /// A matrix: normal values with standard deviation 1/√(input width)
+    /// (the usual initialisation; trained models differ in magnitude, which
+    /// moves the scales along the f16 table without spreading them), times
+    /// log-normal factors per tensor, per row and per column whose
+    /// spreads (standard deviations of their natural logs) are given.
+    Matrix { tensor: f32, row: f32, col: f32 },
+    /// A normalisation's gains: log-normal per channel around a per-tensor
+    /// level, itself log-normal. Trained gains vary that much (a channel
+    /// can weigh ten times another, a layer's level ten times another's),
+    /// and they decide how widely the activations' scales spread.
+    Gains { tensor: f32, channel: f32 },
+    /// Biases: small normal values.
+    Small(f32),
+}
+
+/// Per role, from `dyno synth --stats` on SmolLM2-135M Q4_1 and
+/// gemma-3-270m Q4_K_M (docs/method.md has the table): each spread is about
+/// the mean of the two models'.
+fn draw_for(role: Role) -> Draw {
+    let m = |row, col| Draw::Matrix {
+        tensor: 0.15,
+        row,
+        col,
+    };
+    match role {
+        Role::TokenEmbd | Role::Output => m(0.1, 0.45),
+        Role::Norm => Draw::Gains {
+            tensor: 1.1,
+            channel: 0.8,
+        },
+        Role::Bias => Draw::Small(0.05),
+        Role::AttnQ => m(0.42, 0.1),
+        Role::AttnK => m(0.36, 0.1),
+        Role::AttnV => m(0.1, 0.1),
+        Role::AttnOut => m(0.2, 0.3),
+        Role::FfnUp => m(0.12, 0.1),
+        Role::FfnDown => m(0.12, 0.15),
+        Role::FfnGate => m(0.22, 0.1),
+        Role::Router | Role::Other => m(0.2, 0.1),
+    }
+}
+
+/// A small, seedable generator (SplitMix64): the same seed writes the same
+/// file, and Dyno needs no random-number crate for it.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
+    }
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in (0, 1).
+    fn unit(&mut self) -> f64 {
+        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+    /// Standard normal (Box–Muller).
+    pub fn normal(&mut self) -> f32 {
+        let (u, v) = (self.unit(), self.unit());
+        ((-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()) as f32
+    }
+}
+
+/// The types Dyno can write valid data for: those ggml quantises
+/// (`ggml_quantize_chunk` aborts the process on any other, so this list is
+/// checked first) and the plain float types.
+pub fn can_synthesise(t: u32) -> bool {
+    matches!(
+        t,
+        0 | 1 | 2 | 3 | 6 | 7 | 8 | 10..=14 | 16..=23 | 29 | 30 | 34 | 35 | 39
+    )
+}
+
+/// Why a header cannot be synthesised, before anything is written.
+pub fn check(h: &Header) -> Result<(), String> {
+    let arch = h.get_str("general.architecture").unwrap_or_default();
+    if arch.is_empty() {
+        return Err("the header names no architecture (general.architecture); llama.cpp could not load it either".into());
+    }
+    for t in &h.tensors {
+        if !can_synthesise(t.ggml_type) {
+            return Err(format!(
+                "tensor {} is of type {} ({}), which Dyno cannot write synthetic data for; measure the real file instead",
+                t.name,
+                ggml_type_name(t.ggml_type),
+                t.ggml_type
+            ));
+        }
+        let end = h
+            .data_offset
+            .checked_add(t.offset)
+            .and_then(|o| o.checked_add(t.n_bytes));
+        if end.is_none_or(|e| e > h.file_size) {
+            return Err(format!(
+                "tensor {} ends past the end of the file ({} bytes): the header claims more data than the file has",
+                t.name, h.file_size
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Draw `rows` rows of `n` values for a tensor of `role` whose rows are `n`
+/// wide.
+fn draw_rows(rng: &mut Rng, role: Role, rows: usize, n: usize) -> Vec<f32> {
+    let lognormal = |s: f32, rng: &mut Rng| (s * rng.normal()).exp();
+    let mut v = Vec::with_capacity(rows * n);
+    match draw_for(role) {
+        Draw::Matrix { tensor, row, col } => {
+            let sigma = lognormal(tensor, rng) / (n.max(1) as f32).sqrt();
+            let cols: Vec<f32> = (0..n).map(|_| lognormal(col, rng)).collect();
+            for _ in 0..rows {
+                let row_sigma = sigma * lognormal(row, rng);
+                v.extend(cols.iter().map(|c| row_sigma * c * rng.normal()));
+            }
+        }
+        Draw::Gains { tensor, channel } => {
+            let level = lognormal(tensor, rng);
+            v.extend((0..rows * n).map(|_| level * lognormal(channel, rng)));
+        }
+        Draw::Small(sigma) => v.extend((0..rows * n).map(|_| sigma * rng.normal())),
+    }
+    v
+}
+
+fn f32_to_bf16(x: f32) -> u16 {
+    // Round to nearest even; the drawn values are finite.
+    let b = x.to_bits();
+    ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) as u16
+}
+
+/// Encode `rows` × `n` values as type `t`: plain floats here, quantised
+/// types by ggml.
+fn encode(t: u32, values: &[f32], rows: usize, n: usize) -> Vec<u8> {
+    match t {
+        0 => values.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        // SAFETY: a pure conversion of one value.
+        1 => values
+            .iter()
+            .flat_map(|&x| unsafe { llama_cpp_sys_2::ggml_fp32_to_fp16(x) }.to_le_bytes())
+            .collect(),
+        30 => values
+            .iter()
+            .flat_map(|&x| f32_to_bf16(x).to_le_bytes())
+            .collect(),
+        _ => {
+            let row_bytes = row_bytes(t, n as u64) as usize;
+            let mut out = vec![0u8; rows * row_bytes];
+            // Types that ggml insists on an importance matrix for get a flat
+            // one (every column weighs the same); the others none, as
+            // llama-quantize without `--imatrix` quantises them (and an
+            // importance matrix makes ggml search for each block's scales,
+            // ten times slower).
+            // SAFETY: a query of a static table.
+            let needs = unsafe {
+                llama_cpp_sys_2::ggml_quantize_requires_imatrix(t as llama_cpp_sys_2::ggml_type)
+            };
+            let ones = vec![1.0f32; if needs { n } else { 0 }];
+            // SAFETY: `t` passed `can_synthesise`, so ggml quantises it (any
+            // other type aborts); `values` holds rows × n floats and `out`
+            // rows × the type's row size, which is what the call writes;
+            // the importance matrix is null or `ones`, n entries, one per
+            // column.
+            let written = unsafe {
+                llama_cpp_sys_2::ggml_quantize_chunk(
+                    t as llama_cpp_sys_2::ggml_type,
+                    values.as_ptr(),
+                    out.as_mut_ptr().cast(),
+                    0,
+                    rows as i64,
+                    n as i64,
+                    if needs {
+                        ones.as_ptr()
+                    } else {
+                        std::ptr::null()
+                    },
+                )
+            };
+            debug_assert_eq!(written, out.len());
+            out
+        }
+    }
+}
+
+/// Bytes of one row of `n` elements of type `t`.
+fn row_bytes(t: u32, n: u64) -> u64 {
+    let (block, bytes) = ggml_type_block(t).unwrap_or((1, 1));
+    n / block * bytes
+}
+
+/// One tensor's pool of encoded rows, repeated over the tensor.
+fn tensor_pool(rng: &mut Rng, t: &TensorInfo) -> Vec<u8> {
+    let n = t.dims.first().copied().unwrap_or(1).max(1) as usize;
+    let total_rows = (t.n_elements / n as u64).max(1) as usize;
+    let rows = total_rows.min(POOL_ROWS).min((POOL_VALUES / n).max(8));
+    let role = Role::of(&t.name, t.dims.len());
+    let values = draw_rows(rng, role, rows, n);
+    encode(t.ggml_type, &values, rows, n)
+}
+
+/// What writing a synthetic file cost.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SynthStats {
+    pub header_bytes: u64,
+    pub file_bytes: u64,
+    pub tensors: u64,
+    /// Seconds spent drawing and quantising the pools.
+    pub quantise_s: f64,
+    /// Seconds spent writing (and flushing) the file.
+    pub write_s: f64,
+}
+
+/// Write `h`'s tensors as synthetic data after `header_bytes` (the source's
+/// bytes up to its data section) into `out`, which must be a new, empty
+/// file. `progress` hears bytes written and the total.
+pub fn write(
+    header_bytes: &[u8],
+    h: &Header,
+    out: &mut File,
+    seed: u64,
+    mut progress: impl FnMut(u64, u64),
+) -> std::io::Result<SynthStats> {
+    assert_eq!(header_bytes.len() as u64, h.data_offset);
+    let mut order: Vec<&TensorInfo> = h.tensors.iter().collect();
+    order.sort_by_key(|t| t.offset);
+    let mut rng = Rng::new(seed);
+    let mut quantise_s = 0.0;
+    let started = Instant::now();
+    let mut w = BufWriter::with_capacity(8 << 20, &mut *out);
+    w.write_all(header_bytes)?;
+    let mut pos = h.data_offset;
+    let total = h.file_size;
+    for t in order {
+        let start = h.data_offset + t.offset;
+        if start > pos {
+            // Alignment padding, written as the real file has it: zeros.
+            write_zeros(&mut w, start - pos)?;
+            pos = start;
+        }
+        let q = Instant::now();
+        let pool = tensor_pool(&mut rng, t);
+        quantise_s += q.elapsed().as_secs_f64();
+        let mut left = t.n_bytes;
+        while left > 0 {
+            let k = left.min(pool.len() as u64) as usize;
+            w.write_all(&pool[..k])?;
+            left -= k as u64;
+            pos += k as u64;
+            progress(pos, total);
+        }
+    }
+    if total > pos {
+        write_zeros(&mut w, total - pos)?;
+    }
+    w.flush()?;
+    drop(w);
+    out.sync_all()?;
+    progress(total, total);
+    Ok(SynthStats {
+        header_bytes: h.data_offset,
+        file_bytes: total,
+        tensors: h.tensors.len() as u64,
+        quantise_s,
+        write_s: started.elapsed().as_secs_f64() - quantise_s,
+    })
+}
+
+fn write_zeros(w: &mut impl Write, mut n: u64) -> std::io::Result<()> {
+    let zeros = [0u8; 4096];
+    while n > 0 {
+        let k = n.min(zeros.len() as u64) as usize;
+        w.write_all(&zeros[..k])?;
+        n -= k as u64;
+    }
+    Ok(())
+}
+
+/// One tensor's value statistics, for the table above and for checking a
+/// synthetic file against its source.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TensorStat {
+    pub name: String,
+    pub role: Role,
+    pub ggml_type: String,
+    pub dims: Vec<u64>,
+    pub mean: f64,
+    pub std: f64,
+    /// `std` × √(row width), the table's `gain` (matrices only).
+    pub gain: f64,
+    /// Standard deviation of ln(row RMS).
+    pub row_spread: f64,
+    /// Standard deviation of log2 of the blocks' largest magnitude (32
+    /// values a block): how widely the quantised scales spread.
+    pub block_scale_spread: f64,
+}
+
+/// Dequantise every tensor of the file at `path` and describe its values.
+/// Reads the whole file: a tool for calibration and tests, not for hub
+/// headers.
+pub fn measure(path: &Path, h: &Header) -> std::io::Result<Vec<TensorStat>> {
+    let mut f = File::open(path)?;
+    let mut stats = Vec::new();
+    for t in &h.tensors {
+        if !can_synthesise(t.ggml_type) {
+            continue;
+        }
+        let mut raw = vec![0u8; t.n_bytes as usize];
+        f.seek(SeekFrom::Start(h.data_offset + t.offset))?;
+        f.read_exact(&mut raw)?;
+        let values = decode(t.ggml_type, &raw, t.n_elements as usize);
+        let n = t.dims.first().copied().unwrap_or(1).max(1) as usize;
+        stats.push(describe(t, &values, n));
+    }
+    Ok(stats)
+}
+
+fn decode(t: u32, raw: &[u8], n: usize) -> Vec<f32> {
+    let mut out = vec![0f32; n];
+    // SAFETY: ggml's type traits are static; `to_float` reads the blocks of
+    // `n` elements that `raw` holds (the tensor's whole data, n_bytes long)
+    // and writes n floats into `out`.
+    unsafe {
+        let traits = llama_cpp_sys_2::ggml_get_type_traits(t as llama_cpp_sys_2::ggml_type);
+        if let Some(to_float) = traits.as_ref().and_then(|tr| tr.to_float) {
+            to_float(raw.as_ptr().cast(), out.as_mut_ptr(), n as i64);
+        } else if t == 0 {
+            for (o, c) in out.iter_mut().zip(raw.chunks_exact(4)) {
+                *o = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            }
+        }
+    }
+    out
+}
+
+fn mean_std(xs: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (mut n, mut s, mut s2) = (0f64, 0f64, 0f64);
+    for x in xs {
+        n += 1.0;
+        s += x;
+        s2 += x * x;
+    }
+    if n == 0.0 {
+        return (0.0, 0.0);
+    }
+    let m = s / n;
+    (m, (s2 / n - m * m).max(0.0).sqrt())
+}
+
+fn describe(t: &TensorInfo, v: &[f32], n: usize) -> TensorStat {
+    let (mean, std) = mean_std(v.iter().map(|&x| x as f64));
+    let rows: Vec<f64> = v
+        .chunks(n)
+        .map(|r| (r.iter().map(|&x| (x as f64).powi(2)).sum::<f64>() / r.len() as f64).sqrt())
+        .filter(|&r| r > 0.0)
+        .map(f64::ln)
+        .collect();
+    let (_, row_spread) = mean_std(rows.into_iter());
+    let blocks = v
+        .chunks(32)
+        .map(|b| b.iter().fold(0f32, |m, &x| m.max(x.abs())) as f64)
+        .filter(|&m| m > 0.0)
+        .map(f64::log2);
+    let (_, block_scale_spread) = mean_std(blocks);
+    let matrix = t.dims.len() >= 2;
+    TensorStat {
+        name: t.name.clone(),
+        role: Role::of(&t.name, t.dims.len()),
+        ggml_type: ggml_type_name(t.ggml_type).to_string(),
+        dims: t.dims.clone(),
+        mean,
+        std,
+        gain: if matrix { std * (n as f64).sqrt() } else { 0.0 },
+        row_spread: if matrix { row_spread } else { 0.0 },
+        block_scale_spread,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_follow_llama_cpp_names() {
+        assert_eq!(Role::of("blk.3.attn_q.weight", 2), Role::AttnQ);
+        assert_eq!(Role::of("blk.3.attn_q_norm.weight", 1), Role::Norm);
+        assert_eq!(Role::of("blk.0.ffn_gate_exps.weight", 3), Role::FfnGate);
+        assert_eq!(Role::of("blk.0.ffn_gate_inp.weight", 2), Role::Router);
+        assert_eq!(Role::of("blk.0.ffn_down_shexp.weight", 2), Role::FfnDown);
+        assert_eq!(Role::of("output_norm.weight", 1), Role::Norm);
+        assert_eq!(Role::of("token_embd.weight", 2), Role::TokenEmbd);
+        assert_eq!(Role::of("blk.1.attn_q.bias", 1), Role::Bias);
+    }
+
+    #[test]
+    fn draws_are_seeded_with_unit_variance() {
+        let mut a = Rng::new(7);
+        let mut b = Rng::new(7);
+        let xs: Vec<f32> = (0..200_000).map(|_| a.normal()).collect();
+        assert!(xs
+            .iter()
+            .take(100)
+            .zip((0..100).map(|_| b.normal()))
+            .all(|(x, y)| *x == y));
+        let (m, s) = mean_std(xs.iter().map(|&x| x as f64));
+        assert!(m.abs() < 0.02 && (s - 1.0).abs() < 0.02, "mean {m} std {s}");
+    }
+
+    #[test]
+    fn bf16_rounds_to_nearest() {
+        assert_eq!(f32_to_bf16(1.0), 0x3F80);
+        assert_eq!(f32_to_bf16(-2.0), 0xC000);
+        assert_eq!(
+            f32::from_bits((f32_to_bf16(0.1) as u32) << 16),
+            0.100_097_656
+        );
+    }
+}
