@@ -3,7 +3,8 @@
 # of each model and times both with llama-bench (from Dyno's own llama.cpp,
 # scripts/bench/llama-tools.sh), alternating the files within every round,
 # then prints synthetic ÷ real per test as the mean of the per-round log
-# ratios with its 95% interval. A benchmark, never a timed test.
+# ratios with its 95% interval. Every file is evicted from the page cache
+# before each run (docs/method.md says why). A benchmark, never a timed test.
 #
 #   bash scripts/bench/synth-vs-real.sh                  # both test models
 #   MODELS="a.gguf b.gguf" ROUNDS=12 bash scripts/bench/synth-vs-real.sh
@@ -35,8 +36,17 @@ import json, math, os, statistics as st, subprocess, sys
 lb, rounds, args = os.environ["LB"], int(os.environ["ROUNDS"]), os.environ["ARGS"].split()
 files = sys.argv[1:]
 res = {f: [] for f in files}
+def evict(f):
+    # Out of the page cache before every run, so every file is read back the
+    # same way: a file written just now is mapped with 2 MiB pages where one
+    # read from disk may not be, which moved decode by up to 20% here.
+    fd = os.open(f, os.O_RDONLY)
+    os.fsync(fd)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
 for r in range(rounds):
     for f in files[r % len(files):] + files[:r % len(files)]:
+        evict(f)
         out = subprocess.run([lb, "-m", f, *args, "-o", "json"], capture_output=True, text=True)
         if out.returncode:
             sys.exit(f"llama-bench failed on {f}:\n{out.stderr[-2000:]}")
