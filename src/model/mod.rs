@@ -1,7 +1,9 @@
 //! Model files: GGUF header reading, quant names and identity (sha256).
 //!
 //! Everything here runs in the parent without llama.cpp, so bad input is
-//! caught before a worker is spawned.
+//! caught before a worker is spawned, except `synth`, which calls ggml's
+//! quantisers on buffers it made itself; it belongs in `engine/` behind a
+//! worker request, as `quantize` is (a known breach of the layers, to move).
 
 pub mod gguf;
 pub mod memory;
