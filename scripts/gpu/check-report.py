@@ -166,6 +166,11 @@ def main():
     md += ["", "## Dyno against llama-bench (same build, modules, model and settings)", "",
            "| model | backend | ngl | test | Dyno t/s | llama-bench t/s | Dyno ÷ llama-bench | J/token | GPU W | SM MHz | GPU °C | roofline |",
            "|---|---|--:|---|--:|--:|---|--:|--:|--:|--:|--:|"]
+    if any(r["model"].startswith("synthetic-") for r in rows):
+        md[-2:-2] = ["Models named synthetic-… were written on this machine by `dyno synth --shape` from a small "
+                     "model's header: real shapes, synthetic weights. On a CPU such files decode within the noise "
+                     "of their real models (docs/method.md); on a GPU that is not yet shown, so their figures are "
+                     "the shape's speed, not a particular model's.", ""]
     for r in rows:
         ratio = r["ratio"]
         rtxt = "-" if not ratio else (f"{ratio['mean']:.3f}" + (f" ± {ratio['half_width']:.3f} (n={ratio['n']})" if ratio["half_width"] else " (n=1)"))

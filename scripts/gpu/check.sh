@@ -12,7 +12,9 @@
 # CUDA device" with the module's own reason, and measures the CPU):
 #   1. dyno hw --json: NVML's GPUs, driver, memory, bandwidth; every module,
 #      loaded or why not, with its devices.
-#   2. per model in the kit's models/ (or CHECK_MODELS), per backend (CUDA at
+#   2. per model in the kit's models/ (or CHECK_MODELS), and per synthetic
+#      shape (CHECK_SHAPES, on a GPU by default Llama 3.2 1B and Llama 3.1 8B
+#      at Q4_0, written there by dyno synth), per backend (CUDA at
 #      --ngl 99, Vulkan at --ngl 99, CPU at --ngl 0): dyno bench and
 #      llama-bench on pp512 and tg128 (CHECK_REPS repetitions), alternating
 #      CHECK_PAIRS times, with Dyno ÷ llama-bench and its interval.
@@ -22,7 +24,8 @@
 #      token and the roofline where the run recorded them.
 #
 # Usage: bash check.sh [KIT_DIR]   (KIT_DIR: this script's folder by default)
-# Settings: OUT, CHECK_MODELS (space-separated GGUF paths), CHECK_PAIRS (3 on
+# Settings: OUT, CHECK_MODELS (space-separated GGUF paths), CHECK_SHAPES
+# (space-separated SHAPE:TYPE, "" for none), CHECK_SYNTH_DIR, CHECK_PAIRS (3 on
 # a GPU, 1 on the CPU), CHECK_REPS (5), CHECK_BUDGET_S (420: later parts are
 # skipped, and say so, once the check has run this long).
 set -uo pipefail
@@ -71,6 +74,33 @@ else
   for m in "$kit"/models/*.gguf; do [ -e "$m" ] && models+=("$m"); done
 fi
 [ ${#models[@]} -gt 0 ] || log "no models: put GGUF files in $kit/models or name them in CHECK_MODELS"
+
+# Models too big to carry, written here with synthetic weights from the
+# header of a small model of the same architecture (dyno synth --shape; the
+# first llama model of the list is the template). On a GPU the default is
+# the 1B and 8B shapes that GPU figures are usually quoted for; on a CPU
+# nothing unless CHECK_SHAPES asks. Each entry is SHAPE:TYPE. The files go to
+# CHECK_SYNTH_DIR (not $OUT, which comes back to the caller).
+shapes="${CHECK_SHAPES-}"
+[ -z "${CHECK_SHAPES+x}" ] && [ -n "$cuda$vulkan" ] && shapes="llama-3.2-1b:Q4_0 llama-3.1-8b:Q4_0"
+synth_dir="${CHECK_SYNTH_DIR:-${TMPDIR:-/tmp}/dyno-check-shapes}"
+template=""
+for m in "${models[@]}"; do
+  if "$dyno" inspect --json "$m" 2>/dev/null | grep -q '"arch": "llama"'; then template=$m; break; fi
+done
+for entry in $shapes; do
+  [ -n "$template" ] || { log "no llama model to take a header from: shapes skipped"; break; }
+  mkdir -p "$synth_dir"
+  shape=${entry%%:*} type=${entry##*:}
+  file="$synth_dir/synthetic-$(echo "$shape-$type" | tr ',=' '__').gguf"
+  if "$dyno" synth --like "$template" --shape "$shape" --type "$type" -o "$file" --force --json \
+    >"$out/raw/synth-$(basename "$file" .gguf).json" 2>"$out/raw/synth.err"; then
+    log "synthetic $shape $type written from $(basename "$template")"
+    models+=("$file")
+  else
+    log "dyno synth $shape $type failed: $(tail -n 2 "$out/raw/synth.err")"
+  fi
+done
 
 # One measurement pair: Dyno then llama-bench, or the other way round, on
 # the same model, device and layers. Each writes its JSON under raw/.

@@ -7,7 +7,8 @@
 #   - the modules load from the kit's folder, not from the build's;
 #   - the CUDA module is listed as not loaded, with the missing runtime named;
 #   - no CUDA device, said plainly, and the CPU measured against llama-bench
-#     loading the same CPU module (pp512 and tg128, with their ratio).
+#     loading the same CPU module (pp512 and tg128, with their ratio);
+#   - a synthetic shape written by the kit's dyno and measured by both.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/lib/env.sh
@@ -25,8 +26,11 @@ rm "$work/libcudart.so.13"
 (cd "$kit" && sha256sum libggml-cuda.so) >>"$kit/dyno-backends.txt"
 
 out="$work/out"
+# One synthetic shape (an 8B model's kind, one narrow layer) written from the
+# SmolLM2 header by the kit's dyno, as the 1B and 8B ones are on a GPU.
 HOME="$work/home" OUT="$out" CHECK_MODELS="$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" \
-  CHECK_REPS=2 CHECK_PAIRS=1 bash "$kit/check.sh" >/dev/null
+  CHECK_SHAPES="llama-3.1-8b,layers=1,embd=256,ff=512,heads=4,heads_kv=2:Q4_0" \
+  CHECK_SYNTH_DIR="$work/shapes" CHECK_REPS=2 CHECK_PAIRS=1 bash "$kit/check.sh" >/dev/null
 python3 - "$out/report.json" "$kit" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -38,12 +42,15 @@ assert not cuda["loaded"] and cuda["reason"].startswith("libcudart.so.13 not fou
 cpu = [m for m in r["modules"] if m["backend"] == "CPU" and m["loaded"]]
 assert len(cpu) == 1, r["modules"]
 assert any("no CUDA device" in line for line in r["log"]), r["log"]
-rows = {(x["backend"], x["test"]): x for x in r["results"]}
+rows = {(x["backend"], x["test"]): x for x in r["results"] if not x["model"].startswith("synthetic-")}
 for test in ("pp512", "tg128"):
     row = rows[("CPU", test)]
     assert row["dyno_tokens_per_s"] > 0 and row["llama_bench_tokens_per_s"] > 0, row
     assert 0.5 < row["ratio"]["mean"] < 2.0, row
     assert any(m.startswith("CPU ") for m in row["modules"]), row
-print("gpu-kit: modules from the kit, CUDA refused with its reason, CPU against llama-bench:",
+synth = [x for x in r["results"] if x["model"].startswith("synthetic-llama-3.1-8b")]
+assert {x["test"] for x in synth} == {"pp512", "tg128"}, r["results"]
+assert all(x["dyno_tokens_per_s"] > 0 and x["llama_bench_tokens_per_s"] > 0 for x in synth), synth
+print("gpu-kit: modules from the kit, CUDA refused with its reason, a synthetic 8B-kind shape measured, CPU against llama-bench:",
       ", ".join(f"{t} {rows[('CPU', t)]['ratio']['mean']:.3f}" for t in ("pp512", "tg128")))
 PY

@@ -256,7 +256,9 @@ impl<'s, 'c> Supervisor<'s, 'c> {
             | Event::Progress { .. }
             | Event::Quantized { .. }
             | Event::Quality { .. }
-            | Event::Tokens { .. } => Some(Flow::Continue),
+            | Event::Tokens { .. }
+            | Event::Synthesised { .. }
+            | Event::TensorStats { .. } => Some(Flow::Continue),
         })
     }
 

@@ -200,6 +200,20 @@ pub struct SynthArgs {
     /// The GGUF file whose header, tensor shapes and types the output keeps.
     #[arg(long, value_name = "FILE.gguf")]
     pub like: PathBuf,
+    /// Resize FILE's header to another shape of the same architecture: a
+    /// named shape (llama-3.1-8b, llama-3.2-1b, llama-2-7b, gemma-3-1b, ...),
+    /// key=value pairs (layers=8,embd=1024,ff=2816,heads=16,heads_kv=4,
+    /// head_dim=64,vocab=128256,context=8192,tied=false), or both.
+    #[arg(long, value_name = "SHAPE")]
+    pub shape: Option<String>,
+    /// Write every matrix as this type, as llama-quantize writes that level
+    /// (the output layer Q6_K below Q8_0): F32, F16, BF16, Q8_0, Q5_1, Q5_0,
+    /// Q4_1 or Q4_0.
+    #[arg(long = "type", value_name = "TYPE")]
+    pub ggml_type: Option<String>,
+    /// Check and describe the file (parameters, size) without writing it.
+    #[arg(long)]
+    pub dry_run: bool,
     /// The file to write (default: FILE.synth.gguf beside the source).
     #[arg(short = 'o', long, value_name = "OUT.gguf")]
     pub out: Option<PathBuf>,

@@ -143,7 +143,7 @@ pub fn main(cli: Cli) -> Result<i32> {
             Command::Inspect { models, json } => inspect(&models, json),
             Command::Presets { model, json } => presets(&db, &model, json).await,
             Command::Predict(a) => predict::predict(&db, *a).await,
-            Command::Synth(a) => synth(*a),
+            Command::Synth(a) => synth(*a).await,
             Command::Hw { json, remeasure } => hw::hw(&db, json, remeasure).await,
             Command::ServeBench(a) => serve::serve_bench(&db, *a).await,
             Command::ServeRuns { json, limit } => serve::serve_runs(&db, json, limit).await,
@@ -692,20 +692,42 @@ async fn presets(db: &Path, model: &Path, json: bool) -> Result<i32> {
     Ok(0)
 }
 
-fn synth(a: args::SynthArgs) -> Result<i32> {
+async fn synth(a: args::SynthArgs) -> Result<i32> {
     if a.stats {
-        let stats = crate::app::synth::stats(&a.like)?;
+        let stats = crate::app::synth::stats(&a.like).await?;
         println!(
             "{}",
             serde_json::to_string_pretty(&stats).expect("stats serialise")
         );
         return Ok(0);
     }
-    let out = a
-        .out
-        .clone()
-        .unwrap_or_else(|| a.like.with_extension("synth.gguf"));
-    let bar = if std::io::stderr().is_terminal() && !a.json {
+    let ggml_type = a
+        .ggml_type
+        .as_deref()
+        .map(crate::model::reshape::uniform_type)
+        .transpose()
+        .map_err(DynoError::BadInput)?;
+    let shape =
+        (a.shape.is_some() || ggml_type.is_some()).then(|| crate::model::reshape::ShapeRequest {
+            spec: a.shape.clone().unwrap_or_default(),
+            ggml_type,
+        });
+    let out = a.out.clone().unwrap_or_else(|| {
+        let tag = a
+            .shape
+            .as_deref()
+            .into_iter()
+            .chain(a.ggml_type.as_deref())
+            .collect::<Vec<_>>()
+            .join("-")
+            .replace([',', '=', '/'], "_");
+        if tag.is_empty() {
+            a.like.with_extension("synth.gguf")
+        } else {
+            a.like.with_extension(format!("{tag}.synth.gguf"))
+        }
+    });
+    let bar = if std::io::stderr().is_terminal() && !a.json && !a.dry_run {
         let b = indicatif::ProgressBar::new(0);
         b.set_style(
             indicatif::ProgressStyle::with_template(
@@ -717,10 +739,26 @@ fn synth(a: args::SynthArgs) -> Result<i32> {
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let done = crate::app::synth::synth_like(&a.like, &out, a.seed, a.force, |d, t| {
+    let req = crate::app::synth::SynthRequest {
+        like: a.like.clone(),
+        shape,
+        out,
+        seed: a.seed,
+        force: a.force,
+        dry_run: a.dry_run,
+    };
+    let cancel = Cancel::default();
+    let on_signal = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_signal.cancel();
+        }
+    });
+    let done = crate::app::synth::synth(&req, &cancel, |d, t| {
         bar.set_length(t);
         bar.set_position(d);
-    });
+    })
+    .await;
     bar.finish_and_clear();
     let done = done?;
     if a.json {
@@ -728,17 +766,35 @@ fn synth(a: args::SynthArgs) -> Result<i32> {
             "{}",
             serde_json::to_string_pretty(&done).expect("outcome serialises")
         );
-    } else {
-        println!(
-            "{}: {} with synthetic weights (seed {}), the shape of {}: {} written in {:.1} s ({:.1} s drawing and quantising)",
+        return Ok(0);
+    }
+    let what = match &done.shape {
+        Some(s) => format!(
+            "the shape {s}, from the header of {}",
+            done.source.display()
+        ),
+        None => format!("the shape of {}", done.source.display()),
+    };
+    let size = format!(
+        "{:.2} B parameters, {} of weights",
+        done.n_params as f64 / 1e9,
+        human_bytes(done.weight_bytes)
+    );
+    match &done.stats {
+        None => println!(
+            "{}: {} with synthetic weights, {what}: {size}; nothing written (--dry-run)",
+            done.path.display(),
+            done.arch
+        ),
+        Some(st) => println!(
+            "{}: {} with synthetic weights (seed {}), {what}: {size}; {} written in {:.1} s ({:.1} s drawing and quantising)",
             done.path.display(),
             done.arch,
             done.seed,
-            done.source.display(),
-            human_bytes(done.stats.file_bytes),
-            done.stats.quantise_s + done.stats.write_s,
-            done.stats.quantise_s
-        );
+            human_bytes(st.file_bytes),
+            st.quantise_s + st.write_s,
+            st.quantise_s
+        ),
     }
     Ok(0)
 }

@@ -1,13 +1,14 @@
 //! Model files: GGUF header reading, quant names and identity (sha256).
 //!
 //! Everything here runs in the parent without llama.cpp, so bad input is
-//! caught before a worker is spawned, except `synth`, which calls ggml's
-//! quantisers on buffers it made itself; it belongs in `engine/` behind a
-//! worker request, as `quantize` is (a known breach of the layers, to move).
+//! caught before a worker is spawned. `synth` draws synthetic weights and
+//! lays out their file; the quantising is ggml's, done in a worker through
+//! its `Codec` trait (`crate::engine`'s `Ggml`).
 
 pub mod gguf;
 pub mod memory;
 pub mod quant;
+pub mod reshape;
 pub mod shape;
 pub mod synth;
 

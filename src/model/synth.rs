@@ -31,7 +31,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::gguf::{ggml_type_block, ggml_type_name, Header, TensorInfo};
+use super::gguf::{self, ggml_type_block, ggml_type_name, Header, TensorInfo};
+use super::reshape::{self, ShapeRequest};
 
 /// Rows each tensor's pool holds: enough distinct blocks that their scales
 /// cover the tensor's spread (a 2048-wide Q4_1 row has 64 blocks, so a pool
@@ -201,6 +202,66 @@ pub fn check(h: &Header) -> Result<(), String> {
     Ok(())
 }
 
+/// The header a synthetic file gets, ready to write.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The bytes up to the data section: `like`'s own, or resized.
+    pub header_bytes: Vec<u8>,
+    pub header: Header,
+    /// What the resized file is (`llama-3.1-8b,layers=4`), if it was resized.
+    pub shape_label: Option<String>,
+}
+
+/// Why no header could be prepared.
+#[derive(Debug)]
+pub enum PrepareError {
+    /// `like` could not be read as a GGUF file.
+    Read(gguf::GgufError),
+    /// It was read, and cannot be synthesised or resized as asked.
+    Refused(String),
+}
+
+/// `like`'s header, resized to `shape` if given, checked for what Dyno can
+/// write. The parent calls it to refuse early and the worker to write, so
+/// both see the same header.
+pub fn prepare(
+    like: &Path,
+    shape: Option<&ShapeRequest>,
+    seed: u64,
+) -> Result<Prepared, PrepareError> {
+    let h = gguf::read_header(like).map_err(PrepareError::Read)?;
+    let mut header_bytes = vec![0u8; h.data_offset as usize];
+    File::open(like)
+        .and_then(|mut f| f.read_exact(&mut header_bytes))
+        .map_err(|e| PrepareError::Read(gguf::GgufError::Io(e.to_string())))?;
+    check(&h).map_err(PrepareError::Refused)?;
+    let Some(req) = shape else {
+        return Ok(Prepared {
+            header_bytes,
+            header: h,
+            shape_label: None,
+        });
+    };
+    let arch = h.get_str("general.architecture").unwrap_or_default();
+    let base = reshape::Shape::of(&h).map_err(PrepareError::Refused)?;
+    let (target, mut label) =
+        reshape::parse_shape(&req.spec, arch, base).map_err(PrepareError::Refused)?;
+    if label.is_empty() {
+        label = "same shape".into();
+    }
+    if let Some(t) = req.ggml_type {
+        label = format!("{label} {}", ggml_type_name(t));
+    }
+    let (bytes, header) = reshape::reshape(&header_bytes, &h, &target, req.ggml_type, &label, seed)
+        .map_err(PrepareError::Refused)?;
+    check(&header).map_err(PrepareError::Refused)?;
+    Ok(Prepared {
+        header_bytes: bytes,
+        header,
+        shape_label: Some(label),
+    })
+}
+
 /// Draw `rows` rows of `n` values for a tensor of `role` whose rows are `n`
 /// wide.
 fn draw_rows(rng: &mut Rng, role: Role, rows: usize, n: usize) -> Vec<f32> {
@@ -230,73 +291,44 @@ fn f32_to_bf16(x: f32) -> u16 {
     ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) as u16
 }
 
-/// Encode `rows` × `n` values as type `t`: plain floats here, quantised
-/// types by ggml.
-fn encode(t: u32, values: &[f32], rows: usize, n: usize) -> Vec<u8> {
+/// Turns drawn values into a type's bytes and back. The quantisers are
+/// ggml's (`crate::engine`'s `Ggml`), which can abort the process, so they
+/// run in a worker; this module only draws values and lays out the file.
+pub trait Codec {
+    /// `rows` × `n` values as `rows` rows of type `t` (one that
+    /// [`can_synthesise`] accepts).
+    fn quantise(&self, t: u32, values: &[f32], rows: usize, n: usize) -> Vec<u8>;
+    /// A whole tensor of `n` elements of type `t` as floats.
+    fn dequantise(&self, t: u32, raw: &[u8], n: usize) -> Vec<f32>;
+}
+
+/// Encode `rows` × `n` values as type `t`: F32 and BF16 here, the rest
+/// (F16 included) by the codec.
+fn encode(codec: &dyn Codec, t: u32, values: &[f32], rows: usize, n: usize) -> Vec<u8> {
     match t {
         0 => values.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        // SAFETY: a pure conversion of one value.
-        1 => values
-            .iter()
-            .flat_map(|&x| unsafe { llama_cpp_sys_2::ggml_fp32_to_fp16(x) }.to_le_bytes())
-            .collect(),
         30 => values
             .iter()
             .flat_map(|&x| f32_to_bf16(x).to_le_bytes())
             .collect(),
-        _ => {
-            let row_bytes = row_bytes(t, n as u64) as usize;
-            let mut out = vec![0u8; rows * row_bytes];
-            // Types that ggml insists on an importance matrix for get a flat
-            // one (every column weighs the same); the others none, as
-            // llama-quantize without `--imatrix` quantises them (and an
-            // importance matrix makes ggml search for each block's scales,
-            // ten times slower).
-            // SAFETY: a query of a static table.
-            let needs = unsafe {
-                llama_cpp_sys_2::ggml_quantize_requires_imatrix(t as llama_cpp_sys_2::ggml_type)
-            };
-            let ones = vec![1.0f32; if needs { n } else { 0 }];
-            // SAFETY: `t` passed `can_synthesise`, so ggml quantises it (any
-            // other type aborts); `values` holds rows × n floats and `out`
-            // rows × the type's row size, which is what the call writes;
-            // the importance matrix is null or `ones`, n entries, one per
-            // column.
-            let written = unsafe {
-                llama_cpp_sys_2::ggml_quantize_chunk(
-                    t as llama_cpp_sys_2::ggml_type,
-                    values.as_ptr(),
-                    out.as_mut_ptr().cast(),
-                    0,
-                    rows as i64,
-                    n as i64,
-                    if needs {
-                        ones.as_ptr()
-                    } else {
-                        std::ptr::null()
-                    },
-                )
-            };
-            debug_assert_eq!(written, out.len());
-            out
-        }
+        _ => codec.quantise(t, values, rows, n),
     }
 }
 
 /// Bytes of one row of `n` elements of type `t`.
-fn row_bytes(t: u32, n: u64) -> u64 {
+pub fn row_bytes(t: u32, n: u64) -> u64 {
     let (block, bytes) = ggml_type_block(t).unwrap_or((1, 1));
     n / block * bytes
 }
 
 /// One tensor's pool of encoded rows, repeated over the tensor.
-fn tensor_pool(rng: &mut Rng, t: &TensorInfo) -> Vec<u8> {
+fn tensor_pool(codec: &dyn Codec, rng: &mut Rng, t: &TensorInfo) -> Vec<u8> {
     let n = t.dims.first().copied().unwrap_or(1).max(1) as usize;
     let total_rows = (t.n_elements / n as u64).max(1) as usize;
     let rows = total_rows.min(POOL_ROWS).min((POOL_VALUES / n).max(8));
     let role = Role::of(&t.name, t.dims.len());
     let values = draw_rows(rng, role, rows, n);
-    encode(t.ggml_type, &values, rows, n)
+    encode(codec, t.ggml_type, &values, rows, n)
 }
 
 /// What writing a synthetic file cost.
@@ -319,6 +351,7 @@ pub fn write(
     h: &Header,
     out: &mut File,
     seed: u64,
+    codec: &dyn Codec,
     mut progress: impl FnMut(u64, u64),
 ) -> std::io::Result<SynthStats> {
     assert_eq!(header_bytes.len() as u64, h.data_offset);
@@ -339,7 +372,7 @@ pub fn write(
             pos = start;
         }
         let q = Instant::now();
-        let pool = tensor_pool(&mut rng, t);
+        let pool = tensor_pool(codec, &mut rng, t);
         quantise_s += q.elapsed().as_secs_f64();
         let mut left = t.n_bytes;
         while left > 0 {
@@ -398,7 +431,7 @@ pub struct TensorStat {
 /// Dequantise every tensor of the file at `path` and describe its values.
 /// Reads the whole file: a tool for calibration and tests, not for hub
 /// headers.
-pub fn measure(path: &Path, h: &Header) -> std::io::Result<Vec<TensorStat>> {
+pub fn measure(path: &Path, h: &Header, codec: &dyn Codec) -> std::io::Result<Vec<TensorStat>> {
     let mut f = File::open(path)?;
     let mut stats = Vec::new();
     for t in &h.tensors {
@@ -408,29 +441,11 @@ pub fn measure(path: &Path, h: &Header) -> std::io::Result<Vec<TensorStat>> {
         let mut raw = vec![0u8; t.n_bytes as usize];
         f.seek(SeekFrom::Start(h.data_offset + t.offset))?;
         f.read_exact(&mut raw)?;
-        let values = decode(t.ggml_type, &raw, t.n_elements as usize);
+        let values = codec.dequantise(t.ggml_type, &raw, t.n_elements as usize);
         let n = t.dims.first().copied().unwrap_or(1).max(1) as usize;
         stats.push(describe(t, &values, n));
     }
     Ok(stats)
-}
-
-fn decode(t: u32, raw: &[u8], n: usize) -> Vec<f32> {
-    let mut out = vec![0f32; n];
-    // SAFETY: ggml's type traits are static; `to_float` reads the blocks of
-    // `n` elements that `raw` holds (the tensor's whole data, n_bytes long)
-    // and writes n floats into `out`.
-    unsafe {
-        let traits = llama_cpp_sys_2::ggml_get_type_traits(t as llama_cpp_sys_2::ggml_type);
-        if let Some(to_float) = traits.as_ref().and_then(|tr| tr.to_float) {
-            to_float(raw.as_ptr().cast(), out.as_mut_ptr(), n as i64);
-        } else if t == 0 {
-            for (o, c) in out.iter_mut().zip(raw.chunks_exact(4)) {
-                *o = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-            }
-        }
-    }
-    out
 }
 
 fn mean_std(xs: impl Iterator<Item = f64>) -> (f64, f64) {

@@ -59,6 +59,22 @@ pub enum WorkerRequest {
     /// Count the tokens of texts with a model's own tokenizer (a server
     /// benchmark's fallback when the server reports no counts).
     Tokenize(TokenizePlan),
+    /// Write a model file with synthetic weights (ggml's quantisers make
+    /// the blocks, and they abort on what they do not expect).
+    Synth(SynthPlan),
+    /// Dequantise every tensor of a file and describe its values.
+    TensorStats { path: PathBuf },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SynthPlan {
+    /// The file whose header the output takes (or resizes).
+    pub like: PathBuf,
+    /// A shape other than `like`'s, and one type for every matrix.
+    pub shape: Option<crate::model::reshape::ShapeRequest>,
+    /// Where to write: the parent's `.partial` name, renamed when done.
+    pub output: PathBuf,
+    pub seed: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -160,6 +176,14 @@ pub enum Event {
     Quantized { output_bytes: u64, elapsed_ms: f64 },
     /// A quality pass finished.
     Quality { figures: QualityFigures },
+    /// A synthetic file was written and flushed.
+    Synthesised {
+        stats: crate::model::synth::SynthStats,
+    },
+    /// Every tensor's value statistics, in the file's order.
+    TensorStats {
+        stats: Vec<crate::model::synth::TensorStat>,
+    },
     /// The token count of each text of a tokenize request, in order.
     Tokens { counts: Vec<u64> },
     /// All jobs are done; the worker exits after this.

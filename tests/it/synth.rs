@@ -185,3 +185,133 @@ fn bad_input_gives_a_clear_error_and_leaves_nothing() {
     assert!(e.contains("free") && e.contains("MiB"), "{e}");
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+#[test]
+fn a_resized_header_has_the_published_sizes_and_loads_in_llama_cpp() {
+    let s = Scratch::new();
+    let smol = model(SMOL);
+    let dry = |shape: &str, ty: &str| {
+        let o = s
+            .dyno()
+            .args(["synth", "--dry-run", "--json", "--like"])
+            .arg(&smol)
+            .args(["--shape", shape, "--type", ty])
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        let j = json(&o);
+        assert!(j["stats"].is_null(), "a dry run writes nothing: {j}");
+        (
+            (f(&j["n_params"]) / 1e7).round() / 100.0,
+            (f(&j["weight_bytes"]) / (1u64 << 30) as f64 * 100.0).round() / 100.0,
+        )
+    };
+    // llama-bench's own tables print these two as "llama 7B Q4_0 3.56 GiB
+    // 6.74 B" and "llama 8B Q4_0 4.33 GiB 8.03 B": the shapes, the output
+    // layer's Q6_K and the vocabulary (shrunk to 32000, grown to 128256)
+    // all match what llama-quantize writes.
+    assert_eq!(dry("llama-2-7b", "Q4_0"), (6.74, 3.56));
+    assert_eq!(dry("llama-3.1-8b", "q4_0"), (8.03, 4.33));
+    assert!(!s
+        .path("SmolLM2-135M-Instruct.llama-2-7b-Q4_0.synth.gguf")
+        .exists());
+    // Resized to its own shape, a mixed level keeps every tensor's type; to
+    // a deeper model, each layer takes the types of the layer at the same
+    // depth: Gemma 3 1B's Q4_K_M comes out as llama-bench prints it,
+    // "762.49 MiB, 999.89 M".
+    let gemma = |shape: &str| {
+        let o = s
+            .dyno()
+            .args(["synth", "--dry-run", "--json", "--like"])
+            .arg(model(GEMMA))
+            .args(["--shape", shape])
+            .output()
+            .unwrap();
+        assert_code(&o, 0);
+        let j = json(&o);
+        (f(&j["n_params"]) as u64, f(&j["weight_bytes"]) as u64)
+    };
+    let real = dyno::model::gguf::read_header(&model(GEMMA)).unwrap();
+    assert_eq!(
+        gemma("layers=18").1,
+        real.tensors.iter().map(|t| t.n_bytes).sum::<u64>()
+    );
+    let (p, b) = gemma("gemma-3-1b");
+    assert_eq!(
+        (
+            (p as f64 / 1e4).round() / 100.0,
+            (b as f64 / 1048576.0 * 100.0).round() / 100.0
+        ),
+        (999.89, 762.49)
+    );
+
+    // A small file of the 8B model's kind (untied output, 128256 tokens, a
+    // head size llama.cpp must be told) loads in real llama.cpp, which
+    // checks every tensor's shape against the metadata.
+    let out = s.path("small-8b-kind.gguf");
+    let o = synth(
+        &s,
+        &smol,
+        &out,
+        &[
+            "--shape",
+            "llama-3.1-8b,layers=2,embd=512,ff=1024,heads=8,heads_kv=2",
+            "--type",
+            "Q4_0",
+            "--json",
+        ],
+    );
+    assert_code(&o, 0);
+    let h = dyno::model::gguf::read_header(&out).unwrap();
+    let meta = |k: &str| h.metadata.get(k).cloned();
+    assert_eq!(h.get_u64("llama.embedding_length"), Some(512));
+    assert_eq!(h.get_u64("llama.attention.key_length"), Some(128));
+    assert!(matches!(
+        meta("tokenizer.ggml.tokens"),
+        Some(dyno::model::gguf::Value::Array { len: 128256, .. })
+    ));
+    assert!(h
+        .get_str("dyno.synthetic.like")
+        .is_some_and(|n| !n.is_empty()));
+    assert_eq!(
+        h.get_str("dyno.synthetic.shape"),
+        Some("llama-3.1-8b,layers=2,embd=512,ff=1024,heads=8,heads_kv=2 Q4_0")
+    );
+    let ty = |n: &str| {
+        let t = h.tensors.iter().find(|t| t.name == n).unwrap();
+        (
+            t.dims.clone(),
+            dyno::model::gguf::ggml_type_name(t.ggml_type),
+        )
+    };
+    assert_eq!(ty("output.weight"), (vec![512, 128256], "Q6_K"));
+    assert_eq!(ty("blk.1.attn_k.weight"), (vec![512, 256], "Q4_0"));
+    assert_eq!(ty("blk.1.attn_output.weight"), (vec![1024, 512], "Q4_0"));
+    assert_eq!(ty("blk.1.ffn_norm.weight"), (vec![512], "F32"));
+    let o = s
+        .dyno()
+        .arg("bench")
+        .arg(&out)
+        .args(argv("-p 16 -n 4 -r 1 --json"))
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let j = json(&o);
+    assert!(tps(&j, "tg4") > 0.0);
+    assert_eq!(j["runs"][0]["model"]["n_layers"], 2);
+    assert_eq!(j["runs"][0]["model"]["quant"], "Q4_0");
+
+    // What cannot be made is refused, naming what to change.
+    let refused = |extra: &[&str], want: &str| {
+        let o = synth(&s, &smol, &s.path("no.gguf"), extra);
+        assert_code(&o, 2);
+        let e = stderr(&o);
+        assert!(e.contains(want), "{extra:?}: {e}");
+        assert!(!s.path("no.gguf").exists());
+    };
+    refused(&["--shape", "gemma-3-1b"], "give a gemma3 file");
+    refused(&["--shape", "llama-9b"], "llama-3.1-8b");
+    refused(&["--type", "Q4_K_M"], "Q4_0");
+    refused(&["--shape", "embd=600"], "does not split into 9 heads");
+    refused(&["--shape", "vocab=1"], "beyond a vocabulary of 1");
+}

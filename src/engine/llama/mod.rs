@@ -14,6 +14,7 @@
 //! - [`fit`]: llama.cpp's `--fit`, which picks the offload for a context.
 //! - [`backend`]: what this build of llama.cpp has (devices, versions).
 //! - [`quantize`]: llama.cpp's quantizer.
+//! - [`codec`]: ggml's quantisers on plain buffers, for synthetic weights.
 //!
 //! Every `unsafe` block carries a `// SAFETY:` comment (Cargo denies
 //! `clippy::undocumented_unsafe_blocks`). The invariants they lean on:
@@ -31,6 +32,7 @@
 
 mod backend;
 mod batch;
+mod codec;
 mod context;
 mod fit;
 mod model;
@@ -41,6 +43,7 @@ use llama_cpp_sys_2 as sys;
 pub(crate) use backend::{device_info, owned_string};
 pub use backend::{devices, ggml_version, supports_gpu_offload, system_info};
 pub use batch::Batch;
+pub use codec::Ggml;
 pub use context::Context;
 pub use fit::FitRequest;
 pub use model::{LoadOptions, Model};

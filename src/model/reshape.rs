@@ -1,0 +1,858 @@
+//! A GGUF header of another size: a real model's header (its architecture,
+//! tokenizer and settings) rewritten for more or fewer layers, a wider or
+//! narrower model, a larger vocabulary, or one tensor type throughout.
+//!
+//! Why: a model's speed is mostly its shape, and the shapes people run (an
+//! 8B model on a GPU, say) cannot be carried to every machine Dyno measures
+//! on. With the header of a small model of the same architecture, Dyno can
+//! write a file of the 8B model's shape with synthetic weights
+//! ([`super::synth`]) and measure it where it is needed, in seconds and
+//! without a download.
+//!
+//! What is rewritten, and nothing else:
+//! - the shape keys of the architecture (`<arch>.embedding_length`,
+//!   `block_count`, `feed_forward_length`, `attention.head_count`,
+//!   `attention.head_count_kv`, and where present `attention.key_length`,
+//!   `attention.value_length`, `rope.dimension_count`, `vocab_size`,
+//!   `context_length`), `general.name` and, with a type, `general.file_type`;
+//! - the tokenizer's arrays, padded with tokens that no text produces when
+//!   the vocabulary grows (the embedding and output matrices grow with it,
+//!   which is what costs time);
+//! - the tensor list: layer 0's tensors repeated for every layer, each
+//!   dimension resized by what it is (the model width, the feed-forward
+//!   width, the query or key-value width, the head size, the vocabulary),
+//!   and an output matrix added or dropped as the shape ties it to the
+//!   embedding or not;
+//! - `dyno.synthetic.*` keys that say the file is synthetic and of what.
+//!
+//! Models whose layers differ from each other (per-layer arrays in the
+//! metadata, tensors that only some layers have) are refused: resizing them
+//! needs rules of their own.
+
+use std::collections::HashMap;
+
+use super::gguf::{ggml_type_block, ggml_type_name, read_header_from, Header, Value};
+
+/// The numbers that fix a transformer's tensor shapes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Shape {
+    pub embd: u64,
+    pub layers: u64,
+    pub ff: u64,
+    pub heads: u64,
+    pub heads_kv: u64,
+    pub head_dim: u64,
+    pub vocab: u64,
+    pub context: u64,
+    /// The output layer reuses the token embedding (no `output.weight`).
+    pub tied: bool,
+}
+
+/// A named shape: the sizes of a released model, for the architecture that
+/// model has.
+pub struct Preset {
+    pub name: &'static str,
+    pub arch: &'static str,
+    pub shape: Shape,
+}
+
+/// One row of the preset table, in config.json's order.
+#[allow(clippy::too_many_arguments)]
+const fn shape(
+    embd: u64,
+    layers: u64,
+    ff: u64,
+    heads: u64,
+    heads_kv: u64,
+    head_dim: u64,
+    vocab: u64,
+    context: u64,
+    tied: bool,
+) -> Shape {
+    Shape {
+        embd,
+        layers,
+        ff,
+        heads,
+        heads_kv,
+        head_dim,
+        vocab,
+        context,
+        tied,
+    }
+}
+
+/// The shapes Dyno knows by name, from each model's published
+/// configuration (config.json on its hub page).
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "smollm2-360m",
+        arch: "llama",
+        shape: shape(960, 32, 2560, 15, 5, 64, 49152, 8192, true),
+    },
+    Preset {
+        name: "smollm2-1.7b",
+        arch: "llama",
+        shape: shape(2048, 24, 8192, 32, 32, 64, 49152, 8192, true),
+    },
+    Preset {
+        name: "llama-3.2-1b",
+        arch: "llama",
+        shape: shape(2048, 16, 8192, 32, 8, 64, 128256, 131072, true),
+    },
+    Preset {
+        name: "llama-3.2-3b",
+        arch: "llama",
+        shape: shape(3072, 28, 8192, 24, 8, 128, 128256, 131072, true),
+    },
+    Preset {
+        name: "llama-2-7b",
+        arch: "llama",
+        shape: shape(4096, 32, 11008, 32, 32, 128, 32000, 4096, false),
+    },
+    Preset {
+        name: "llama-3.1-8b",
+        arch: "llama",
+        shape: shape(4096, 32, 14336, 32, 8, 128, 128256, 131072, false),
+    },
+    Preset {
+        name: "llama-3.3-70b",
+        arch: "llama",
+        shape: shape(8192, 80, 28672, 64, 8, 128, 128256, 131072, false),
+    },
+    Preset {
+        name: "gemma-3-1b",
+        arch: "gemma3",
+        shape: shape(1152, 26, 6912, 4, 1, 256, 262144, 32768, true),
+    },
+    Preset {
+        name: "gemma-3-4b",
+        arch: "gemma3",
+        shape: shape(2560, 34, 10240, 8, 4, 256, 262208, 131072, true),
+    },
+    Preset {
+        name: "gemma-3-12b",
+        arch: "gemma3",
+        shape: shape(3840, 48, 15360, 16, 8, 256, 262208, 131072, true),
+    },
+];
+
+/// The types `--type` accepts: those for which "every matrix of type T" is
+/// what llama-quantize writes for that level, so the file is labelled
+/// truthfully. K-quant levels (Q4_K_M and the like) mix types by rules of
+/// their own and are left out.
+const UNIFORM: &[(&str, u32, u32)] = &[
+    // (name, ggml type, llama_ftype)
+    ("F32", 0, 0),
+    ("F16", 1, 1),
+    ("BF16", 30, 32),
+    ("Q8_0", 8, 7),
+    ("Q5_1", 7, 9),
+    ("Q5_0", 6, 8),
+    ("Q4_1", 3, 3),
+    ("Q4_0", 2, 2),
+];
+
+/// The ggml type of a `--type` name.
+pub fn uniform_type(name: &str) -> Result<u32, String> {
+    UNIFORM
+        .iter()
+        .find(|(n, _, _)| n.eq_ignore_ascii_case(name))
+        .map(|&(_, t, _)| t)
+        .ok_or_else(|| {
+            format!(
+                "--type {name}: Dyno writes one type throughout only where llama-quantize does; choose one of {}",
+                UNIFORM.iter().map(|u| u.0).collect::<Vec<_>>().join(", ")
+            )
+        })
+}
+
+/// The request: a preset's name, `key=value` pairs over the template's own
+/// shape, or both (`llama-3.1-8b,layers=4`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ShapeRequest {
+    pub spec: String,
+    pub ggml_type: Option<u32>,
+}
+
+impl Shape {
+    /// The template's own shape, from its header.
+    pub fn of(h: &Header) -> Result<Shape, String> {
+        let arch = h.get_str("general.architecture").unwrap_or_default();
+        let key = |k: &str| format!("{arch}.{k}");
+        let num = |k: &str| -> Result<u64, String> {
+            match h.metadata.get(&key(k)) {
+                Some(Value::Array { .. }) => Err(format!(
+                    "{} differs from layer to layer in this model; Dyno resizes only models whose layers are alike",
+                    key(k)
+                )),
+                Some(v) => v.as_u64().ok_or_else(|| format!("{} is not a number", key(k))),
+                None => Err(format!(
+                    "the header has no {}; Dyno cannot tell this model's shape",
+                    key(k)
+                )),
+            }
+        };
+        let embd = num("embedding_length")?;
+        let heads = num("attention.head_count")?;
+        let head_dim = match h.get_u64(&key("attention.key_length")) {
+            Some(d) => d,
+            None if heads > 0 => embd / heads,
+            None => return Err("attention.head_count is 0".into()),
+        };
+        let vocab = match h.metadata.get("tokenizer.ggml.tokens") {
+            Some(Value::Array { len, .. }) => *len,
+            _ => return Err("the header has no tokenizer.ggml.tokens".into()),
+        };
+        Ok(Shape {
+            embd,
+            layers: num("block_count")?,
+            ff: num("feed_forward_length")?,
+            heads,
+            heads_kv: h.get_u64(&key("attention.head_count_kv")).unwrap_or(heads),
+            head_dim,
+            vocab,
+            context: h.get_u64(&key("context_length")).unwrap_or(4096),
+            tied: !h.tensors.iter().any(|t| t.name == "output.weight"),
+        })
+    }
+
+    /// Parameters of a dense transformer of this shape (what llama.cpp
+    /// reports as the model's size in parameters), norms included.
+    pub fn n_params(&self) -> u64 {
+        let (q, kv) = (self.heads * self.head_dim, self.heads_kv * self.head_dim);
+        let layer = self.embd * (2 * q + 2 * kv) + 3 * self.embd * self.ff + 2 * self.embd;
+        let embed = self.embd * self.vocab * if self.tied { 1 } else { 2 };
+        self.layers * layer + embed + self.embd
+    }
+}
+
+/// `spec` applied to `base` (the template's shape): a preset for `arch` by
+/// name, then `key=value` pairs.
+pub fn parse_shape(spec: &str, arch: &str, base: Shape) -> Result<(Shape, String), String> {
+    let mut s = base;
+    let mut label = Vec::new();
+    let (mut head_dim_given, mut from_preset) = (false, false);
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        if let Some((k, v)) = part.split_once('=') {
+            let k = k.trim().to_ascii_lowercase();
+            let v = v.trim();
+            if k == "tied" {
+                s.tied = match v {
+                    "true" | "yes" | "1" => true,
+                    "false" | "no" | "0" => false,
+                    _ => return Err(format!("tied={v}: say true or false")),
+                };
+            } else {
+                let n: u64 = v
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| format!("{k}={v}: not a positive whole number"))?;
+                match k.as_str() {
+                    "embd" => s.embd = n,
+                    "layers" => s.layers = n,
+                    "ff" => s.ff = n,
+                    "heads" => s.heads = n,
+                    "heads_kv" | "kv_heads" => s.heads_kv = n,
+                    "head_dim" => {
+                        s.head_dim = n;
+                        head_dim_given = true;
+                    }
+                    "vocab" => s.vocab = n,
+                    "context" => s.context = n,
+                    _ => {
+                        return Err(format!(
+                        "{k}: not a shape key; use embd, layers, ff, heads, heads_kv, head_dim, vocab, context or tied"
+                    ))
+                    }
+                }
+            }
+            label.push(format!("{k}={v}"));
+        } else {
+            let p = PRESETS
+                .iter()
+                .find(|p| p.name.eq_ignore_ascii_case(part))
+                .ok_or_else(|| {
+                    format!(
+                        "{part}: no such shape; Dyno knows {}, or give key=value pairs such as layers=8,embd=1024",
+                        PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+                    )
+                })?;
+            if p.arch != arch {
+                let fit: Vec<&str> = PRESETS
+                    .iter()
+                    .filter(|p| p.arch == arch)
+                    .map(|p| p.name)
+                    .collect();
+                return Err(format!(
+                    "{part} is a {} model and the template is {arch}: give a {} file as --like{}",
+                    p.arch,
+                    p.arch,
+                    if fit.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", or use a {arch} shape: {}", fit.join(", "))
+                    }
+                ));
+            }
+            s = p.shape;
+            from_preset = true;
+            label.push(p.name.to_string());
+        }
+    }
+    // A head size that the template derives from its width and heads
+    // follows them, unless it was given.
+    let derived = base.heads > 0 && base.head_dim * base.heads == base.embd;
+    if derived && !head_dim_given && !from_preset {
+        if !s.embd.is_multiple_of(s.heads) {
+            return Err(format!(
+                "a width of {} does not split into {} heads; give heads= or head_dim=",
+                s.embd, s.heads
+            ));
+        }
+        s.head_dim = s.embd / s.heads;
+    }
+    if !s.heads.is_multiple_of(s.heads_kv) {
+        return Err(format!(
+            "{} heads cannot share {} key-value heads evenly",
+            s.heads, s.heads_kv
+        ));
+    }
+    Ok((s, label.join(",")))
+}
+
+/// What a tensor dimension measures, to resize it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Dim {
+    Embd,
+    Ff,
+    Q,
+    Kv,
+    Head,
+    Vocab,
+}
+
+impl Dim {
+    fn size(self, s: &Shape) -> u64 {
+        match self {
+            Dim::Embd => s.embd,
+            Dim::Ff => s.ff,
+            Dim::Q => s.heads * s.head_dim,
+            Dim::Kv => s.heads_kv * s.head_dim,
+            Dim::Head => s.head_dim,
+            Dim::Vocab => s.vocab,
+        }
+    }
+    const ALL: [Dim; 6] = [Dim::Embd, Dim::Ff, Dim::Q, Dim::Kv, Dim::Head, Dim::Vocab];
+}
+
+/// What each dimension of a tensor measures, by its name (as llama.cpp
+/// names them), checked against the template's sizes. `None` for a
+/// dimension that measures none of them (it keeps its size).
+fn dims_of(name: &str, dims: &[u64], base: &Shape) -> Result<Vec<Option<Dim>>, String> {
+    let base_name = name
+        .strip_suffix(".weight")
+        .or_else(|| name.strip_suffix(".bias"))
+        .unwrap_or(name);
+    let last = base_name.rsplit('.').next().unwrap_or(base_name);
+    use Dim::*;
+    let by_name: Option<&[Dim]> = match last {
+        "token_embd" | "output" => Some(&[Embd, Vocab]),
+        "attn_q" => Some(if name.ends_with(".bias") {
+            &[Q]
+        } else {
+            &[Embd, Q]
+        }),
+        "attn_k" | "attn_v" => Some(if name.ends_with(".bias") {
+            &[Kv]
+        } else {
+            &[Embd, Kv]
+        }),
+        "attn_output" => Some(if name.ends_with(".bias") {
+            &[Embd]
+        } else {
+            &[Q, Embd]
+        }),
+        "ffn_up" | "ffn_gate" => Some(if name.ends_with(".bias") {
+            &[Ff]
+        } else {
+            &[Embd, Ff]
+        }),
+        "ffn_down" => Some(if name.ends_with(".bias") {
+            &[Embd]
+        } else {
+            &[Ff, Embd]
+        }),
+        "attn_q_norm" | "attn_k_norm" => Some(&[Head]),
+        l if l.contains("norm") && dims.len() == 1 => Some(&[Embd]),
+        _ => None,
+    };
+    if let Some(want) = by_name {
+        if want.len() == dims.len() && want.iter().zip(dims).all(|(d, &n)| d.size(base) == n) {
+            return Ok(want.iter().map(|&d| Some(d)).collect());
+        }
+    }
+    // Anything else: by size, when the size says unambiguously what it is.
+    dims.iter()
+        .map(|&n| {
+            let hits: Vec<Dim> = Dim::ALL
+                .into_iter()
+                .filter(|d| d.size(base) == n)
+                .collect();
+            match hits.as_slice() {
+                [] => Ok(None),
+                [d] => Ok(Some(*d)),
+                _ => Err(format!(
+                    "tensor {name}: a dimension of {n} could be any of {hits:?} in this model, so Dyno cannot resize it"
+                )),
+            }
+        })
+        .collect()
+}
+
+/// Read one GGUF metadata entry's raw bytes: returns (key, type, the value's
+/// bytes, bytes used).
+fn raw_kv(b: &[u8]) -> Option<(String, u32, &[u8], usize)> {
+    let rd_u64 =
+        |o: usize| -> Option<u64> { Some(u64::from_le_bytes(b.get(o..o + 8)?.try_into().ok()?)) };
+    let rd_u32 =
+        |o: usize| -> Option<u32> { Some(u32::from_le_bytes(b.get(o..o + 4)?.try_into().ok()?)) };
+    let klen = rd_u64(0)? as usize;
+    let key = String::from_utf8(b.get(8..8usize.checked_add(klen)?)?.to_vec()).ok()?;
+    let t = rd_u32(8 + klen)?;
+    let start = 12 + klen;
+    let len = value_len(&b[start.min(b.len())..], t)?;
+    Some((key, t, b.get(start..start + len)?, start + len))
+}
+
+/// Bytes one value of type `t` takes at the start of `b`.
+fn value_len(b: &[u8], t: u32) -> Option<usize> {
+    let fixed = |t: u32| -> Option<usize> {
+        Some(match t {
+            0 | 1 | 7 => 1,
+            2 | 3 => 2,
+            4..=6 => 4,
+            10..=12 => 8,
+            _ => return None,
+        })
+    };
+    match t {
+        8 => {
+            let n = u64::from_le_bytes(b.get(0..8)?.try_into().ok()?) as usize;
+            8usize.checked_add(n).filter(|&e| e <= b.len())
+        }
+        9 => {
+            let et = u32::from_le_bytes(b.get(0..4)?.try_into().ok()?);
+            let n = u64::from_le_bytes(b.get(4..12)?.try_into().ok()?) as usize;
+            let mut o = 12usize;
+            if let Some(w) = fixed(et) {
+                o = o.checked_add(n.checked_mul(w)?)?;
+            } else {
+                for _ in 0..n {
+                    o = o.checked_add(value_len(b.get(o..)?, et)?)?;
+                }
+            }
+            (o <= b.len()).then_some(o)
+        }
+        _ => fixed(t),
+    }
+}
+
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    out.extend((s.len() as u64).to_le_bytes());
+    out.extend(s.as_bytes());
+}
+
+/// A number written in the type the template used for it.
+fn put_num(out: &mut Vec<u8>, t: u32, v: u64) {
+    match t {
+        0 | 1 => out.push(v as u8),
+        2 | 3 => out.extend((v as u16).to_le_bytes()),
+        4 | 5 => out.extend((v as u32).to_le_bytes()),
+        _ => out.extend(v.to_le_bytes()),
+    }
+}
+
+/// The template's header with `target`'s shape (and `ggml_type` for every
+/// matrix, if given): the header's bytes and the header they parse to.
+/// `template` is the template's bytes up to its data section.
+pub fn reshape(
+    template: &[u8],
+    h: &Header,
+    target: &Shape,
+    ggml_type: Option<u32>,
+    label: &str,
+    seed: u64,
+) -> Result<(Vec<u8>, Header), String> {
+    let arch = h.get_str("general.architecture").unwrap_or_default();
+    let base = Shape::of(h)?;
+    // Per-layer arrays in the metadata mean layers that differ.
+    for (k, v) in &h.metadata {
+        if let Value::Array { len, .. } = v {
+            if !k.starts_with("tokenizer.") && *len == base.layers {
+                return Err(format!(
+                    "{k} gives a value per layer; Dyno resizes only models whose layers are alike"
+                ));
+            }
+        }
+    }
+    // Layer 0 is the pattern, and every layer must have the same tensors.
+    let layer_of = |name: &str| -> Option<(u64, String)> {
+        let rest = name.strip_prefix("blk.")?;
+        let (i, tail) = rest.split_once('.')?;
+        Some((i.parse().ok()?, tail.to_string()))
+    };
+    let mut per_layer: HashMap<u64, Vec<String>> = HashMap::new();
+    for t in &h.tensors {
+        if let Some((i, tail)) = layer_of(&t.name) {
+            per_layer.entry(i).or_default().push(tail);
+        }
+    }
+    let mut pattern = per_layer.get(&0).cloned().unwrap_or_default();
+    pattern.sort();
+    for (i, tails) in &per_layer {
+        let mut tails = tails.clone();
+        tails.sort();
+        if tails != pattern {
+            return Err(format!(
+                "layer {i} has other tensors than layer 0; Dyno resizes only models whose layers are alike"
+            ));
+        }
+    }
+    let matrix_type = |name: &str, n_dims: usize, own: u32| -> u32 {
+        let Some(t) = ggml_type else { return own };
+        if n_dims < 2 {
+            return own;
+        }
+        // llama-quantize writes the output layer (or the embedding, when it
+        // doubles as the output) as Q6_K at every level below Q8_0.
+        let is_output = name == "output.weight" || (target.tied && name == "token_embd.weight");
+        let quantised_below_q8 = matches!(t, 2 | 3 | 6 | 7);
+        if is_output && quantised_below_q8 {
+            // Q6_K's blocks are 256 wide; a narrower multiple falls back to
+            // Q8_0, as llama-quantize falls back.
+            if target.embd.is_multiple_of(256) {
+                14
+            } else {
+                8
+            }
+        } else {
+            t
+        }
+    };
+
+    // The tensor list, in the template's order, layer 0 standing for all.
+    struct Out {
+        name: String,
+        dims: Vec<u64>,
+        ggml_type: u32,
+    }
+    let mut out_tensors: Vec<Out> = Vec::new();
+    let resize = |name: &str, dims: &[u64]| -> Result<Vec<u64>, String> {
+        Ok(dims_of(name, dims, &base)?
+            .into_iter()
+            .zip(dims)
+            .map(|(d, &n)| d.map_or(n, |d| d.size(target)))
+            .collect())
+    };
+    let mut embd_type = None;
+    let types: HashMap<&str, u32> = h
+        .tensors
+        .iter()
+        .map(|t| (t.name.as_str(), t.ggml_type))
+        .collect();
+    for t in &h.tensors {
+        match layer_of(&t.name) {
+            Some((0, tail)) => {
+                for i in 0..target.layers {
+                    let name = format!("blk.{i}.{tail}");
+                    // Mixed levels (Q4_K_M and the like) give some layers
+                    // more bits by their depth in the model: the type comes
+                    // from the template's layer at the same relative depth.
+                    let j = i * base.layers / target.layers;
+                    let own = types
+                        .get(format!("blk.{j}.{tail}").as_str())
+                        .copied()
+                        .unwrap_or(t.ggml_type);
+                    out_tensors.push(Out {
+                        dims: resize(&t.name, &t.dims)?,
+                        ggml_type: matrix_type(&name, t.dims.len(), own),
+                        name,
+                    });
+                }
+            }
+            Some(_) => {}
+            None if t.name == "output.weight" && target.tied => {}
+            None => {
+                if t.name == "token_embd.weight" {
+                    embd_type = Some(t.ggml_type);
+                }
+                out_tensors.push(Out {
+                    dims: resize(&t.name, &t.dims)?,
+                    ggml_type: matrix_type(&t.name, t.dims.len(), t.ggml_type),
+                    name: t.name.clone(),
+                });
+            }
+        }
+    }
+    if !target.tied && base.tied {
+        let own = embd_type.ok_or("the template has no token_embd.weight")?;
+        out_tensors.push(Out {
+            name: "output.weight".into(),
+            dims: vec![target.embd, target.vocab],
+            ggml_type: matrix_type("output.weight", 2, own),
+        });
+    }
+    for t in &out_tensors {
+        let (block, _) = ggml_type_block(t.ggml_type).unwrap_or((1, 1));
+        if !t.dims[0].is_multiple_of(block) {
+            return Err(format!(
+                "tensor {} would have rows of {} values, which {} cannot hold (blocks of {block}); choose another --type or width",
+                t.name,
+                t.dims[0],
+                ggml_type_name(t.ggml_type)
+            ));
+        }
+    }
+
+    // Metadata: the template's entries in order, shape keys rewritten.
+    let alignment = h.alignment;
+    let mut kv: Vec<u8> = Vec::new();
+    let mut n_kv = 0u64;
+    let n_kv_in = u64::from_le_bytes(
+        template
+            .get(16..24)
+            .and_then(|b| b.try_into().ok())
+            .ok_or("the template's header is too short")?,
+    );
+    let mut pos = 24usize;
+    let shape_key = |k: &str| -> Option<u64> {
+        let rest = k.strip_prefix(arch)?.strip_prefix('.')?;
+        Some(match rest {
+            "embedding_length" => target.embd,
+            "block_count" => target.layers,
+            "feed_forward_length" => target.ff,
+            "attention.head_count" => target.heads,
+            "attention.head_count_kv" => target.heads_kv,
+            "attention.key_length" | "attention.value_length" => target.head_dim,
+            // Partial rotary embeddings (a rope narrower than the head) keep
+            // their width.
+            "rope.dimension_count" if h.get_u64(k) == Some(base.head_dim) => target.head_dim,
+            "vocab_size" => target.vocab,
+            "context_length" => target.context,
+            _ => return None,
+        })
+    };
+    // Special tokens must stay inside a smaller vocabulary.
+    if target.vocab < base.vocab {
+        for (k, v) in &h.metadata {
+            let id = v
+                .as_u64()
+                .filter(|_| k.starts_with("tokenizer.ggml.") && k.ends_with("_token_id"));
+            if let Some(id) = id.filter(|&id| id >= target.vocab) {
+                return Err(format!(
+                    "{k} is token {id}, beyond a vocabulary of {}; give a larger vocab=",
+                    target.vocab
+                ));
+            }
+        }
+    }
+    let ftype = ggml_type.and_then(|t| UNIFORM.iter().find(|u| u.1 == t).map(|u| u.2));
+    for _ in 0..n_kv_in {
+        let (key, t, val, used) =
+            raw_kv(&template[pos..]).ok_or("the template's metadata could not be read")?;
+        pos += used;
+        if key.starts_with("dyno.synthetic.") {
+            continue;
+        }
+        n_kv += 1;
+        put_str(&mut kv, &key);
+        kv.extend(t.to_le_bytes());
+        if let (Some(v), true) = (shape_key(&key), t != 9) {
+            put_num(&mut kv, t, v);
+        } else if key == "general.name" && t == 8 {
+            put_str(&mut kv, &format!("Synthetic {label}"));
+        } else if let (Some(f), "general.file_type") = (ftype, key.as_str()) {
+            put_num(&mut kv, t, f as u64);
+        } else if t == 9 && target.vocab != base.vocab && key.starts_with("tokenizer.ggml.") {
+            let et = u32::from_le_bytes(val[0..4].try_into().expect("checked"));
+            let n = u64::from_le_bytes(val[4..12].try_into().expect("checked"));
+            if n != base.vocab {
+                kv.extend(val);
+                continue;
+            }
+            kv.extend(et.to_le_bytes());
+            kv.extend(target.vocab.to_le_bytes());
+            if target.vocab < base.vocab {
+                // The first `target.vocab` items: the special and byte tokens
+                // come first in every vocabulary Dyno has met.
+                let mut o = 12usize;
+                for _ in 0..target.vocab {
+                    o += value_len(&val[o..], et).expect("the array was read once");
+                }
+                kv.extend(&val[12..o]);
+                continue;
+            }
+            kv.extend(&val[12..]);
+            for i in 0..target.vocab - base.vocab {
+                match (key.as_str(), et) {
+                    // Tokens no text can produce: llama.cpp loads them as
+                    // ordinary tokens, and only their count matters.
+                    ("tokenizer.ggml.tokens", 8) => {
+                        put_str(&mut kv, &format!("<dyno_pad_{}>", base.vocab + i))
+                    }
+                    ("tokenizer.ggml.token_type", 4 | 5) => kv.extend(1u32.to_le_bytes()),
+                    ("tokenizer.ggml.scores", 6) => kv.extend(0f32.to_le_bytes()),
+                    _ => {
+                        return Err(format!(
+                            "{key} has one entry per token and Dyno does not know how to extend it"
+                        ))
+                    }
+                }
+            }
+        } else {
+            kv.extend(val);
+        }
+    }
+    // A head size other than width ÷ heads must be stated, or llama.cpp
+    // derives the wrong one.
+    let stated = |k: &str| h.metadata.contains_key(&format!("{arch}.attention.{k}"));
+    if target.heads * target.head_dim != target.embd {
+        for k in ["key_length", "value_length"] {
+            if !stated(k) {
+                n_kv += 1;
+                put_str(&mut kv, &format!("{arch}.attention.{k}"));
+                kv.extend(4u32.to_le_bytes());
+                kv.extend((target.head_dim as u32).to_le_bytes());
+            }
+        }
+    }
+    for (key, value) in [
+        ("dyno.synthetic.shape", label.to_string()),
+        (
+            "dyno.synthetic.like",
+            h.get_str("general.name").unwrap_or(arch).to_string(),
+        ),
+    ] {
+        n_kv += 1;
+        put_str(&mut kv, key);
+        kv.extend(8u32.to_le_bytes());
+        put_str(&mut kv, &value);
+    }
+    n_kv += 1;
+    put_str(&mut kv, "dyno.synthetic.seed");
+    kv.extend(10u32.to_le_bytes());
+    kv.extend(seed.to_le_bytes());
+
+    // Tensor infos with offsets laid out as llama.cpp's writer lays them.
+    let mut bytes = Vec::with_capacity(kv.len() + out_tensors.len() * 64 + 64);
+    bytes.extend(b"GGUF");
+    bytes.extend(3u32.to_le_bytes());
+    bytes.extend((out_tensors.len() as u64).to_le_bytes());
+    bytes.extend(n_kv.to_le_bytes());
+    bytes.extend(kv);
+    let mut offset = 0u64;
+    for t in &out_tensors {
+        put_str(&mut bytes, &t.name);
+        bytes.extend((t.dims.len() as u32).to_le_bytes());
+        for d in &t.dims {
+            bytes.extend(d.to_le_bytes());
+        }
+        bytes.extend(t.ggml_type.to_le_bytes());
+        bytes.extend(offset.to_le_bytes());
+        let (block, block_bytes) = ggml_type_block(t.ggml_type).unwrap_or((1, 1));
+        let n: u64 = t.dims.iter().product();
+        offset = (offset + n / block * block_bytes).div_ceil(alignment) * alignment;
+    }
+    bytes.resize(
+        (bytes.len() as u64).div_ceil(alignment) as usize * alignment as usize,
+        0,
+    );
+    // The last tensor's padding is not written: the file ends with its data.
+    let last = out_tensors.last().map_or(0, |t| {
+        let (block, block_bytes) = ggml_type_block(t.ggml_type).unwrap_or((1, 1));
+        let n: u64 = t.dims.iter().product();
+        let end = n / block * block_bytes;
+        end.div_ceil(alignment) * alignment - end
+    });
+    let file_size = bytes.len() as u64 + offset - last;
+    let parsed = read_header_from(std::io::Cursor::new(&bytes), file_size)
+        .map_err(|e| format!("the rewritten header does not read back: {e}"))?;
+    Ok((bytes, parsed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_have_their_published_parameter_counts() {
+        // llama-bench prints these sizes ("llama 7B ... 6.74 B", "llama 8B
+        // ... 8.03 B"): the shapes are the released models'.
+        let p = |n: &str| PRESETS.iter().find(|p| p.name == n).unwrap().shape;
+        let b = |s: Shape| (s.n_params() as f64 / 1e9 * 100.0).round() / 100.0;
+        assert_eq!(b(p("llama-2-7b")), 6.74);
+        assert_eq!(b(p("llama-3.1-8b")), 8.03);
+        assert_eq!(b(p("llama-3.2-1b")), 1.24);
+        assert_eq!(b(p("llama-3.2-3b")), 3.21);
+        assert_eq!(b(p("llama-3.3-70b")), 70.55);
+    }
+
+    #[test]
+    fn shapes_parse_from_names_and_pairs() {
+        let base = shape(576, 30, 1536, 9, 3, 64, 49152, 8192, true);
+        let (s, label) = parse_shape("llama-3.1-8b,layers=4", "llama", base).unwrap();
+        assert_eq!((s.embd, s.layers, s.tied), (4096, 4, false));
+        assert_eq!(label, "llama-3.1-8b,layers=4");
+        let (s, _) = parse_shape("layers=2,ff=768", "llama", base).unwrap();
+        assert_eq!((s.layers, s.ff, s.embd), (2, 768, 576));
+        let e = parse_shape("gemma-3-1b", "llama", base).unwrap_err();
+        assert!(e.contains("give a gemma3 file"), "{e}");
+        let e = parse_shape("llama-9b", "llama", base).unwrap_err();
+        assert!(e.contains("llama-3.1-8b"), "{e}");
+        assert!(parse_shape("layers=0", "llama", base).is_err());
+        assert!(parse_shape("width=3", "llama", base).is_err());
+        assert_eq!(
+            parse_shape("vocab=100", "llama", base).unwrap().0.vocab,
+            100
+        );
+        assert!(parse_shape("heads=9,heads_kv=2", "llama", base).is_err());
+    }
+
+    #[test]
+    fn dimensions_are_known_by_name_then_by_size() {
+        let base = shape(576, 30, 1536, 9, 3, 64, 49152, 8192, true);
+        use Dim::*;
+        let d = |n: &str, dims: &[u64]| dims_of(n, dims, &base).unwrap();
+        assert_eq!(
+            d("blk.0.attn_k.weight", &[576, 192]),
+            [Some(Embd), Some(Kv)]
+        );
+        assert_eq!(
+            d("blk.0.ffn_down.weight", &[1536, 576]),
+            [Some(Ff), Some(Embd)]
+        );
+        assert_eq!(d("blk.0.attn_norm.weight", &[576]), [Some(Embd)]);
+        assert_eq!(d("rope_freqs.weight", &[32]), [None]);
+        // Gemma's key-value width can equal its head size: the name decides.
+        let g = shape(640, 18, 2048, 4, 1, 256, 262144, 32768, true);
+        assert_eq!(
+            dims_of("blk.0.attn_k.weight", &[640, 256], &g).unwrap(),
+            [Some(Embd), Some(Kv)]
+        );
+        assert_eq!(
+            dims_of("blk.0.attn_k_norm.weight", &[256], &g).unwrap(),
+            [Some(Head)]
+        );
+        assert!(dims_of("blk.0.mystery.weight", &[256], &g).is_err());
+    }
+
+    #[test]
+    fn uniform_types_are_the_levels_llama_quantize_writes_uniformly() {
+        assert_eq!(uniform_type("q4_0"), Ok(2));
+        assert_eq!(uniform_type("F16"), Ok(1));
+        let e = uniform_type("Q4_K_M").unwrap_err();
+        assert!(e.contains("Q4_0"), "{e}");
+    }
+}
