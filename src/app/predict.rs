@@ -194,7 +194,7 @@ pub async fn predict_level(
 }
 
 /// `OWNER/NAME[:LEVEL]` split, when `target` is not a file on disk.
-fn hub_target(target: &str) -> Option<(&str, Option<&str>)> {
+pub(crate) fn hub_target(target: &str) -> Option<(&str, Option<&str>)> {
     let (repo, level) = match target.split_once(':') {
         Some((r, l)) => (r, Some(l)),
         None => (target, None),

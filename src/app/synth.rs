@@ -25,7 +25,11 @@ use crate::worker::protocol::{Event, SynthPlan, WorkerRequest};
 /// What `dyno synth` wrote (or, with `dry_run`, would write).
 #[derive(Debug, Clone, Serialize)]
 pub struct SynthOutcome {
-    pub source: PathBuf,
+    /// The file or hub level whose header was used.
+    pub source: String,
+    /// Bytes of header fetched from the hub now (0 for a file, or a header
+    /// already cached).
+    pub header_bytes_fetched: u64,
     pub path: PathBuf,
     pub arch: String,
     pub seed: u64,
@@ -44,7 +48,11 @@ pub struct SynthOutcome {
 /// What to write.
 #[derive(Debug, Clone)]
 pub struct SynthRequest {
-    pub like: PathBuf,
+    /// A GGUF file, or OWNER/NAME:LEVEL on the hub (only its header is
+    /// fetched).
+    pub like: String,
+    /// Hub address, for a mirror (a hub `like` only).
+    pub endpoint: Option<String>,
     pub shape: Option<ShapeRequest>,
     pub out: PathBuf,
     pub seed: u64,
@@ -53,8 +61,74 @@ pub struct SynthRequest {
     pub dry_run: bool,
 }
 
-fn prepared(like: &Path, shape: Option<&ShapeRequest>, seed: u64) -> Result<Prepared> {
-    synth::prepare(like, shape, seed).map_err(|e| match e {
+/// Where `like`'s header is: the file itself, or a hub level's header in
+/// the header cache (fetched with ranged requests if it is not there), with
+/// the size of the file it is the front of, and the bytes fetched now.
+async fn locate(
+    store: Option<&crate::store::Store>,
+    req: &SynthRequest,
+) -> Result<(PathBuf, Option<u64>, u64)> {
+    let path = super::expand_home(&req.like);
+    let hub_target = super::predict::hub_target(&req.like);
+    if path.exists() || hub_target.is_none() {
+        return Ok((path, None, 0));
+    }
+    let (repo, level) = hub_target.expect("checked above");
+    let Some(want) = level else {
+        return Err(DynoError::BadInput(format!(
+            "{repo}: name one level, as in {repo}:Q4_K_M (dyno hub levels {repo} lists them)"
+        )));
+    };
+    let store =
+        store.ok_or_else(|| DynoError::Internal("a hub header needs the settings store".into()))?;
+    let hub = super::hub::open(store, req.endpoint.as_deref()).await?;
+    let listing = super::hub::repo_listing(&hub, repo).await?;
+    let l = listing
+        .levels
+        .iter()
+        .find(|l| l.level.eq_ignore_ascii_case(want))
+        .ok_or_else(|| {
+            let have: Vec<&str> = listing.levels.iter().map(|l| l.level.as_str()).collect();
+            DynoError::BadInput(format!(
+                "{repo} has no level {want}; it has {}",
+                if have.is_empty() {
+                    "no GGUF files".into()
+                } else {
+                    have.join(", ")
+                }
+            ))
+        })?;
+    let [file] = l.files.as_slice() else {
+        return Err(DynoError::BadInput(format!(
+            "{repo}:{want} is split into {} files; Dyno writes synthetic files of one-file levels only",
+            l.files.len()
+        )));
+    };
+    let sha = file.sha256.clone().ok_or_else(|| {
+        DynoError::BadInput(format!(
+            "{repo}/{}: the hub gives no sha256 for it, so its header cannot be cached; download it instead",
+            file.path
+        ))
+    })?;
+    let fetched =
+        crate::hub::header::fetch_header(&hub, &listing.repo, &listing.commit, &l.files).await?;
+    let cached = crate::hub::header::cache_dir().join(format!("{sha}.gguf-header"));
+    if !cached.is_file() {
+        return Err(DynoError::BadInput(format!(
+            "could not keep {repo}:{want}'s header in {}; make that folder writable (DYNO_CACHE_DIR)",
+            cached.display()
+        )));
+    }
+    Ok((cached, Some(file.size), fetched.fetched_bytes))
+}
+
+fn prepared(
+    like: &Path,
+    like_size: Option<u64>,
+    shape: Option<&ShapeRequest>,
+    seed: u64,
+) -> Result<Prepared> {
+    synth::prepare(like, like_size, shape, seed).map_err(|e| match e {
         PrepareError::Read(source) => DynoError::BadModel {
             path: like.to_path_buf(),
             source,
@@ -65,15 +139,20 @@ fn prepared(like: &Path, shape: Option<&ShapeRequest>, seed: u64) -> Result<Prep
 
 /// Prepare the header, check the output can be written, and have a worker
 /// write the file. `progress` hears bytes written and the total.
+///
+/// `store` holds the hub settings; it is needed only for a hub `like`.
 pub async fn synth(
+    store: Option<&crate::store::Store>,
     req: &SynthRequest,
     cancel: &Cancel,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<SynthOutcome> {
-    let p = prepared(&req.like, req.shape.as_ref(), req.seed)?;
+    let (like, like_size, fetched) = locate(store, req).await?;
+    let p = prepared(&like, like_size, req.shape.as_ref(), req.seed)?;
     let h = &p.header;
     let mut outcome = SynthOutcome {
         source: req.like.clone(),
+        header_bytes_fetched: fetched,
         path: req.out.clone(),
         arch: h.get_str("general.architecture").unwrap_or_default().into(),
         seed: req.seed,
@@ -116,7 +195,8 @@ pub async fn synth(
         .map_err(|e| DynoError::io("cannot find Dyno's executable to start a worker", e))?;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let plan = WorkerRequest::Synth(SynthPlan {
-        like: req.like.clone(),
+        like,
+        like_size,
         shape: req.shape.clone(),
         output: partial.clone(),
         seed: req.seed,

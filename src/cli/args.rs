@@ -197,9 +197,14 @@ pub enum Command {
 /// `dyno synth`.
 #[derive(Debug, clap::Args)]
 pub struct SynthArgs {
-    /// The GGUF file whose header, tensor shapes and types the output keeps.
-    #[arg(long, value_name = "FILE.gguf")]
-    pub like: PathBuf,
+    /// The GGUF file whose header, tensor shapes and types the output keeps,
+    /// or OWNER/NAME:LEVEL on the hub (only its header is fetched: measure a
+    /// model before downloading it).
+    #[arg(long, value_name = "FILE.gguf|OWNER/NAME:LEVEL")]
+    pub like: String,
+    /// Hub address, for a mirror (also HF_ENDPOINT).
+    #[arg(long, value_name = "URL")]
+    pub endpoint: Option<String>,
     /// Resize FILE's header to another shape of the same architecture: a
     /// named shape (llama-3.1-8b, llama-3.2-1b, llama-2-7b, gemma-3-1b, ...),
     /// key=value pairs (layers=8,embd=1024,ff=2816,heads=16,heads_kv=4,

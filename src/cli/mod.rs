@@ -143,7 +143,7 @@ pub fn main(cli: Cli) -> Result<i32> {
             Command::Inspect { models, json } => inspect(&models, json),
             Command::Presets { model, json } => presets(&db, &model, json).await,
             Command::Predict(a) => predict::predict(&db, *a).await,
-            Command::Synth(a) => synth(*a).await,
+            Command::Synth(a) => synth(&db, *a).await,
             Command::Hw { json, remeasure } => hw::hw(&db, json, remeasure).await,
             Command::ServeBench(a) => serve::serve_bench(&db, *a).await,
             Command::ServeRuns { json, limit } => serve::serve_runs(&db, json, limit).await,
@@ -692,9 +692,10 @@ async fn presets(db: &Path, model: &Path, json: bool) -> Result<i32> {
     Ok(0)
 }
 
-async fn synth(a: args::SynthArgs) -> Result<i32> {
+async fn synth(db: &std::path::Path, a: args::SynthArgs) -> Result<i32> {
+    let like_path = crate::app::expand_home(&a.like);
     if a.stats {
-        let stats = crate::app::synth::stats(&a.like).await?;
+        let stats = crate::app::synth::stats(&like_path).await?;
         println!(
             "{}",
             serde_json::to_string_pretty(&stats).expect("stats serialise")
@@ -721,10 +722,16 @@ async fn synth(a: args::SynthArgs) -> Result<i32> {
             .collect::<Vec<_>>()
             .join("-")
             .replace([',', '=', '/'], "_");
-        if tag.is_empty() {
-            a.like.with_extension("synth.gguf")
+        // A hub level's file is written here, named after it.
+        let base = if like_path.exists() {
+            like_path.clone()
         } else {
-            a.like.with_extension(format!("{tag}.synth.gguf"))
+            std::path::PathBuf::from(a.like.replace(['/', ':'], "-"))
+        };
+        if tag.is_empty() {
+            base.with_extension("synth.gguf")
+        } else {
+            base.with_extension(format!("{tag}.synth.gguf"))
         }
     });
     let bar = if std::io::stderr().is_terminal() && !a.json && !a.dry_run {
@@ -741,6 +748,7 @@ async fn synth(a: args::SynthArgs) -> Result<i32> {
     };
     let req = crate::app::synth::SynthRequest {
         like: a.like.clone(),
+        endpoint: a.endpoint.clone(),
         shape,
         out,
         seed: a.seed,
@@ -754,7 +762,13 @@ async fn synth(a: args::SynthArgs) -> Result<i32> {
             on_signal.cancel();
         }
     });
-    let done = crate::app::synth::synth(&req, &cancel, |d, t| {
+    // The settings (hub address, token) only for a hub level.
+    let store = if like_path.exists() {
+        None
+    } else {
+        Some(open_store(db).await?)
+    };
+    let done = crate::app::synth::synth(store.as_ref(), &req, &cancel, |d, t| {
         bar.set_length(t);
         bar.set_position(d);
     })
@@ -769,11 +783,8 @@ async fn synth(a: args::SynthArgs) -> Result<i32> {
         return Ok(0);
     }
     let what = match &done.shape {
-        Some(s) => format!(
-            "the shape {s}, from the header of {}",
-            done.source.display()
-        ),
-        None => format!("the shape of {}", done.source.display()),
+        Some(s) => format!("the shape {s}, from the header of {}", done.source),
+        None => format!("the shape of {}", done.source),
     };
     let size = format!(
         "{:.2} B parameters, {} of weights",

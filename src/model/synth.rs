@@ -224,16 +224,28 @@ pub enum PrepareError {
 /// `like`'s header, resized to `shape` if given, checked for what Dyno can
 /// write. The parent calls it to refuse early and the worker to write, so
 /// both see the same header.
+///
+/// `like_size`: `like` holds only the front of a file of this many bytes (a
+/// header fetched from the hub); the header is read as that file's.
 pub fn prepare(
     like: &Path,
+    like_size: Option<u64>,
     shape: Option<&ShapeRequest>,
     seed: u64,
 ) -> Result<Prepared, PrepareError> {
-    let h = gguf::read_header(like).map_err(PrepareError::Read)?;
-    let mut header_bytes = vec![0u8; h.data_offset as usize];
+    let io = |e: std::io::Error| PrepareError::Read(gguf::GgufError::Io(e.to_string()));
+    let h = match like_size {
+        None => gguf::read_header(like).map_err(PrepareError::Read)?,
+        Some(size) => gguf::read_header_from(File::open(like).map_err(io)?, size)
+            .map_err(PrepareError::Read)?,
+    };
+    // A fetched front may end inside the padding before the data, which is
+    // zeros.
+    let mut header_bytes = Vec::with_capacity(h.data_offset as usize);
     File::open(like)
-        .and_then(|mut f| f.read_exact(&mut header_bytes))
-        .map_err(|e| PrepareError::Read(gguf::GgufError::Io(e.to_string())))?;
+        .and_then(|f| f.take(h.data_offset).read_to_end(&mut header_bytes))
+        .map_err(io)?;
+    header_bytes.resize(h.data_offset as usize, 0);
     check(&h).map_err(PrepareError::Refused)?;
     let Some(req) = shape else {
         return Ok(Prepared {

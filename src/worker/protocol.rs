@@ -70,6 +70,9 @@ pub enum WorkerRequest {
 pub struct SynthPlan {
     /// The file whose header the output takes (or resizes).
     pub like: PathBuf,
+    /// `like` is the front of a file this long (a header from the hub).
+    #[serde(default)]
+    pub like_size: Option<u64>,
     /// A shape other than `like`'s, and one type for every matrix.
     pub shape: Option<crate::model::reshape::ShapeRequest>,
     /// Where to write: the parent's `.partial` name, renamed when done.

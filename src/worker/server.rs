@@ -206,7 +206,7 @@ fn synth(plan: SynthPlan) -> i32 {
         emit(&Event::Fatal { code, message });
         1
     };
-    let p = match synth::prepare(&plan.like, plan.shape.as_ref(), plan.seed) {
+    let p = match synth::prepare(&plan.like, plan.like_size, plan.shape.as_ref(), plan.seed) {
         Ok(p) => p,
         Err(PrepareError::Read(e)) => {
             return fatal(

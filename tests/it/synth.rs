@@ -315,3 +315,79 @@ fn a_resized_header_has_the_published_sizes_and_loads_in_llama_cpp() {
     refused(&["--shape", "embd=600"], "does not split into 9 heads");
     refused(&["--shape", "vocab=1"], "beyond a vocabulary of 1");
 }
+
+#[test]
+fn a_hub_level_is_synthesised_from_its_header_alone() {
+    use crate::fake_hub::{Body, FakeHub, RepoSpec};
+    let s = Scratch::new();
+    let hub = FakeHub::start(vec![RepoSpec {
+        id: "org/smol-GGUF".into(),
+        files: vec![("smol-Q4_1.gguf".into(), Body::File(model(SMOL)))],
+        gated_token: None,
+        downloads: 1,
+        likes: 0,
+    }]);
+    let out = s.path("from-hub.gguf");
+    let o = s
+        .hub_dyno(&hub.url)
+        .args(["synth", "--like", "org/smol-GGUF:q4_1", "--json", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let j = json(&o);
+    assert_eq!(j["source"], "org/smol-GGUF:q4_1");
+    let fetched = j["header_bytes_fetched"].as_u64().unwrap();
+    // The twin is the real file's header with synthetic data, of its size,
+    // from a small share of it: only ranged requests touched the file.
+    let (real, twin) = (
+        std::fs::read(model(SMOL)).unwrap(),
+        std::fs::read(&out).unwrap(),
+    );
+    assert_eq!(real.len(), twin.len());
+    let at = data_offset(&model(SMOL)) as usize;
+    assert_eq!(real[..at], twin[..at]);
+    assert!(fetched > 0 && fetched < real.len() as u64 / 10, "{fetched}");
+    assert!(hub
+        .requests()
+        .iter()
+        .filter(|r| r.method == "GET" && r.path.contains("/resolve/"))
+        .all(|r| r.range.is_some()));
+
+    // Resized from the same header, now from the cache: nothing fetched.
+    let o = s
+        .hub_dyno(&hub.url)
+        .args([
+            "synth",
+            "--like",
+            "org/smol-GGUF:Q4_1",
+            "--shape",
+            "layers=2",
+            "--json",
+        ])
+        .current_dir(s.dir.path())
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let j = json(&o);
+    assert_eq!(j["header_bytes_fetched"], 0);
+    assert!(
+        s.path("org-smol-GGUF-Q4_1.layers_2.synth.gguf").is_file(),
+        "{j}"
+    );
+
+    // A level the repo does not have, or none named: what to type instead.
+    for (like, want) in [
+        ("org/smol-GGUF:Q8_0", "it has Q4_1"),
+        ("org/smol-GGUF", "org/smol-GGUF:Q4_K_M"),
+    ] {
+        let o = s
+            .hub_dyno(&hub.url)
+            .args(["synth", "--like", like, "-o"])
+            .arg(s.path("no.gguf"))
+            .output()
+            .unwrap();
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains(want), "{like}: {}", stderr(&o));
+    }
+}
