@@ -243,6 +243,42 @@ test("Settings point the app at a mirror and save a token outside the database",
   assert.ok(!fs.existsSync(tokenFile), "Remove token deletes the file");
 });
 
+test("a hub level is measured before downloading it, from its header and synthetic weights", async () => {
+  const t0 = Date.now();
+  await (await byId("nav-models")).click();
+  await setValue("hub-query", "SmolLM2");
+  await (await byId("hub-search")).click();
+  await (await byId("hub-repo", 30_000)).click();
+  const level = await browser.$('[data-testid="hub-level"][data-level="Q4_1"]');
+  await level.waitForExist({ timeout: 30_000, timeoutMsg: "the repo's Q4_1 level is not listed" });
+  await (await level.$('[data-testid="level-synth"]')).click();
+  const done = await byId("synth-done", 120_000);
+  const text = await done.getText();
+  // The header only: a small share of the 93.8 MiB file came from the hub.
+  const [, size, read, unit] = text.match(/written \(([\d.]+) MiB; ([\d.]+) (B|KiB|MiB) of header read now/) ?? [];
+  assert.ok(size, `what the twin says: '${text}'`);
+  assert.equal(Number(size), 93.8);
+  assert.ok(Number(read) / ({ B: 1 << 20, KiB: 1024, MiB: 1 }[unit]) < 9.4, text);
+  assert.match(text, /quality mean nothing/);
+  await shot("synth-level");
+  await (await byId("synth-benchmark")).click();
+  await byId("preset-picker");
+  await (await browser.$('[data-testid="preset"][data-preset="quick"]')).click();
+  await (await byId("preset-start")).click();
+  const status = await byId("sweep-status");
+  await browser.waitUntil(async () => /done|failed|cancelled/.test(await status.getText()), {
+    timeout: 300_000,
+    interval: 500,
+    timeoutMsg: "the benchmark of the synthetic twin did not end in 5 minutes",
+  });
+  assert.match(await status.getText(), /done/);
+  await byId("level-chart", 30_000);
+  // Nothing of the level was downloaded: the hub cache holds no blob of it.
+  const blobs = path.join(process.env.HF_HOME ?? "", "hub", "models--dyno-test--SmolLM2-135M-Instruct-GGUF", "blobs");
+  assert.ok(!fs.existsSync(blobs) || fs.readdirSync(blobs).length === 0, `blobs: ${fs.existsSync(blobs) && fs.readdirSync(blobs)}`);
+  console.log(`synthetic twin: header to a benchmark in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+});
+
 test("a model found on the hub is downloaded, resumed after a cut, and benchmarked", async () => {
   // scripts/test/e2e.sh serves the SmolLM2 file as a repo of a fake hub and cuts
   // its first download short.

@@ -57,6 +57,7 @@ pub fn run() {
             commands::predict,
             commands::predict_files,
             commands::predict_accuracy,
+            commands::synth_level,
             commands::compare,
             commands::card_svg,
             commands::export_text,

@@ -23,13 +23,14 @@ use crate::worker::client::{self, Cancel, WorkerOptions};
 use crate::worker::protocol::{Event, SynthPlan, WorkerRequest};
 
 /// What `dyno synth` wrote (or, with `dry_run`, would write).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct SynthOutcome {
     /// The file or hub level whose header was used.
     pub source: String,
     /// Bytes of header fetched from the hub now (0 for a file, or a header
     /// already cached).
     pub header_bytes_fetched: u64,
+    #[ts(type = "string")]
     pub path: PathBuf,
     pub arch: String,
     pub seed: u64,
@@ -286,4 +287,30 @@ pub async fn stats(path: &Path) -> Result<Vec<TensorStat>> {
             "the statistics worker ended without figures".into(),
         )),
     }
+}
+
+/// The app's "Measure without downloading": a hub level's twin, written
+/// into Dyno's cache (beside quantised levels, under `synth/`) and replaced
+/// if it is there, since the same seed writes the same bytes.
+pub async fn twin_of_level(store: &crate::store::Store, like: &str) -> Result<SynthOutcome> {
+    let dir = crate::quantize::cache_root().join("synth");
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        DynoError::io(
+            format!(
+                "cannot create {}; set DYNO_CACHE_DIR to a writable folder",
+                dir.display()
+            ),
+            e,
+        )
+    })?;
+    let req = SynthRequest {
+        like: like.to_string(),
+        endpoint: None,
+        shape: None,
+        out: dir.join(format!("{}.synth.gguf", like.replace(['/', ':'], "-"))),
+        seed: 1,
+        force: true,
+        dry_run: false,
+    };
+    synth(Some(store), &req, &Cancel::default(), |_, _| {}).await
 }

@@ -344,7 +344,7 @@ fn tensor_pool(codec: &dyn Codec, rng: &mut Rng, t: &TensorInfo) -> Vec<u8> {
 }
 
 /// What writing a synthetic file cost.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct SynthStats {
     pub header_bytes: u64,
     pub file_bytes: u64,

@@ -26,6 +26,7 @@ import type {
   PredictedFile,
   PredictInput,
   PredictOutcome,
+  SynthOutcome,
   PresetEstimate,
   PullResult,
   ResultListRow,
@@ -153,6 +154,11 @@ export const hubLevels = (repo: string) => call<HubListing>("hub_levels", { repo
  * advised level: `dyno predict TARGET --json`.
  */
 export const predict = (input: PredictInput) => call<PredictOutcome>("predict", { input });
+/**
+ * A hub level's synthetic twin from its header alone, written into Dyno's
+ * cache, to benchmark before downloading: `dyno synth --like OWNER/NAME:LEVEL`.
+ */
+export const synthLevel = (like: string) => call<SynthOutcome>("synth_level", { like });
 /** Predictions for files on disk, one calibration for them all (the Models list). */
 export const predictFiles = (paths: string[]) => call<PredictedFile[]>("predict_files", { paths });
 /** Past predictions against what the runs measured: `dyno predict --accuracy --json`. */

@@ -72,6 +72,7 @@ export type {
   PredictInput,
   PredictOutcome,
   RunPrediction,
+  SynthOutcome,
   SyncProgress,
   SyncReport,
   SyncRequest,

@@ -106,6 +106,8 @@ export type { SweepStatus } from "./SweepStatus";
 export type { SyncProgress } from "./SyncProgress";
 export type { SyncReport } from "./SyncReport";
 export type { SyncRequest } from "./SyncRequest";
+export type { SynthOutcome } from "./SynthOutcome";
+export type { SynthStats } from "./SynthStats";
 export type { TeamMachineRank } from "./TeamMachineRank";
 export type { TeamMedian } from "./TeamMedian";
 export type { TeamModelLevel } from "./TeamModelLevel";
