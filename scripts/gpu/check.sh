@@ -77,7 +77,8 @@ fi
 
 # Models too big to carry, written here with synthetic weights from the
 # header of a small model of the same architecture (dyno synth --shape; the
-# first llama model of the list is the template). On a GPU the default is
+# template is the kit's templates/, headers carried without their weights,
+# else the first llama model of the list). On a GPU the default is
 # the 1B and 8B shapes that GPU figures are usually quoted for; on a CPU
 # nothing unless CHECK_SHAPES asks. Each entry is SHAPE:TYPE. The files go to
 # CHECK_SYNTH_DIR (not $OUT, which comes back to the caller).
@@ -85,7 +86,10 @@ shapes="${CHECK_SHAPES-}"
 [ -z "${CHECK_SHAPES+x}" ] && [ -n "$cuda$vulkan" ] && shapes="llama-3.2-1b:Q4_0 llama-3.1-8b:Q4_0"
 synth_dir="${CHECK_SYNTH_DIR:-${TMPDIR:-/tmp}/dyno-check-shapes}"
 template=""
-for m in "${models[@]}"; do
+for m in "$kit"/templates/*.gguf-header "${models[@]}"; do
+  [ -e "$m" ] || continue
+  # The kit's templates are headers only (of SmolLM2, a llama model).
+  case "$m" in *.gguf-header) template=$m; break ;; esac
   if "$dyno" inspect --json "$m" 2>/dev/null | grep -q '"arch": "llama"'; then template=$m; break; fi
 done
 for entry in $shapes; do

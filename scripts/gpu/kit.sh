@@ -18,6 +18,11 @@
 #                        very same modules from the same folder
 #   check.sh, check-report.py
 #   models/              KIT_MODELS (space-separated GGUF files), if any
+#   templates/           the front 4 MiB (the whole header) of each of
+#                        KIT_TEMPLATES (default: the SmolLM2 test model), as
+#                        .gguf-header files: dyno synth --shape writes the 1B
+#                        and 8B models from them on the GPU machine, with no
+#                        weights carried
 #
 # The kit must stay within 60 MiB (the device tool carries 64 MiB): when the
 # folder is larger it is also packed as gpu-kit.tar.xz, and the check is run
@@ -85,6 +90,10 @@ strip --strip-unneeded "$kit/llama-bench"
 
 cp scripts/gpu/check.sh scripts/gpu/check-report.py "$kit/"
 for m in ${KIT_MODELS:-}; do cp "$m" "$kit/models/"; done
+mkdir -p "$kit/templates"
+for m in ${KIT_TEMPLATES-$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf}; do
+  head -c 4M "$m" >"$kit/templates/$(basename "$m" .gguf).gguf-header"
+done
 
 size=$(du -sb "$kit" | cut -f1)
 log "folder: $((size / 1024 / 1024)) MiB ($kit)"

@@ -202,6 +202,27 @@ pub fn check(h: &Header) -> Result<(), String> {
     Ok(())
 }
 
+/// The header of a `.gguf-header` file: the front of a GGUF file, at least
+/// its whole header (what the hub header cache holds, or `head -c 4M
+/// model.gguf`), so a template can travel without its weights. The file
+/// it came from is taken to end with its last tensor.
+fn header_of_prefix(like: &Path) -> Result<Header, PrepareError> {
+    let f = File::open(like).map_err(|e| PrepareError::Read(gguf::GgufError::Io(e.to_string())))?;
+    let mut h = gguf::read_header_from(f, 1 << 50).map_err(|e| {
+        PrepareError::Refused(format!(
+            "{} does not hold a whole GGUF header ({e}); take more of the file (head -c 8M model.gguf)",
+            like.display()
+        ))
+    })?;
+    h.file_size = h.data_offset
+        + h.tensors
+            .iter()
+            .map(|t| t.offset + t.n_bytes)
+            .max()
+            .unwrap_or(0);
+    Ok(h)
+}
+
 /// The header a synthetic file gets, ready to write.
 #[derive(Debug, Clone)]
 pub struct Prepared {
@@ -234,7 +255,9 @@ pub fn prepare(
     seed: u64,
 ) -> Result<Prepared, PrepareError> {
     let io = |e: std::io::Error| PrepareError::Read(gguf::GgufError::Io(e.to_string()));
+    let header_only = like.extension().is_some_and(|e| e == "gguf-header");
     let h = match like_size {
+        None if header_only => header_of_prefix(like)?,
         None => gguf::read_header(like).map_err(PrepareError::Read)?,
         Some(size) => gguf::read_header_from(File::open(like).map_err(io)?, size)
             .map_err(PrepareError::Read)?,

@@ -301,6 +301,28 @@ fn a_resized_header_has_the_published_sizes_and_loads_in_llama_cpp() {
     assert_eq!(j["runs"][0]["model"]["n_layers"], 2);
     assert_eq!(j["runs"][0]["model"]["quant"], "Q4_0");
 
+    // A template can travel as its header alone: the front of the file, as a
+    // .gguf-header (the GPU kit carries SmolLM2's so).
+    let front = s.path("smol.gguf-header");
+    std::fs::write(&front, &std::fs::read(&smol).unwrap()[..4 << 20]).unwrap();
+    let o = synth(
+        &s,
+        &front,
+        &s.path("from-front.gguf"),
+        &["--shape", "layers=2"],
+    );
+    assert_code(&o, 0);
+    assert_eq!(
+        dyno::model::gguf::read_header(&s.path("from-front.gguf"))
+            .unwrap()
+            .get_u64("llama.block_count"),
+        Some(2)
+    );
+    std::fs::write(&front, &std::fs::read(&smol).unwrap()[..100_000]).unwrap();
+    let o = synth(&s, &front, &s.path("no.gguf"), &[]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("head -c 8M"), "{}", stderr(&o));
+
     // What cannot be made is refused, naming what to change.
     let refused = |extra: &[&str], want: &str| {
         let o = synth(&s, &smol, &s.path("no.gguf"), extra);
