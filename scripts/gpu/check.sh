@@ -126,6 +126,9 @@ for model in "${models[@]}"; do
   for spec in "CUDA:$cuda:99" "Vulkan:$vulkan:99" "CPU:none:0"; do
     IFS=: read -r label dev ngl <<<"$spec"
     [ -n "$dev" ] || continue
+    # Beside a GPU the CPU is a reference, measured on the first model only:
+    # an 8B model's CPU pair alone would take minutes of a short loan.
+    [ "$label" = CPU ] && [ -n "$cuda$vulkan" ] && [ "$model" != "${models[0]}" ] && continue
     pairs="${CHECK_PAIRS:-3}"
     [ "$label" = CPU ] && [ -n "$cuda$vulkan" ] && pairs="${CHECK_PAIRS:-1}"
     for i in $(seq 1 "$pairs"); do
