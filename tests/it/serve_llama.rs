@@ -157,8 +157,11 @@ fn llama_server_is_measured_with_its_own_counts_and_cache_control() {
     assert!(cached >= 180.0, "the shared context was not reused: {r}");
 
     // The same model in-process, with the same lengths: what the server
-    // costs. The ratios compare like with like (a unit slip would put them
-    // orders of magnitude off), and the engine's run is stored as any other.
+    // costs. The ratios compare like with like (a unit slip, ms for s or ns
+    // for µs, would put them a thousand times off), and the engine's run is
+    // stored as any other. The bounds are wide because the suite runs tests
+    // side by side on two cores: CI saw a decode ratio of 0.06 while a sweep
+    // held both cores during the server's four tokens.
     let o = s.run_line(&format!(
         "serve-bench {} -p 64 -n 8 -r 2 --engine SMOL --engine-threads 2 --json",
         server.url
@@ -169,7 +172,7 @@ fn llama_server_is_measured_with_its_own_counts_and_cache_control() {
     assert_eq!(rows.len(), 1, "{j}");
     for k in ["prefill_ratio", "decode_ratio", "ttft_ratio"] {
         let r = rows[0][k].as_f64().unwrap();
-        assert!(r > 0.1 && r < 10.0, "{k} {r}");
+        assert!(r > 0.01 && r < 100.0, "{k} {r}");
     }
     let run_id = rows[0]["engine_run_id"].clone();
     let runs = json(&s.run(&["runs", "--json"]));
