@@ -474,19 +474,15 @@ fn put_num(out: &mut Vec<u8>, t: u32, v: u64) {
     }
 }
 
-/// The template's header with `target`'s shape (and `ggml_type` for every
-/// matrix, if given): the header's bytes and the header they parse to.
-/// `template` is the template's bytes up to its data section.
-pub fn reshape(
-    template: &[u8],
-    h: &Header,
-    target: &Shape,
-    ggml_type: Option<u32>,
-    label: &str,
-    seed: u64,
-) -> Result<(Vec<u8>, Header), String> {
-    let arch = h.get_str("general.architecture").unwrap_or_default();
-    let base = Shape::of(h)?;
+/// `blk.N.rest` as (N, rest).
+fn layer_of(name: &str) -> Option<(u64, String)> {
+    let rest = name.strip_prefix("blk.")?;
+    let (i, tail) = rest.split_once('.')?;
+    Some((i.parse().ok()?, tail.to_string()))
+}
+
+/// Refuse a template whose layers differ: layer 0 stands for all of them.
+fn check_layers_alike(h: &Header, base: &Shape) -> Result<(), String> {
     // Per-layer arrays in the metadata mean layers that differ.
     for (k, v) in &h.metadata {
         if let Value::Array { len, .. } = v {
@@ -498,11 +494,6 @@ pub fn reshape(
         }
     }
     // Layer 0 is the pattern, and every layer must have the same tensors.
-    let layer_of = |name: &str| -> Option<(u64, String)> {
-        let rest = name.strip_prefix("blk.")?;
-        let (i, tail) = rest.split_once('.')?;
-        Some((i.parse().ok()?, tail.to_string()))
-    };
     let mut per_layer: HashMap<u64, Vec<String>> = HashMap::new();
     for t in &h.tensors {
         if let Some((i, tail)) = layer_of(&t.name) {
@@ -520,6 +511,76 @@ pub fn reshape(
             ));
         }
     }
+    Ok(())
+}
+
+/// One tensor of the resized header.
+struct Out {
+    name: String,
+    dims: Vec<u64>,
+    ggml_type: u32,
+}
+
+/// The header's bytes from its metadata (`n_kv` entries, already encoded)
+/// and tensors, and the header they parse to (Dyno's own reader is the
+/// check of the writer).
+fn assemble(
+    kv: Vec<u8>,
+    n_kv: u64,
+    out_tensors: &[Out],
+    alignment: u64,
+) -> Result<(Vec<u8>, Header), String> {
+    // Tensor infos with offsets laid out as llama.cpp's writer lays them.
+    let mut bytes = Vec::with_capacity(kv.len() + out_tensors.len() * 64 + 64);
+    bytes.extend(b"GGUF");
+    bytes.extend(3u32.to_le_bytes());
+    bytes.extend((out_tensors.len() as u64).to_le_bytes());
+    bytes.extend(n_kv.to_le_bytes());
+    bytes.extend(kv);
+    let mut offset = 0u64;
+    for t in out_tensors {
+        put_str(&mut bytes, &t.name);
+        bytes.extend((t.dims.len() as u32).to_le_bytes());
+        for d in &t.dims {
+            bytes.extend(d.to_le_bytes());
+        }
+        bytes.extend(t.ggml_type.to_le_bytes());
+        bytes.extend(offset.to_le_bytes());
+        let (block, block_bytes) = ggml_type_block(t.ggml_type).unwrap_or((1, 1));
+        let n: u64 = t.dims.iter().product();
+        offset = (offset + n / block * block_bytes).div_ceil(alignment) * alignment;
+    }
+    bytes.resize(
+        (bytes.len() as u64).div_ceil(alignment) as usize * alignment as usize,
+        0,
+    );
+    // The last tensor's padding is not written: the file ends with its data.
+    let last = out_tensors.last().map_or(0, |t| {
+        let (block, block_bytes) = ggml_type_block(t.ggml_type).unwrap_or((1, 1));
+        let n: u64 = t.dims.iter().product();
+        let end = n / block * block_bytes;
+        end.div_ceil(alignment) * alignment - end
+    });
+    let file_size = bytes.len() as u64 + offset - last;
+    let parsed = read_header_from(std::io::Cursor::new(&bytes), file_size)
+        .map_err(|e| format!("the rewritten header does not read back: {e}"))?;
+    Ok((bytes, parsed))
+}
+
+/// The template's header with `target`'s shape (and `ggml_type` for every
+/// matrix, if given): the header's bytes and the header they parse to.
+/// `template` is the template's bytes up to its data section.
+pub fn reshape(
+    template: &[u8],
+    h: &Header,
+    target: &Shape,
+    ggml_type: Option<u32>,
+    label: &str,
+    seed: u64,
+) -> Result<(Vec<u8>, Header), String> {
+    let arch = h.get_str("general.architecture").unwrap_or_default();
+    let base = Shape::of(h)?;
+    check_layers_alike(h, &base)?;
     let matrix_type = |name: &str, n_dims: usize, own: u32| -> u32 {
         let Some(t) = ggml_type else { return own };
         if n_dims < 2 {
@@ -543,11 +604,6 @@ pub fn reshape(
     };
 
     // The tensor list, in the template's order, layer 0 standing for all.
-    struct Out {
-        name: String,
-        dims: Vec<u64>,
-        ggml_type: u32,
-    }
     let mut out_tensors: Vec<Out> = Vec::new();
     let resize = |name: &str, dims: &[u64]| -> Result<Vec<u64>, String> {
         Ok(dims_of(name, dims, &base)?
@@ -745,41 +801,7 @@ pub fn reshape(
     kv.extend(10u32.to_le_bytes());
     kv.extend(seed.to_le_bytes());
 
-    // Tensor infos with offsets laid out as llama.cpp's writer lays them.
-    let mut bytes = Vec::with_capacity(kv.len() + out_tensors.len() * 64 + 64);
-    bytes.extend(b"GGUF");
-    bytes.extend(3u32.to_le_bytes());
-    bytes.extend((out_tensors.len() as u64).to_le_bytes());
-    bytes.extend(n_kv.to_le_bytes());
-    bytes.extend(kv);
-    let mut offset = 0u64;
-    for t in &out_tensors {
-        put_str(&mut bytes, &t.name);
-        bytes.extend((t.dims.len() as u32).to_le_bytes());
-        for d in &t.dims {
-            bytes.extend(d.to_le_bytes());
-        }
-        bytes.extend(t.ggml_type.to_le_bytes());
-        bytes.extend(offset.to_le_bytes());
-        let (block, block_bytes) = ggml_type_block(t.ggml_type).unwrap_or((1, 1));
-        let n: u64 = t.dims.iter().product();
-        offset = (offset + n / block * block_bytes).div_ceil(alignment) * alignment;
-    }
-    bytes.resize(
-        (bytes.len() as u64).div_ceil(alignment) as usize * alignment as usize,
-        0,
-    );
-    // The last tensor's padding is not written: the file ends with its data.
-    let last = out_tensors.last().map_or(0, |t| {
-        let (block, block_bytes) = ggml_type_block(t.ggml_type).unwrap_or((1, 1));
-        let n: u64 = t.dims.iter().product();
-        let end = n / block * block_bytes;
-        end.div_ceil(alignment) * alignment - end
-    });
-    let file_size = bytes.len() as u64 + offset - last;
-    let parsed = read_header_from(std::io::Cursor::new(&bytes), file_size)
-        .map_err(|e| format!("the rewritten header does not read back: {e}"))?;
-    Ok((bytes, parsed))
+    assemble(kv, n_kv, &out_tensors, alignment)
 }
 
 #[cfg(test)]
