@@ -9,8 +9,9 @@
 //! results), [`telemetry`], [`machines`], [`models`], [`sweeps`] (with their
 //! levels and quality figures), [`hub`] (downloads and model folders),
 //! [`settings`], [`list`] (the light queries of the Results view),
-//! [`import`] (runs from shared files) and [`reap`] (runs and sweeps left
-//! behind by a process that died).
+//! [`import`] (runs from shared files), [`owner`] (the lock a measuring
+//! process holds) and [`reap`] (runs and sweeps left behind by a process
+//! that died).
 //!
 //! The store speaks only its own types and the vocabulary below it: what it
 //! stores arrives as its insert structs ([`NewRun`], [`WorkerFacts`],
@@ -29,6 +30,7 @@ mod import;
 mod list;
 mod machines;
 mod models;
+mod owner;
 mod predict;
 mod reap;
 mod runs;
@@ -56,6 +58,20 @@ pub fn default_db_path() -> PathBuf {
     directories::ProjectDirs::from("", "", "dyno")
         .map(|d| d.data_dir().join("dyno.db"))
         .unwrap_or_else(|| PathBuf::from("dyno.db"))
+}
+
+/// A name no other process or machine picks: this process's id, a value
+/// the OS seeds at random for each process (std's hasher keys), and the
+/// time, in hex. For lock files, temporary files and store ids; not a
+/// secret.
+pub fn unique_id() -> String {
+    use std::hash::BuildHasher;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let random = std::collections::hash_map::RandomState::new().hash_one(nanos);
+    format!("{:x}-{random:016x}-{nanos:x}", std::process::id())
 }
 
 pub fn now() -> String {

@@ -1,14 +1,14 @@
 //! Orphan reaping: runs, tests and sweeps left 'running' by a Dyno process
 //! that died are closed, so they read as interrupted instead of forever in
-//! progress.
+//! progress. Whether an owner lives is asked of its lock ([`super::owner`]).
 
 use super::{now, DbResult, Store};
 use crate::error::Result;
 use crate::vocab::status::{ResultStatus, RunStatus, SweepStatus};
 
 impl Store {
-    /// Close runs and results left 'running' by a Dyno process on this host
-    /// that no longer exists (killed, crashed, power cut). Finished tests stay;
+    /// Close runs and results left 'running' by a Dyno process that no
+    /// longer exists (killed, crashed, power cut). Finished tests stay;
     /// only the status changes, so the run reads as interrupted rather than
     /// forever in progress. Returns how many runs were closed.
     pub async fn close_orphaned_runs(&self) -> Result<u64> {
@@ -58,28 +58,33 @@ impl Store {
         Ok(())
     }
 
-    /// Rows of `table` still 'running' whose owning Dyno process on this
-    /// host no longer exists. Every table with an owner names its running
-    /// state with the same word, so one query serves them all.
+    /// Rows of `table` still 'running' whose owning Dyno process no longer
+    /// exists. Every table with an owner names its running state with the
+    /// same word, so one query serves them all.
     pub(super) async fn orphans(&self, table: Owned) -> Result<Vec<i64>> {
-        let host = sysinfo::System::host_name();
         let sql = format!(
-            "SELECT id, owner_pid FROM {} WHERE status = ? AND owner_host IS ?",
+            "SELECT id, owner_pid, owner_host, owner_lock FROM {} WHERE status = ?",
             table.name()
         );
-        let rows: Vec<(i64, Option<i64>)> = sqlx::query_as(&sql)
+        let rows: Vec<OwnedRow> = sqlx::query_as(&sql)
             .bind(RunStatus::Running)
-            .bind(&host)
             .fetch_all(&self.pool)
             .await
             .db(self)?;
+        let host = sysinfo::System::host_name();
         Ok(rows
             .into_iter()
-            .filter(|(_, pid)| !pid.is_some_and(process_alive))
-            .map(|(id, _)| id)
+            .filter(|(_, pid, owner_host, lock)| match lock {
+                Some(token) => !super::owner::alive(&self.path, token),
+                None => !legacy_alive(*pid, owner_host.as_deref(), host.as_deref()),
+            })
+            .map(|(id, ..)| id)
             .collect())
     }
 }
+
+/// A running row's id and owner: pid, host, lock token.
+type OwnedRow = (i64, Option<i64>, Option<String>, Option<String>);
 
 /// The tables whose rows a Dyno process owns while it works on them.
 #[derive(Debug, Clone, Copy)]
@@ -100,6 +105,15 @@ impl Owned {
     }
 }
 
+/// Whether the owner of a row written before owner locks existed (no
+/// `owner_lock`) is alive: only a process on this host with its pid can be.
+/// Elsewhere, and where a pid cannot be asked about, the row is an older
+/// Dyno's, whose process cannot still be running after this one's upgrade in
+/// all but a race, so it is closed rather than left running for ever.
+fn legacy_alive(pid: Option<i64>, owner_host: Option<&str>, host: Option<&str>) -> bool {
+    owner_host == host && pid.is_some_and(process_alive)
+}
+
 /// Whether a process with this id exists on this host.
 fn process_alive(pid: i64) -> bool {
     #[cfg(unix)]
@@ -116,6 +130,6 @@ fn process_alive(pid: i64) -> bool {
     #[cfg(not(unix))]
     {
         let _ = pid;
-        true
+        false
     }
 }

@@ -127,11 +127,12 @@ pub struct WorkerFacts {
 impl Store {
     pub async fn create_run(&self, r: &NewRun<'_>) -> Result<i64> {
         let c = r.config;
+        let lock = super::owner::token(&self.path)?;
         sqlx::query_scalar(
-            "INSERT INTO runs (sweep_id, machine_id, model_id, status, owner_pid, owner_host, config_json, n_threads,
-                               n_gpu_layers, n_batch, n_ubatch, flash_attn, cache_type, use_mmap, reps, dyno_version,
-                               started_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            "INSERT INTO runs (sweep_id, machine_id, model_id, status, owner_pid, owner_host, owner_lock, config_json,
+                               n_threads, n_gpu_layers, n_batch, n_ubatch, flash_attn, cache_type, use_mmap, reps,
+                               dyno_version, started_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(r.sweep_id)
         .bind(r.machine_id)
@@ -139,6 +140,7 @@ impl Store {
         .bind(RunStatus::Running)
         .bind(std::process::id() as i64)
         .bind(sysinfo::System::host_name())
+        .bind(lock)
         .bind(serde_json::to_string(c).expect("config serialises"))
         .bind(c.ctx.n_threads as i64)
         .bind(c.model.n_gpu_layers.map(|v| v as i64))

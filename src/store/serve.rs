@@ -73,10 +73,11 @@ pub struct NewServerResult<'a> {
 
 impl Store {
     pub async fn create_server_run(&self, r: &NewServerRun<'_>) -> Result<i64> {
+        let lock = super::owner::token(&self.path)?;
         sqlx::query_scalar(
             "INSERT INTO server_runs (machine_id, endpoint, server_kind, server_version, model, server_json,
-                 plan_json, status, owner_pid, owner_host, dyno_version, started_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                 plan_json, status, owner_pid, owner_host, owner_lock, dyno_version, started_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(r.machine_id)
         .bind(r.endpoint)
@@ -88,6 +89,7 @@ impl Store {
         .bind(RunStatus::Running)
         .bind(std::process::id() as i64)
         .bind(sysinfo::System::host_name())
+        .bind(lock)
         .bind(env!("CARGO_PKG_VERSION"))
         .bind(now())
         .fetch_one(&self.pool)

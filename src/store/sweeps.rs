@@ -126,8 +126,8 @@ impl Store {
     ) -> Result<i64> {
         sqlx::query_scalar(
             "INSERT INTO sweeps (kind, machine_id, args_json, created_at, source_kind, resume_key, status,
-                                 owner_pid, owner_host)
-             VALUES ('sweep', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                                 owner_pid, owner_host, owner_lock)
+             VALUES ('sweep', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(machine_id)
         .bind(args_json)
@@ -137,6 +137,7 @@ impl Store {
         .bind(SweepStatus::Running)
         .bind(std::process::id() as i64)
         .bind(sysinfo::System::host_name())
+        .bind(super::owner::token(&self.path)?)
         .fetch_one(&self.pool)
         .await
         .db(self)
@@ -146,17 +147,18 @@ impl Store {
     /// another live process claimed it first (one statement, so two starts
     /// cannot both win).
     pub async fn reopen_sweep(&self, id: i64) -> Result<bool> {
-        let pid = std::process::id() as i64;
+        let lock = super::owner::token(&self.path)?;
         let r = sqlx::query(
-            "UPDATE sweeps SET status = ?, owner_pid = ?, owner_host = ?, finished_at = NULL
-             WHERE id = ? AND (status IS NOT ? OR owner_pid = ?)",
+            "UPDATE sweeps SET status = ?, owner_pid = ?, owner_host = ?, owner_lock = ?, finished_at = NULL
+             WHERE id = ? AND (status IS NOT ? OR owner_lock = ?)",
         )
         .bind(SweepStatus::Running)
-        .bind(pid)
+        .bind(std::process::id() as i64)
         .bind(sysinfo::System::host_name())
+        .bind(&lock)
         .bind(id)
         .bind(SweepStatus::Running)
-        .bind(pid)
+        .bind(&lock)
         .execute(&self.pool)
         .await
         .db(self)?;

@@ -156,6 +156,23 @@ pub fn store(db: &Path) -> (tokio::runtime::Runtime, dyno::store::Store) {
     (rt, s)
 }
 
+/// Run one SQL statement on the scratch database with a plain SQLite
+/// connection, outside the store: for a test that must put a row into a
+/// state only a past (a renamed host, a reused pid) or a newer Dyno leaves.
+pub fn sql(db: &Path, statement: &str) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        use sqlx::Connection;
+        let opts = sqlx::sqlite::SqliteConnectOptions::new().filename(db);
+        let mut c = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
+        sqlx::query(statement).execute(&mut c).await.unwrap();
+        c.close().await.unwrap();
+    });
+}
+
 /// A JSON number, or a panic naming the value.
 pub fn f(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))

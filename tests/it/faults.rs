@@ -229,6 +229,97 @@ fn killing_the_parent_kills_the_worker_and_keeps_the_samples() {
     rt.block_on(store.close());
 }
 
+/// Whether a run's owner lives is asked of the lock it holds, not of a pid
+/// and a host name: a pid is reused, a host is renamed (macOS does it on a
+/// network change), and neither may stop a dead run from being closed or
+/// close a live one.
+#[test]
+fn a_dead_owners_run_is_closed_though_its_pid_lives_and_the_host_was_renamed() {
+    let s = Scratch::new();
+    let mut dead = start_hanging_bench(&s);
+    dead.kill().unwrap();
+    dead.wait().unwrap();
+    wait_gone(&s);
+    // Its pid now belongs to a live process (this one), under another name.
+    sql(
+        &s.db(),
+        &format!(
+            "UPDATE runs SET owner_pid = {}, owner_host = 'before-rename'",
+            std::process::id()
+        ),
+    );
+    let live = start_hanging_bench(&s);
+    // The newest run had a finished test already (the dead one's), so wait
+    // for the live bench's own run to finish its first test and hang.
+    let t0 = Instant::now();
+    loop {
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "the live bench never got going"
+        );
+        let (rt, store) = store(&s.db());
+        let ready = rt.block_on(async {
+            let runs = store.runs(10).await.unwrap();
+            match runs.iter().find(|r| r.id == 2) {
+                Some(r) => store
+                    .results(r.id)
+                    .await
+                    .unwrap()
+                    .iter()
+                    .any(|x| x.status == dyno::vocab::status::ResultStatus::Ok),
+                None => false,
+            }
+        });
+        rt.block_on(store.close());
+        if ready {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    sql(&s.db(), "UPDATE runs SET owner_host = 'before-rename'");
+    // Any Dyno that opens the database closes what is orphaned.
+    let o = s.run(&["runs", "--json"]);
+    assert_code(&o, 0);
+    let status = |s: &Scratch| {
+        let (rt, store) = store(&s.db());
+        let mut rows: Vec<(i64, String, Option<String>)> = rt
+            .block_on(store.runs(10))
+            .unwrap()
+            .into_iter()
+            .map(|r| {
+                (
+                    r.id,
+                    r.status.to_string(),
+                    r.error_code.map(|c| c.to_string()),
+                )
+            })
+            .collect();
+        rt.block_on(store.close());
+        rows.sort();
+        rows
+    };
+    let interrupted = Some("interrupted".to_string());
+    assert_eq!(
+        status(&s),
+        [
+            (1, "failed".into(), interrupted.clone()),
+            (2, "running".into(), None),
+        ],
+        "the dead run is closed, the live one left alone"
+    );
+    let mut live = live;
+    live.kill().unwrap();
+    live.wait().unwrap();
+    wait_gone(&s);
+    let o = s.run(&["runs", "--json"]);
+    assert_code(&o, 0);
+    assert!(
+        status(&s).iter().all(|r| r.2 == interrupted),
+        "{:?}",
+        status(&s)
+    );
+}
+
 #[test]
 fn a_kill_mid_test_keeps_its_repetitions_and_marks_it_interrupted() {
     // Each repetition is committed as it arrives: nothing measured is lost.
