@@ -638,7 +638,7 @@ test("a sustained decode runs from the Benchmark form and charts its rate over t
   const box = await byId("sustain", 30_000);
   await box.scrollIntoView();
   const summary = await (await byId("sustain-summary")).getText();
-  assert.match(summary, /^burst \d+\.\d t\/s → sustained \d+\.\d t\/s/, summary);
+  assert.match(summary, /^burst \d+\.\d t\/s \(first \d+ s\) → sustained \d+\.\d t\/s/, summary);
   assert.ok(await (await byId("sustain-chart")).$("svg").isExisting(), "the rate is charted");
   await browser.pause(300);
   await shot("sustained");
@@ -724,7 +724,11 @@ test(
     for (const row of await browser.$$('[data-testid="team-row"]')) {
       const decode = await (await row.$('[data-testid="team-decode"]')).getText();
       assert.match(decode, /^[\d,]+\.\d+$/, `a decode figure in t/s: '${decode}'`);
+      // Each machine's figures come from one setup, named.
+      const setup = await (await row.$('[data-testid="team-setup"]')).getText();
+      assert.match(setup, /^CPU, \d+ threads?$/, `the setup measured: '${setup}'`);
     }
+    assert.match(await (await byId("team-setup-rule")).getText(), /^Figures are each machine at one setup: /);
     const shares = await Promise.all([...(await browser.$$('[data-testid="team-share"]'))].map((e) => e.getText()));
     assert.equal(shares[0], "100%", `the first machine is the best: ${shares}`);
     assert.match(await (await byId("team-median")).getText(), /^Team median: decode [\d,.]+ t\/s · prefill [\d,.]+ t\/s$/);

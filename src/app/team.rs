@@ -75,6 +75,12 @@ pub struct SyncReport {
     pub pulled: u64,
     /// Runs still being measured, left for the next sync.
     pub left_running: u64,
+    /// Other machines' runs this Dyno cannot read (pushed by a newer Dyno,
+    /// with a test kind this one does not know, say): skipped so the rest
+    /// of the pull goes on, and tried again by the next sync.
+    pub skipped: u64,
+    /// The first few skipped runs, each with why.
+    pub skipped_runs: Vec<SkippedRun>,
     /// Runs and machines in the store after the sync.
     pub team_runs: i64,
     pub team_machines: u64,
@@ -83,6 +89,17 @@ pub struct SyncReport {
     pub push_seconds: f64,
     pub pull_seconds: f64,
 }
+
+/// A team run a pull left out, and why.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct SkippedRun {
+    /// Its key in the team store.
+    pub uid: String,
+    pub reason: String,
+}
+
+/// How many skipped runs a report names; the rest are only counted.
+const SKIPPED_NAMED: usize = 10;
 
 /// Where a push's progress is kept: the store's host, port and database (or
 /// file) without user or password, so a changed password or user name does
@@ -159,29 +176,31 @@ async fn sync_with(
     progress: &(dyn Fn(SyncProgress) + Send + Sync),
     cancel: &Cancel,
 ) -> Result<SyncReport> {
+    let here = Machine::detect();
+    let g = Guard::new(team, cancel);
+    let Some(schema_version) = g.run(team.schema_version()).await? else {
+        return Ok(SyncReport::empty(team.label(), &here.fingerprint));
+    };
     progress(SyncProgress::Connected {
         store: team.label().to_string(),
-        schema_version: team.schema_version().await?,
+        schema_version,
     });
-    let here = Machine::detect();
-    let key = store_key(&req.url);
-    let mut rep = SyncReport {
-        store: team.label().to_string(),
-        machine: here.fingerprint.clone(),
-        pushed: 0,
-        already_there: 0,
-        telemetry_pushed: 0,
-        pulled: 0,
-        left_running: 0,
-        team_runs: 0,
-        team_machines: 0,
-        push_bytes: 0,
-        push_seconds: 0.0,
-        pull_seconds: 0.0,
+    // The mark is the store's own: a database dropped and made again at the
+    // same address starts from nothing, so every run is sent to it again.
+    let mut rep = SyncReport::empty(team.label(), &here.fingerprint);
+    let Some(id) = g.run(team.store_id()).await? else {
+        return Ok(rep);
+    };
+    let key = match id {
+        Some(id) => format!("{} #{id}", store_key(&req.url)),
+        None => store_key(&req.url),
     };
 
-    // Push.
+    // Push. A run left 'running' by a process that has since died would
+    // stop the push at it for good, so such runs are closed first; only a
+    // run a live process is measuring holds the push back.
     let t0 = Instant::now();
+    store.close_orphaned_runs().await?;
     let (mut through, telemetry_through) = store.sync_state(&key).await?;
     let total = store.count_runs_to_push(through).await?.max(0) as u64;
     let mut done = 0u64;
@@ -207,7 +226,11 @@ async fn sync_with(
             batch.push(team_run(store, row, &here, req.with_telemetry).await?);
         }
         if !batch.is_empty() {
-            let p = team.push(&batch).await?;
+            // Cancelled mid-batch: the mark stays before it, so a batch the
+            // server did commit is counted "already there" next time.
+            let Some(p) = g.run(team.push(&batch)).await? else {
+                break 'push;
+            };
             rep.pushed += p.added as u64;
             rep.already_there += p.present as u64;
             rep.push_bytes += p.bytes;
@@ -236,14 +259,22 @@ async fn sync_with(
                 break;
             };
             for row in rows.iter().filter(|r| r.pulled_from.is_none()) {
+                if cancel.is_cancelled() {
+                    break;
+                }
                 let uid = uid_of(store, row, &here).await?;
                 let points = report::telemetry::timeline(store, row.id).await?;
                 if !points.is_empty() {
                     let json = serde_json::to_string(&points).expect("points serialise");
-                    if team.add_telemetry(&uid, &json).await? {
-                        rep.telemetry_pushed += 1;
+                    match g.run(team.add_telemetry(&uid, &json)).await? {
+                        Some(true) => rep.telemetry_pushed += 1,
+                        Some(false) => {}
+                        None => break,
                     }
                 }
+            }
+            if cancel.is_cancelled() {
+                break;
             }
             store.set_sync_state(&key, through, Some(last)).await?;
             at = last;
@@ -255,9 +286,9 @@ async fn sync_with(
     let t1 = Instant::now();
     if !req.push_only && !cancel.is_cancelled() {
         let have = store.import_keys().await?;
-        let missing: Vec<String> = team
-            .uids_not_from(&here.fingerprint)
-            .await?
+        let theirs = g.run(team.uids_not_from(&here.fingerprint)).await?;
+        let missing: Vec<String> = theirs
+            .unwrap_or_default()
             .into_iter()
             .filter(|u| !have.contains(u))
             .collect();
@@ -268,27 +299,130 @@ async fn sync_with(
             if cancel.is_cancelled() {
                 break;
             }
-            for d in team.docs(chunk).await? {
-                let report = rt::from_team(&d)?;
-                let pulled = report::import::Pulled {
-                    uid: &d.uid,
-                    from: &key,
-                };
-                let (added, _) =
-                    report::import::import_with(store, &report, &here, Some(&pulled)).await?;
-                // A run this database already had (imported from a file)
-                // is marked too, so it is not pushed back.
-                store.mark_pulled(&d.uid, &key).await?;
-                rep.pulled += added as u64;
+            let Some(docs) = g.run(team.docs(chunk)).await? else {
+                break;
+            };
+            for d in docs {
+                match pull_one(store, &d, &here, &key).await {
+                    Ok(added) => rep.pulled += added,
+                    // A document this Dyno cannot read is the document's
+                    // fault, not the sync's: one must not stop every pull.
+                    // Anything else (the local disk, the database) stops it.
+                    Err(DynoError::BadInput(reason)) => {
+                        tracing::warn!("team run {} skipped: {reason}", d.uid);
+                        rep.skipped += 1;
+                        if rep.skipped_runs.len() < SKIPPED_NAMED {
+                            rep.skipped_runs.push(SkippedRun {
+                                uid: d.uid.clone(),
+                                reason,
+                            });
+                        }
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             done += chunk.len() as u64;
             progress(SyncProgress::Pulling { done, total });
         }
     }
     rep.pull_seconds = t1.elapsed().as_secs_f64();
-    rep.team_runs = team.count_runs().await?;
-    rep.team_machines = team.machines().await?.len() as u64;
+    if let Some(n) = g.run(team.count_runs()).await? {
+        rep.team_runs = n;
+    }
+    if let Some(m) = g.run(team.machines()).await? {
+        rep.team_machines = m.len() as u64;
+    }
     Ok(rep)
+}
+
+/// The longest the team store may take to answer one step of a sync (a
+/// batch, a page of runs) before the sync gives up: `DYNO_TEAM_TIMEOUT`
+/// seconds, else two minutes. A server that stops answering without
+/// closing the connection (a dropped VPN, a stalled relay) sends no error,
+/// so only a deadline on this side ends the wait.
+fn step_deadline() -> std::time::Duration {
+    let secs = std::env::var("DYNO_TEAM_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|v| *v > 0.0 && *v <= 86_400.0)
+        .unwrap_or(120.0);
+    std::time::Duration::from_secs_f64(secs)
+}
+
+/// Each exchange with the team store raced against Cancel and the step
+/// deadline, so neither a click on Cancel nor a silent server waits on a
+/// socket that will never answer.
+struct Guard<'a> {
+    team: &'a TeamStore,
+    cancel: &'a Cancel,
+    deadline: std::time::Duration,
+}
+
+impl<'a> Guard<'a> {
+    fn new(team: &'a TeamStore, cancel: &'a Cancel) -> Self {
+        Guard {
+            team,
+            cancel,
+            deadline: step_deadline(),
+        }
+    }
+
+    /// `fut`'s answer; `None` when the sync was cancelled first (what is
+    /// committed is kept; an abandoned transaction is rolled back by the
+    /// server); an error when the store said nothing within the deadline.
+    async fn run<T>(&self, fut: impl std::future::Future<Output = Result<T>>) -> Result<Option<T>> {
+        if self.cancel.is_cancelled() {
+            return Ok(None);
+        }
+        tokio::select! {
+            r = fut => r.map(Some),
+            _ = self.cancel.cancelled() => Ok(None),
+            _ = tokio::time::sleep(self.deadline) => Err(DynoError::Team {
+                store: self.team.label().to_string(),
+                message: format!(
+                    "it answered nothing for {:.0} s: the server may be down or the network cut off. What it committed is kept, and the next sync goes on from there (DYNO_TEAM_TIMEOUT sets the wait)",
+                    self.deadline.as_secs_f64()
+                ),
+            }),
+        }
+    }
+}
+
+impl SyncReport {
+    /// A sync that did nothing (cancelled before it began).
+    fn empty(store: &str, machine: &str) -> SyncReport {
+        SyncReport {
+            store: store.to_string(),
+            machine: machine.to_string(),
+            pushed: 0,
+            already_there: 0,
+            telemetry_pushed: 0,
+            pulled: 0,
+            left_running: 0,
+            skipped: 0,
+            skipped_runs: Vec::new(),
+            team_runs: 0,
+            team_machines: 0,
+            push_bytes: 0,
+            push_seconds: 0.0,
+            pull_seconds: 0.0,
+        }
+    }
+}
+
+/// Store one team run here, marked as pulled from the store `key`; how
+/// many runs that added (0 when this database had it already).
+async fn pull_one(store: &Store, d: &team::TeamDoc, here: &Machine, key: &str) -> Result<u64> {
+    let report = rt::from_team(d)?;
+    let pulled = report::import::Pulled {
+        uid: &d.uid,
+        from: key,
+    };
+    let (added, _) = report::import::import_with(store, &report, here, Some(&pulled)).await?;
+    // A run this database already had (imported from a file) is marked too,
+    // so it is not pushed back.
+    store.mark_pulled(&d.uid, key).await?;
+    Ok(added as u64)
 }
 
 /// The uid a run has in a team store: the key it was imported under, or
@@ -496,7 +630,10 @@ pub async fn status(store: &Store) -> Result<TeamStatus> {
     let in_force = env.or_else(|| saved_url.clone());
     let (last_sync_at, unsynced_runs) = match &in_force {
         Some(u) => {
-            let key = store_key(u);
+            // Offline: the store's id is not known here, so the mark of
+            // the store at this address synced with last.
+            let base = store_key(u);
+            let key = store.last_sync_key(&base).await?.unwrap_or(base);
             let (through, _) = store.sync_state(&key).await?;
             (
                 store.last_sync_at(&key).await?,

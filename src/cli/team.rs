@@ -94,6 +94,15 @@ pub async fn sync(db: &Path, a: SyncArgs) -> Result<i32> {
     if !req.push_only {
         println!("pulled {} run(s) of other machines", r.pulled);
     }
+    if r.skipped > 0 {
+        println!(
+            "skipped {} run(s) of other machines this Dyno cannot read (update Dyno; the next sync tries them again):",
+            r.skipped
+        );
+        for s in &r.skipped_runs {
+            println!("  {}: {}", s.uid, s.reason);
+        }
+    }
     println!(
         "the team store holds {} run(s) from {} machine(s); this machine is {}",
         r.team_runs, r.team_machines, r.machine
@@ -245,23 +254,28 @@ pub async fn machines(db: &Path, a: MachinesArgs) -> Result<i32> {
         r.n_gen.map_or("-".into(), |n| n.to_string()),
         r.n_prompt.map_or("-".into(), |n| n.to_string()),
     );
-    println!("| # | machine | cpu | cores | memory | gpus | backend | threads | runs | decode t/s | prefill t/s | ttft ms | vs best |");
-    println!("| -: | ------- | --- | ----: | -----: | ---- | ------- | ------: | ---: | ---------: | ----------: | ------: | ------: |");
+    println!("figures are {}", r.setup_rule);
+    println!("| # | machine | cpu | cores | memory | gpus | setup | runs | decode t/s | prefill t/s | ttft ms | vs best |");
+    println!("| -: | ------- | --- | ----: | -----: | ---- | ----- | ---: | ---------: | ----------: | ------: | ------: |");
     for m in &r.machines {
         let f = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {}{} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {}{}{} | {} | {} | {} | {} |",
             m.rank,
             m.machine,
             m.cpu,
             m.cores,
             human_bytes(m.memory_bytes.max(0) as u64),
             m.gpus.as_deref().unwrap_or("-"),
-            m.backends,
-            m.threads,
+            m.setup,
             m.runs,
             if m.disturbed_runs > 0 {
                 format!(" (+{} busy)", m.disturbed_runs)
+            } else {
+                String::new()
+            },
+            if m.other_setup_runs > 0 {
+                format!(" (+{} other setups)", m.other_setup_runs)
             } else {
                 String::new()
             },

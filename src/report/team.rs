@@ -36,14 +36,31 @@ pub fn to_team(report: &Report, uid: Option<&str>, telemetry: Option<String>) ->
     let mut run = scrubbed.runs.remove(0);
     let m = &scrubbed.machine;
     let results = std::mem::take(&mut run.results);
-    let first_ok = |kind: &str| {
+    // The run's headline figures, which rankings and the team median read:
+    // one sequence from an empty cache only, so a `-d 4096` or parallel test
+    // is never ranked against other machines' plain ppN and tgN. TTFT comes
+    // from the same prompt test as the prefill beside it.
+    let headline = |kind: &str| {
+        results.iter().find(|r| {
+            r.kind == kind
+                && r.status == crate::vocab::status::ResultStatus::Ok
+                && r.n_depth == 0
+                && r.n_parallel <= 1
+        })
+    };
+    let prefill = headline("prompt");
+    let decode = headline("gen");
+    let ttft = prefill.and_then(|p| {
         results
             .iter()
-            .find(|r| r.kind == kind && r.status == crate::vocab::status::ResultStatus::Ok)
-    };
-    let prefill = first_ok("prompt");
-    let decode = first_ok("gen");
-    let ttft = results.iter().find_map(|r| r.ttft_ms);
+            .filter(|r| {
+                r.status == crate::vocab::status::ResultStatus::Ok
+                    && r.n_depth == 0
+                    && r.n_parallel <= 1
+                    && r.n_prompt == p.n_prompt
+            })
+            .find_map(|r| r.ttft_ms)
+    });
     let team_results = results
         .iter()
         .map(|r| TeamResult {
@@ -148,8 +165,14 @@ pub struct MachineRank {
     pub dyno_versions: String,
     /// Thread counts of the counted runs, comma-separated.
     pub threads: String,
-    /// Clean, successful runs counted.
+    /// The one setup the machine's figures come from, in words ("CUDA, 99
+    /// GPU layers, 16 threads"): see [`SETUP_RULE`].
+    pub setup: String,
+    /// Clean, successful runs counted (of that setup).
     pub runs: u32,
+    /// The machine's runs of the level in other setups (fewer GPU layers,
+    /// other thread counts), left out of its figures.
+    pub other_setup_runs: u32,
     /// Runs left out because the machine was busy while they were timed.
     pub disturbed_runs: u32,
     /// Medians over the machine's runs, tokens/s; never blended.
@@ -159,6 +182,48 @@ pub struct MachineRank {
     pub ttft_ms: Option<f64>,
     /// Decode as a share of the fastest machine's decode (1.0 for it).
     pub decode_vs_best: Option<f64>,
+}
+
+/// How a machine's one setup is chosen, said wherever its figures are.
+pub const SETUP_RULE: &str = "each machine at one setup: the most GPU layers it ran, then its most-used thread count; tests from an empty cache, one sequence";
+
+/// A run's setup: backend, GPU layers, threads.
+type Setup = (Option<String>, Option<i64>, i64);
+
+fn setup_of(r: &TeamRunRow) -> Setup {
+    (r.backend.clone(), r.n_gpu_layers, r.n_threads)
+}
+
+/// The setup to rank a machine at, among `runs`: the most GPU layers (full
+/// offload where it ran it), then the thread count it ran most, then the
+/// most threads.
+fn chosen_setup(runs: &[&TeamRunRow]) -> Option<Setup> {
+    use std::collections::BTreeMap;
+    let mut count: BTreeMap<Setup, u32> = BTreeMap::new();
+    for r in runs {
+        *count.entry(setup_of(r)).or_default() += 1;
+    }
+    count
+        .into_iter()
+        .max_by(|(a, na), (b, nb)| {
+            let layers = |s: &Setup| s.1.unwrap_or(0);
+            layers(a)
+                .cmp(&layers(b))
+                .then(na.cmp(nb))
+                .then(a.2.cmp(&b.2))
+                .then(b.0.cmp(&a.0))
+        })
+        .map(|(s, _)| s)
+}
+
+/// "CUDA, 99 GPU layers, 16 threads"; "CPU, 2 threads".
+fn setup_words(s: &Setup) -> String {
+    let mut out = vec![s.0.clone().unwrap_or_else(|| "backend unknown".into())];
+    if let Some(l) = s.1.filter(|l| *l > 0) {
+        out.push(format!("{l} GPU layers"));
+    }
+    out.push(format!("{} thread{}", s.2, if s.2 == 1 { "" } else { "s" }));
+    out.join(", ")
 }
 
 /// A model and level the store holds runs of, and on how many machines.
@@ -191,6 +256,8 @@ pub struct Ranking {
     /// level used), so no machine is ranked on a different test.
     pub n_gen: Option<i64>,
     pub n_prompt: Option<i64>,
+    /// How each machine's one setup was chosen ([`SETUP_RULE`]).
+    pub setup_rule: String,
 }
 
 /// The test size to compare: the one most machines measured, then the one
@@ -279,6 +346,7 @@ pub fn rank(rows: &[TeamRunRow], pick: Option<(&str, &str)>) -> Ranking {
             median_prefill_tps: None,
             n_gen: None,
             n_prompt: None,
+            setup_rule: SETUP_RULE.into(),
         };
     };
     let at_level: Vec<&TeamRunRow> = rows
@@ -305,11 +373,35 @@ pub fn rank(rows: &[TeamRunRow], pick: Option<(&str, &str)>) -> Ranking {
         .into_values()
         .map(|runs| {
             let clean: Vec<&&TeamRunRow> = runs.iter().filter(|r| r.disturbed == 0).collect();
-            let counted: Vec<&TeamRunRow> = if clean.is_empty() {
+            let usable: Vec<&TeamRunRow> = if clean.is_empty() {
                 runs.clone()
             } else {
                 clean.into_iter().copied().collect()
             };
+            // One setup per machine: an offload or thread sweep's runs are
+            // not blended into its figure.
+            // Chosen among the runs that have a compared test, so the
+            // setup is one the figures can come from.
+            let comparable: Vec<&TeamRunRow> = usable
+                .iter()
+                .copied()
+                .filter(|r| {
+                    (r.decode_tps.is_some() && r.n_gen == n_gen)
+                        || (r.prefill_tps.is_some() && r.n_prompt == n_prompt)
+                })
+                .collect();
+            let pool = if comparable.is_empty() {
+                &usable
+            } else {
+                &comparable
+            };
+            let setup = chosen_setup(pool).expect("a machine has runs");
+            let counted: Vec<&TeamRunRow> = usable
+                .iter()
+                .copied()
+                .filter(|r| setup_of(r) == setup)
+                .collect();
+            let busy = runs.len() - usable.len();
             // Each figure only from runs of the compared test size.
             let col = |f: fn(&TeamRunRow) -> Option<f64>,
                        size: fn(&TeamRunRow) -> Option<i64>,
@@ -338,8 +430,10 @@ pub fn rank(rows: &[TeamRunRow], pick: Option<(&str, &str)>) -> Ranking {
                 backends: join(|r| r.backend.clone()),
                 dyno_versions: join(|r| Some(r.dyno_version.clone())),
                 threads: join(|r| Some(r.n_threads.to_string())),
+                setup: setup_words(&setup),
                 runs: counted.len() as u32,
-                disturbed_runs: (runs.len() - counted.len()) as u32,
+                other_setup_runs: (usable.len() - counted.len()) as u32,
+                disturbed_runs: busy as u32,
                 decode_tps: col(|r| r.decode_tps, |r| r.n_gen, n_gen),
                 prefill_tps: col(|r| r.prefill_tps, |r| r.n_prompt, n_prompt),
                 ttft_ms: col(|r| r.ttft_ms, |r| r.n_prompt, n_prompt),
@@ -370,6 +464,7 @@ pub fn rank(rows: &[TeamRunRow], pick: Option<(&str, &str)>) -> Ranking {
         choices,
         n_gen,
         n_prompt,
+        setup_rule: SETUP_RULE.into(),
     }
 }
 
@@ -443,5 +538,86 @@ mod tests {
         assert_eq!(r.choices[0].machines, 3);
         assert_eq!((r.n_gen, r.n_prompt), (Some(128), Some(512)));
         assert_eq!(r.machines[0].decode_tps, Some(20.0));
+    }
+
+    /// A run's headline figures are its tests from an empty cache: a deep
+    /// test measured first is not what the team compares, and TTFT is of
+    /// the prefill's own prompt length.
+    #[test]
+    fn a_runs_team_figures_are_from_an_empty_cache_and_one_prompt_length() {
+        let mut report: Report =
+            serde_json::from_str(include_str!("../../tests/fixtures/sweep-export.json")).unwrap();
+        report.runs.truncate(1);
+        let run = &mut report.runs[0];
+        let plain = |kind: &str| {
+            run.results
+                .iter()
+                .find(|r| r.kind == kind)
+                .cloned()
+                .unwrap()
+        };
+        let (pp, tg, pg) = (plain("prompt"), plain("gen"), plain("prompt_gen"));
+        let deep = |mut r: super::super::json::ResultJson| {
+            r.n_depth = 4096;
+            r.mean_tokens_per_s = Some(1.0);
+            r.ttft_ms = Some(9999.0);
+            r
+        };
+        let other_prompt = super::super::json::ResultJson {
+            n_prompt: 7,
+            ttft_ms: Some(5.0),
+            ..pg.clone()
+        };
+        run.results = vec![
+            deep(pp.clone()),
+            deep(tg.clone()),
+            other_prompt,
+            deep(pg.clone()),
+        ];
+        run.results.extend([pp.clone(), tg.clone(), pg.clone()]);
+        let t = to_team(&report, Some("u"), None).unwrap();
+        assert_eq!(t.prefill_tps, pp.mean_tokens_per_s);
+        assert_eq!(t.decode_tps, tg.mean_tokens_per_s);
+        assert_eq!(t.ttft_ms, pg.ttft_ms);
+        assert_eq!((t.n_prompt, t.n_gen), (Some(64), Some(16)));
+    }
+
+    /// An offload sweep and a thread sweep are not blended into a machine's
+    /// figure: each machine counts its fullest offload, then its most-used
+    /// thread count, and says so.
+    #[test]
+    fn each_machine_ranks_at_one_setup_its_fullest_offload_and_usual_threads() {
+        let gpu = |decode: f64, layers: i64| TeamRunRow {
+            backend: Some("CUDA".into()),
+            n_gpu_layers: Some(layers),
+            n_threads: 16,
+            ..row("gpu", decode, 1000.0, false)
+        };
+        let cpu = |decode: f64, threads: i64| TeamRunRow {
+            n_threads: threads,
+            ..row("cpu", decode, 100.0, false)
+        };
+        let rows = vec![
+            gpu(100.0, 99),
+            gpu(104.0, 99),
+            // An offload sweep: slower, and not this machine's speed.
+            gpu(10.0, 0),
+            gpu(20.0, 8),
+            gpu(40.0, 16),
+            cpu(12.0, 8),
+            cpu(12.4, 8),
+            cpu(2.0, 1),
+        ];
+        let r = rank(&rows, None);
+        let g = &r.machines[0];
+        assert_eq!(g.machine, "gpu");
+        assert_eq!(g.decode_tps, Some(102.0));
+        assert_eq!((g.runs, g.other_setup_runs), (2, 3));
+        assert_eq!(g.setup, "CUDA, 99 GPU layers, 16 threads");
+        let c = &r.machines[1];
+        assert_eq!(c.decode_tps, Some(12.2));
+        assert_eq!((c.runs, c.other_setup_runs), (2, 1));
+        assert_eq!(c.setup, "CPU, 8 threads");
+        assert_eq!(r.setup_rule, SETUP_RULE);
     }
 }

@@ -101,6 +101,22 @@ impl Store {
             .db(self)
     }
 
+    /// The key of the store at address `base` this database synced with
+    /// last: `base` itself (a mark from before stores had ids) or
+    /// `base #ID`. None when it never synced there.
+    pub async fn last_sync_key(&self, base: &str) -> Result<Option<String>> {
+        sqlx::query_scalar(
+            "SELECT store FROM sync_state WHERE store = ? OR substr(store, 1, ?) = ?
+             ORDER BY last_sync_at DESC LIMIT 1",
+        )
+        .bind(base)
+        .bind(base.len() as i64 + 2)
+        .bind(format!("{base} #"))
+        .fetch_optional(&self.pool)
+        .await
+        .db(self)
+    }
+
     /// When this database last synced with the team store `key`.
     pub async fn last_sync_at(&self, key: &str) -> Result<Option<String>> {
         let v: Option<Option<String>> =

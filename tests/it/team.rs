@@ -240,6 +240,87 @@ fn a_sync_pushes_pulls_and_a_second_adds_nothing() {
 /// `runs`, `show`, `compare` and exports give the same answers from a team
 /// store in PostgreSQL and one in a SQLite file: one schema, one set of
 /// queries, two engines.
+/// A run a dead Dyno left 'running' under the host's old name (macOS
+/// renames hosts) used to stop every later push at it. Pushing to a SQLite
+/// team store needs no server.
+#[test]
+fn a_run_left_running_by_a_dead_dyno_on_a_renamed_host_does_not_stop_the_push() {
+    let s = Scratch::new();
+    let lite = format!("sqlite://{}?mode=rwc", s.path("team.db").display());
+    seed(&s, "eta", 3, 1.0);
+    sql(
+        &s.db(),
+        "UPDATE runs SET status = 'running', owner_pid = 1, owner_host = 'before-rename' WHERE id = 1",
+    );
+    let r = synced(&s, "eta", &lite, &["--push-only"]);
+    assert_eq!(r["pushed"], 3, "{r}");
+    assert_eq!(r["left_running"], 0, "{r}");
+    let o = run(as_machine(&s, "eta"), &["--db", &lite, "runs", "--json"]);
+    assert_code(&o, 0);
+    let team: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let interrupted = team
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == "failed")
+        .count();
+    assert_eq!(
+        interrupted, 1,
+        "the dead run is in the store, as interrupted: {team}"
+    );
+}
+
+/// A run another machine pushed with a Dyno newer than this one (a test
+/// kind this one does not know) is skipped, counted and named, and the rest
+/// of the pull goes on.
+#[test]
+fn one_unreadable_team_run_is_skipped_and_the_pull_goes_on() {
+    let theirs = Scratch::new();
+    let lite = format!("sqlite://{}?mode=rwc", theirs.path("team.db").display());
+    seed(&theirs, "theta", 3, 1.0);
+    assert_eq!(
+        synced(&theirs, "theta", &lite, &["--push-only"])["pushed"],
+        3
+    );
+    sql(
+        &theirs.path("team.db"),
+        "UPDATE team_results SET kind = 'vision', doc = replace(doc, '\"kind\":\"gen\"', '\"kind\":\"vision\"')
+         WHERE kind = 'gen' AND run_uid = (SELECT MIN(uid) FROM team_runs)",
+    );
+    let ours = Scratch::new();
+    let r = synced(&ours, "iota", &lite, &[]);
+    assert_eq!(r["pulled"], 2, "{r}");
+    assert_eq!(r["skipped"], 1, "{r}");
+    let why = r["skipped_runs"][0]["reason"].as_str().unwrap();
+    assert!(
+        why.contains("'vision'") && why.contains("update Dyno"),
+        "{why}"
+    );
+    // The words say the same without --json.
+    let o = run(as_machine(&ours, "iota"), &["sync", &lite]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("skipped 1 run(s)"), "{}", stdout(&o));
+}
+
+/// A team store dropped and made again at the same address is another
+/// store: every run is sent to it again, where the old mark, kept per
+/// address, said there was nothing left to send.
+#[test]
+fn a_recreated_team_store_gets_every_run_again() {
+    let s = Scratch::new();
+    let file = s.path("team.db");
+    let lite = format!("sqlite://{}?mode=rwc", file.display());
+    seed(&s, "kappa", 3, 1.0);
+    assert_eq!(synced(&s, "kappa", &lite, &["--push-only"])["pushed"], 3);
+    assert_eq!(synced(&s, "kappa", &lite, &["--push-only"])["pushed"], 0);
+    for end in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{end}", file.display()));
+    }
+    let r = synced(&s, "kappa", &lite, &["--push-only"]);
+    assert_eq!(r["pushed"], 3, "{r}");
+    assert_eq!(r["team_runs"], 3, "{r}");
+}
+
 #[test]
 fn the_same_reads_on_postgres_and_sqlite() {
     let pg = fresh_db("engines");
@@ -566,6 +647,9 @@ fn a_sync_killed_with_kill_9_resumes_where_it_stopped() {
 struct Relay {
     port: u16,
     cut: Arc<AtomicBool>,
+    /// Set: nothing is forwarded either way, and nothing is closed, as a
+    /// dropped VPN or a black-holed route behaves.
+    stall: Arc<AtomicBool>,
 }
 
 impl Relay {
@@ -573,7 +657,9 @@ impl Relay {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let cut = Arc::new(AtomicBool::new(false));
+        let stall = Arc::new(AtomicBool::new(false));
         let c = cut.clone();
+        let st = stall.clone();
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { continue };
@@ -589,6 +675,7 @@ impl Relay {
                     (server, client),
                 ] {
                     let c = c.clone();
+                    let st = st.clone();
                     std::thread::spawn(move || {
                         let mut buf = [0u8; 16384];
                         from.set_read_timeout(Some(Duration::from_millis(50))).ok();
@@ -597,6 +684,10 @@ impl Relay {
                                 let _ = from.shutdown(std::net::Shutdown::Both);
                                 let _ = to.shutdown(std::net::Shutdown::Both);
                                 return;
+                            }
+                            if st.load(Ordering::SeqCst) {
+                                std::thread::sleep(Duration::from_millis(50));
+                                continue;
                             }
                             match from.read(&mut buf) {
                                 Ok(0) => return,
@@ -618,13 +709,12 @@ impl Relay {
                 }
             }
         });
-        Relay { port, cut }
+        Relay { port, cut, stall }
     }
 }
 
-#[test]
-fn the_server_going_away_mid_sync_loses_nothing_and_the_next_sync_resumes() {
-    let url = fresh_db("cut");
+/// The team server's port, and a URL to it through a relay.
+fn through_relay(url: &str) -> (Relay, String) {
     let port: u16 = url
         .rsplit(':')
         .next()
@@ -636,6 +726,88 @@ fn the_server_going_away_mid_sync_loses_nothing_and_the_next_sync_resumes() {
         .unwrap();
     let relay = Relay::to(port);
     let via = url.replace(&format!(":{port}/"), &format!(":{}/", relay.port));
+    (relay, via)
+}
+
+/// A server that stops answering without closing the connection sends no
+/// error; the sync's own deadline ends the wait with what to do, keeps
+/// what was committed, and the next sync sends the rest.
+#[test]
+fn a_team_server_that_goes_silent_ends_the_sync_at_its_deadline() {
+    let url = fresh_db("silent");
+    let (relay, via) = through_relay(&url);
+    let s = Scratch::new();
+    seed(&s, "s", 3000, 1.0);
+    let child = as_machine(&s, "s")
+        .env("DYNO_TEAM_TIMEOUT", "3")
+        .args(["sync", &via, "--push-only"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    // The tables appear with the sync's first connection; until then the
+    // query fails and reads as nothing pushed.
+    let pushed = || {
+        Command::new("psql")
+            .arg(&url)
+            .args(["-qAtc", "SELECT COUNT(*) FROM team_runs"])
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8(o.stdout).ok()?.trim().parse::<i64>().ok())
+            .unwrap_or(0)
+    };
+    while pushed() == 0 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the sync never pushed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    relay.stall.store(true, Ordering::SeqCst);
+    let stalled = Instant::now();
+    let mut child = child;
+    // Never wait for ever here: a sync that hangs is what this tests.
+    while child.try_wait().unwrap().is_none() && stalled.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let waited = stalled.elapsed();
+    let hung = child.try_wait().unwrap().is_none();
+    if hung {
+        child.kill().unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    relay.stall.store(false, Ordering::SeqCst);
+    assert!(
+        !hung,
+        "the sync still waited after {waited:?}: {}",
+        stderr(&o)
+    );
+    assert!(
+        !o.status.success(),
+        "the sync ended before the stall: {}",
+        stderr(&o)
+    );
+    assert!(waited < Duration::from_secs(30), "it waited {waited:?}");
+    assert!(
+        stderr(&o).contains("answered nothing for 3 s"),
+        "{}",
+        stderr(&o)
+    );
+    let kept: i64 = psql(&url, "SELECT COUNT(*) FROM team_runs")
+        .parse()
+        .unwrap();
+    assert!(kept < 3000, "{kept}");
+    let r = synced(&s, "s", &url, &["--push-only"]);
+    assert!(r["pushed"].as_i64().unwrap() > 0, "{r}");
+    assert_eq!(psql(&url, "SELECT COUNT(*) FROM team_runs"), "3000");
+    assert_eq!(psql(&url, "SELECT COUNT(*) FROM team_results"), "9000");
+}
+
+#[test]
+fn the_server_going_away_mid_sync_loses_nothing_and_the_next_sync_resumes() {
+    let url = fresh_db("cut");
+    let (relay, via) = through_relay(&url);
     let s = Scratch::new();
     seed(&s, "c", 3000, 1.0);
     let child = as_machine(&s, "c")

@@ -84,7 +84,7 @@ const teamStatusFx = (saved: string | null = null) => ({
 
 const teamMachineFx = (rank: number, machine: string, decode: number, prefill: number, ttft: number, backends = "CPU") => ({
   rank, machine, cpu: machine === "f45e2c4fcd46bca1" ? "AMD EPYC" : "Other CPU", cores: 8, memory_bytes: 25276510208, gpus: null,
-  backends, dyno_versions: "0.1.0", threads: rank === 1 ? "8" : "4", runs: 3, disturbed_runs: rank === 2 ? 1 : 0, decode_tps: decode, prefill_tps: prefill,
+  backends, dyno_versions: "0.1.0", threads: rank === 1 ? "8" : "4", setup: rank === 1 ? "CUDA, 99 GPU layers, 8 threads" : "CPU, 4 threads", runs: 3, other_setup_runs: rank === 1 ? 2 : 0, disturbed_runs: rank === 2 ? 1 : 0, decode_tps: decode, prefill_tps: prefill,
   ttft_ms: ttft, decode_vs_best: decode / 80,
 });
 
@@ -96,7 +96,7 @@ const teamRankingFx = () => ({
     { model_sha256: "b179c952", file_name: "SmolLM2-135M-Instruct.Q4_1.gguf", name: "SmolLM2", quant: "Q4_1", machines: 2, runs: 6 },
     { model_sha256: "7b46609d", file_name: "SmolLM2-135M-Instruct-Q8_0.gguf", name: "SmolLM2", quant: "Q8_0", machines: 1, runs: 1 },
   ],
-  median_decode_tps: 70, median_prefill_tps: 450, n_gen: 128, n_prompt: 512,
+  median_decode_tps: 70, median_prefill_tps: 450, n_gen: 128, n_prompt: 512, setup_rule: "each machine at one setup",
 });
 
 /** The mocked team sync waits on this, so the test can look at it mid-sync. */
@@ -190,7 +190,7 @@ vi.mock("./api", () => ({
     onProgress({ phase: "pulling", done: 3, total: 3 });
     return {
       store: "postgres://bob@db.lan:5432/dyno", machine: "f45e2c4fcd46bca1", pushed: 3, already_there: 1, telemetry_pushed: 0,
-      pulled: 3, left_running: 0, team_runs: 7, team_machines: 2, push_bytes: 2_000_000, push_seconds: 2, pull_seconds: 0.5,
+      pulled: 3, left_running: 0, skipped: 0, skipped_runs: [], team_runs: 7, team_machines: 2, push_bytes: 2_000_000, push_seconds: 2, pull_seconds: 0.5,
     };
   }),
   teamMachines: vi.fn(async () => teamRankingFx()),
@@ -987,9 +987,12 @@ describe("Team", () => {
     expect([...rows].map((r) => (r as HTMLElement).dataset.machine)).toEqual(["e2e-other", "f45e2c4fcd46bca1"]);
     const cells = (i: number) => [...rows[i].querySelectorAll("td")].map((c) => c.textContent!.trim());
     // The figures first, so a narrow window shows them; the hardware after.
-    expect(cells(0)).toEqual(["1", "e2e-other", "80.00", "400.0", "35.5", "100%", "3", "CPU, CUDA", "8", "Other CPU", "8", "23.54 GiB", "none"]);
-    expect(cells(1)).toEqual(["2", "f45e2c4fcd46bca1 this machine", "60.00", "500.0", "52.0", "75.0%", "3 (+1 busy)", "CPU", "4", "AMD EPYC", "8", "23.54 GiB", "none"]);
+    expect(cells(0)).toEqual(["1", "e2e-other", "80.00", "400.0", "35.5", "100%", "3", "CUDA, 99 GPU layers, 8 threads", "Other CPU", "8", "23.54 GiB", "none"]);
+    expect(cells(1)).toEqual(["2", "f45e2c4fcd46bca1 this machine", "60.00", "500.0", "52.0", "75.0%", "3 (+1 busy)", "CPU, 4 threads", "AMD EPYC", "8", "23.54 GiB", "none"]);
     expect(q("team-median")!.textContent).toBe("Team median: decode 70.00 t/s · prefill 450.0 t/s");
+    // Which setup each machine's figures come from, and how it was chosen.
+    expect((qa("team-setup")[0] as HTMLElement).title).toBe("2 runs in other setups (fewer GPU layers, other thread counts), left out");
+    expect(q("team-setup-rule")!.textContent).toBe("Figures are each machine at one setup.");
     // The ranking says which test sizes it compared.
     expect(q("team-level-ranked")!.textContent).toContain("decode of tg128 runs, prefill and TTFT of pp512 runs");
     const level = q("team-level") as HTMLSelectElement;

@@ -105,6 +105,39 @@ pub fn without_password(url: &str) -> Result<String> {
     Ok(u.to_string())
 }
 
+/// A warning for a password sent to another machine over a connection
+/// that may fall back to plain text: `sslmode` prefer (the default), allow
+/// or disable. Anyone on the path can then strip TLS and read it. None for
+/// loopback, SQLite, or `sslmode=require` and stricter.
+pub fn tls_warning(url: &str) -> Option<String> {
+    let u = url::Url::parse(url.trim()).ok()?;
+    if !u.scheme().starts_with("postgres") {
+        return None;
+    }
+    let host = u.host_str().unwrap_or("");
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let local = host.is_empty()
+        || host.eq_ignore_ascii_case("localhost")
+        || host.starts_with('/')
+        || bare
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    let mode = u
+        .query_pairs()
+        .find(|(k, _)| k.eq_ignore_ascii_case("sslmode"))
+        .map(|(_, v)| v.to_ascii_lowercase())
+        .unwrap_or_else(|| "prefer".into());
+    let password = u.password().is_some()
+        || u.query_pairs()
+            .any(|(k, _)| k.eq_ignore_ascii_case("password"))
+        || std::env::var_os("PGPASSWORD").is_some();
+    (!local && password && matches!(mode.as_str(), "prefer" | "allow" | "disable")).then(|| {
+        format!(
+            "the password goes to {host} with sslmode={mode}, which falls back to plain text if TLS is refused on the way; add ?sslmode=require (or verify-full with sslrootcert=) to insist on TLS"
+        )
+    })
+}
+
 fn bad_url(url: &str, why: &str) -> DynoError {
     DynoError::BadInput(format!(
         "{} is not a team store URL ({why}); write postgres://USER@HOST:PORT/DATABASE, with the password in PGPASSWORD or ~/.pgpass",
@@ -273,6 +306,9 @@ impl TeamStore {
         } else {
             Engine::Postgres
         };
+        if let Some(w) = tls_warning(trimmed) {
+            tracing::warn!("{w}");
+        }
         let opts: AnyConnectOptions = trimmed
             .parse()
             .map_err(|e: sqlx::Error| bad_url(url, &scrub_text(&e.to_string(), url)))?;
@@ -303,8 +339,11 @@ impl TeamStore {
         self.engine
     }
 
+    /// Close the connections, waiting at most a few seconds: a connection
+    /// to a server that went silent never answers the goodbye, and closing
+    /// must not hang a sync that has already given up on it.
     pub async fn close(self) {
-        self.pool.close().await;
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.pool.close()).await;
     }
 
     fn err(&self, e: sqlx::Error) -> DynoError {
@@ -370,8 +409,27 @@ impl TeamStore {
             .await
             .map_err(|e| self.err(e))?;
         }
+        // The store's identity, made once when it is created: a sync's mark
+        // is kept per store, and a dropped and recreated database (or a
+        // second schema) at the same address is another store.
+        sqlx::query(
+            "INSERT INTO dyno_team (key, value) VALUES ('store_id', $1) ON CONFLICT (key) DO NOTHING",
+        )
+        .bind(super::unique_id())
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| self.err(e))?;
         tx.commit().await.map_err(|e| self.err(e))?;
         Ok(())
+    }
+
+    /// The id the store was given when it was created; none for a store
+    /// only read, made before ids were.
+    pub async fn store_id(&self) -> Result<Option<String>> {
+        sqlx::query_scalar("SELECT value FROM dyno_team WHERE key = 'store_id'")
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(|e| self.err(e))
     }
 
     async fn has_meta_table(&self) -> Result<bool> {
@@ -797,6 +855,14 @@ mod tests {
 
     #[test]
     fn a_password_never_survives_redaction() {
+        assert!(tls_warning("postgres://ana:pw@db.lab/team")
+            .is_some_and(|w| w.contains("sslmode=require")));
+        assert!(tls_warning("postgres://ana:pw@db.lab/team?sslmode=disable").is_some());
+        assert!(tls_warning("postgres://ana:pw@db.lab/team?sslmode=require").is_none());
+        assert!(tls_warning("postgres://ana:pw@db.lab/team?sslmode=verify-full").is_none());
+        assert!(tls_warning("postgres://ana:pw@127.0.0.1/team").is_none());
+        assert!(tls_warning("postgres://ana:pw@localhost/team").is_none());
+        assert!(tls_warning("sqlite:///tmp/t.db").is_none());
         let r = redact("postgres://ana:s3cret@db.lab:5432/team?sslmode=require");
         assert_eq!(r, "postgres://ana:***@db.lab:5432/team?sslmode=require");
         let r = redact("postgres://ana@db.lab/team?password=s3cret");

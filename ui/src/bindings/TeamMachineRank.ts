@@ -13,9 +13,19 @@ backends: string, dyno_versions: string,
  */
 threads: string, 
 /**
- * Clean, successful runs counted.
+ * The one setup the machine's figures come from, in words ("CUDA, 99
+ * GPU layers, 16 threads"): see [`SETUP_RULE`].
+ */
+setup: string, 
+/**
+ * Clean, successful runs counted (of that setup).
  */
 runs: number, 
+/**
+ * The machine's runs of the level in other setups (fewer GPU layers,
+ * other thread counts), left out of its figures.
+ */
+other_setup_runs: number, 
 /**
  * Runs left out because the machine was busy while they were timed.
  */

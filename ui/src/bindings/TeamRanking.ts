@@ -24,4 +24,8 @@ median_decode_tps: number | null, median_prefill_tps: number | null,
  * prefill figures of ppN runs with this N (the sizes most runs of the
  * level used), so no machine is ranked on a different test.
  */
-n_gen: number | null, n_prompt: number | null, };
+n_gen: number | null, n_prompt: number | null, 
+/**
+ * How each machine's one setup was chosen ([`SETUP_RULE`]).
+ */
+setup_rule: string, };

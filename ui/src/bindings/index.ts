@@ -93,6 +93,7 @@ export type { ServerKind } from "./ServerKind";
 export type { ServerRunItem } from "./ServerRunItem";
 export type { ServerTimings } from "./ServerTimings";
 export type { SettingSource } from "./SettingSource";
+export type { SkippedRun } from "./SkippedRun";
 export type { Slo } from "./Slo";
 export type { Stats } from "./Stats";
 export type { SustainPoint } from "./SustainPoint";

@@ -92,6 +92,8 @@ const report = (over: Partial<SyncReport> = {}): SyncReport => ({
   telemetry_pushed: 0,
   pulled: 4,
   left_running: 0,
+  skipped: 0,
+  skipped_runs: [],
   team_runs: 30,
   team_machines: 3,
   push_bytes: 600_000,
@@ -129,6 +131,13 @@ describe("sync", () => {
       "1 run still being measured, left for the next sync.",
     ]);
   });
+
+  it("names a run the pull skipped and why", () => {
+    const reason = "test tg128 has kind 'vision', which this Dyno does not know";
+    expect(syncNotes(report({ skipped: 2, skipped_runs: [{ uid: "0123456789abcdef", reason }] }))).toEqual([
+      `2 runs of other machines skipped: this Dyno cannot read them (update Dyno; the next sync tries again). 0123456789ab: ${reason}`,
+    ]);
+  });
 });
 
 const level = (sha: string, quant: string, machines: number): TeamModelLevel => ({
@@ -150,7 +159,7 @@ describe("the level picker", () => {
 
 const rank = (r: number, machine: string, decode: number | null, prefill: number | null, ttft: number | null, over: Partial<TeamMachineRank> = {}): TeamMachineRank => ({
   rank: r, machine, cpu: "cpu", cores: 8, memory_bytes: 2 ** 34, gpus: null, backends: "CPU", dyno_versions: "0.1.0", threads: "8",
-  runs: 2, disturbed_runs: 0, decode_tps: decode, prefill_tps: prefill, ttft_ms: ttft, decode_vs_best: decode === null ? null : decode / 40,
+  setup: "CPU, 8 threads", runs: 2, other_setup_runs: 0, disturbed_runs: 0, decode_tps: decode, prefill_tps: prefill, ttft_ms: ttft, decode_vs_best: decode === null ? null : decode / 40,
   ...over,
 });
 

@@ -134,6 +134,13 @@ export function syncNotes(r: SyncReport): string[] {
   const out: string[] = [];
   if (r.telemetry_pushed > 0) out.push(`${plural(r.telemetry_pushed, "telemetry series", "telemetry series")} sent.`);
   if (r.left_running > 0) out.push(`${plural(r.left_running, "run")} still being measured, left for the next sync.`);
+  if (r.skipped > 0) {
+    const first = r.skipped_runs[0];
+    out.push(
+      `${plural(r.skipped, "run")} of other machines skipped: this Dyno cannot read ${r.skipped === 1 ? "it" : "them"} (update Dyno; the next sync tries again). ` +
+        (first ? `${first.uid.slice(0, 12)}: ${first.reason}` : ""),
+    );
+  }
   return out;
 }
 
