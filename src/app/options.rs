@@ -330,7 +330,9 @@ pub struct BenchOptions {
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "120", value_name = "SECONDS")]
     pub cooldown: Option<u32>,
     /// Longest a worker may stay silent (one repetition) before it is killed.
-    #[arg(long = "timeout", default_value_t = 600, value_name = "SECONDS")]
+    // From 1 second to a day: a longer one would overflow the clock.
+    #[arg(long = "timeout", default_value_t = 600, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout_s: u64,
     /// Do not sample CPU, memory, energy and GPU while measuring.
     #[arg(long)]

@@ -122,13 +122,18 @@ pub async fn serve_runs(db: &Path, json: bool, limit: i64) -> Result<i32> {
         let list: Vec<_> = rows
             .iter()
             .map(|r| {
-                let ep = Endpoint::parse(&r.endpoint)
-                    .map(|e| e.redacted())
-                    .unwrap_or_else(|_| r.endpoint.clone());
+                let e = Endpoint::parse(&r.endpoint).ok();
+                let ep = e
+                    .as_ref()
+                    .map_or_else(|| r.endpoint.clone(), Endpoint::redacted);
+                let error = match (&e, &r.error) {
+                    (Some(e), Some(t)) => Some(e.scrub(t)),
+                    (_, t) => t.clone(),
+                };
                 serde_json::json!({
                     "run_id": r.id, "status": r.status, "server_kind": r.server_kind,
                     "server_version": r.server_version, "model": r.model, "endpoint": ep,
-                    "started_at": r.started_at, "finished_at": r.finished_at, "error": r.error,
+                    "started_at": r.started_at, "finished_at": r.finished_at, "error": error,
                 })
             })
             .collect();

@@ -70,6 +70,17 @@ impl Endpoint {
         format!("{}://<host>{port}{path}", self.url.scheme())
     }
 
+    /// `text` with this server's address hidden as [`Self::redacted`] hides
+    /// it: for error texts, which may quote a URL (a run stored before they
+    /// stopped doing so, or a server's own message naming itself).
+    pub fn scrub(&self, text: &str) -> String {
+        let Some(host) = self.url.host_str().filter(|_| !self.is_local()) else {
+            return text.to_string();
+        };
+        text.replace(self.as_str(), &self.redacted())
+            .replace(host, "<host>")
+    }
+
     /// Loopback: the server runs on this machine.
     pub fn is_local(&self) -> bool {
         let host = self.url.host_str().unwrap_or_default();
@@ -106,6 +117,25 @@ mod tests {
         );
         assert_eq!(e.redacted(), "https://<host>:8443/api");
         assert!(e.warning().is_none());
+    }
+
+    #[test]
+    fn an_error_text_loses_the_host_wherever_it_names_it() {
+        let e = Endpoint::parse("https://gpu-box.lab.example:8443").unwrap();
+        let text = "cannot reach https://gpu-box.lab.example:8443/v1/chat/completions: \
+                    error sending request for url (https://gpu-box.lab.example:8443/v1/x); \
+                    gpu-box.lab.example refused";
+        let clean = e.scrub(text);
+        assert!(!clean.contains("gpu-box"), "{clean}");
+        assert!(
+            clean.contains("https://<host>:8443/v1/chat/completions"),
+            "{clean}"
+        );
+        let local = Endpoint::parse("127.0.0.1:8080").unwrap();
+        assert_eq!(
+            local.scrub("at http://127.0.0.1:8080"),
+            "at http://127.0.0.1:8080"
+        );
     }
 
     #[test]

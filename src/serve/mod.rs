@@ -109,6 +109,9 @@ impl ServeTest {
     }
 }
 
+/// The longest `--stall` or `--timeout` a plan may set: a day.
+pub const MAX_WAIT_S: u32 = 86_400;
+
 impl ServePlan {
     /// Check the plan before anything is sent.
     pub fn validate(&self) -> Result<()> {
@@ -124,10 +127,15 @@ impl ServePlan {
                 "give at least one depth (-d) and one request per test (-r)".into(),
             ));
         }
-        if !(self.stall_s > 0.0 && self.timeout_s > 0.0) {
-            return Err(DynoError::BadInput(
-                "--stall and --timeout must be positive".into(),
-            ));
+        // Bounded, not only positive: a clock cannot hold "inf", and a
+        // deadline past the end of time panics when it is set, after the
+        // run's row exists.
+        let secs = |v: f64| v > 0.0 && v <= f64::from(MAX_WAIT_S);
+        if !(secs(self.stall_s) && secs(self.timeout_s)) {
+            return Err(DynoError::BadInput(format!(
+                "--stall and --timeout are seconds from above 0 to {MAX_WAIT_S} (a day); got {} and {}",
+                self.stall_s, self.timeout_s
+            )));
         }
         Ok(())
     }
@@ -461,6 +469,11 @@ impl Session<'_> {
             }
         }
         done.sort_by_key(|d| d.0);
+        if context.is_some() {
+            for (_, s) in &mut done {
+                s.shared_prefix_tokens = Some(u64::from(t.n_depth));
+            }
+        }
         let prompts = done.iter().map(|d| specs[d.0].prompt.clone()).collect();
         (done.into_iter().map(|d| d.1).collect(), prompts)
     }

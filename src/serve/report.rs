@@ -73,10 +73,20 @@ pub async fn load(store: &Store, run_id: i64, show_host: bool) -> Result<ServeRe
     let server: ServerInfo =
         serde_json::from_str(&run.server_json).map_err(|e| bad("server", e))?;
     let plan: ServePlan = serde_json::from_str(&run.plan_json).map_err(|e| bad("plan", e))?;
+    // Hiding the host hides it everywhere: the endpoint, and every error
+    // text, which can quote the server's URL.
+    let hide = Endpoint::parse(&run.endpoint).ok().filter(|_| !show_host);
+    let scrub = |t: Option<String>| match (&hide, t) {
+        (Some(e), Some(t)) => Some(e.scrub(&t)),
+        (_, t) => t,
+    };
     let mut results = Vec::new();
     for r in store.server_results(run_id).await? {
-        let samples: Vec<super::RequestSample> =
+        let mut samples: Vec<super::RequestSample> =
             serde_json::from_str(&r.requests_json).map_err(|e| bad("requests", e))?;
+        for x in &mut samples {
+            x.error = scrub(x.error.take());
+        }
         results.push(ServeResult {
             test: r.test,
             spec: ServeTest {
@@ -86,14 +96,14 @@ pub async fn load(store: &Store, run_id: i64, show_host: bool) -> Result<ServeRe
                 concurrency: r.concurrency as u32,
             },
             status: r.status,
-            error: r.error,
+            error: scrub(r.error),
             summary: super::summary::summarize(&samples, r.wall_ms, &plan.slo),
             samples,
         });
     }
-    let endpoint = match Endpoint::parse(&run.endpoint) {
-        Ok(e) if !show_host => e.redacted(),
-        _ => run.endpoint.clone(),
+    let endpoint = match &hide {
+        Some(e) => e.redacted(),
+        None => run.endpoint.clone(),
     };
     let machine = match run.machine_id {
         Some(id) => store.machine(id).await.ok().map(|m| ClientMachine {
@@ -109,7 +119,7 @@ pub async fn load(store: &Store, run_id: i64, show_host: bool) -> Result<ServeRe
         run_id,
         status: run.status,
         error_code: run.error_code,
-        error: run.error,
+        error: scrub(run.error),
         endpoint,
         server,
         knees: knees(&results),
@@ -155,14 +165,22 @@ fn p50(p: &Option<super::stats::Percentiles>) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
-fn p99(p: &Option<super::stats::Percentiles>) -> String {
+/// The highest percentile `p`'s sample supports, with its name: p99 from
+/// 100 values, p90 from 10, else the largest value, called so (the p99 of
+/// five requests is their maximum, and should say so).
+fn tail(p: &Option<super::stats::Percentiles>) -> String {
     p.as_ref()
-        .map(|p| format!("{:.1}", p.p99.value))
+        .map(|p| match p.n {
+            n if n >= 100 => format!("{:.1} (p99)", p.p99.value),
+            n if n >= 10 => format!("{:.1} (p90)", p.p90.value),
+            n => format!("{:.1} (max of {n})", p.max),
+        })
         .unwrap_or_else(|| "-".into())
 }
 
 /// The run as Markdown: its conditions, then one row per test. Per-request
-/// figures are medians (p50) with p99 beside the latencies; totals are
+/// figures are medians (p50) with the tail the sample supports beside the
+/// latencies; totals are
 /// across the test's concurrent requests.
 pub fn table(r: &ServeReport) -> String {
     let mut out = String::new();
@@ -203,7 +221,7 @@ pub fn table(r: &ServeReport) -> String {
         ));
     }
     out.push_str(&format!("{}\n\n", cond.join(" · ")));
-    out.push_str("| test | ok | tokens from | TTFT p50 ms | TTFT p99 ms | ITL p50 ms | TPOT p50 ms | prefill t/s p50 | decode t/s p50 | server pp t/s | server tg t/s | total out t/s | goodput |\n");
+    out.push_str("| test | ok | tokens from | TTFT p50 ms | TTFT tail ms | ITL p50 ms | TPOT p50 ms | prefill t/s p50 | decode t/s p50 | server pp t/s | server tg t/s | total out t/s | goodput |\n");
     out.push_str("| ---- | -: | ----------- | ----------: | ----------: | ---------: | ----------: | --------------: | -------------: | ------------: | ------------: | ------------: | ------: |\n");
     for t in &r.results {
         let m = &t.summary;
@@ -224,7 +242,7 @@ pub fn table(r: &ServeReport) -> String {
             m.requests,
             source,
             p50(&m.ttft_ms),
-            p99(&m.ttft_ms),
+            tail(&m.ttft_ms),
             p50(&m.itl_ms),
             p50(&m.tpot_ms),
             p50(&m.prefill_tokens_per_s),
@@ -241,6 +259,12 @@ pub fn table(r: &ServeReport) -> String {
             t.test,
             t.status.as_str().to_uppercase(),
             t.error.as_deref().unwrap_or_default()
+        ));
+    }
+    for t in r.results.iter().filter(|t| t.summary.retries > 0) {
+        out.push_str(&format!(
+            "\n{}: {} of {} requests were sent again after the server closed their connection unread (their TTFT and E2E start at the second send)",
+            t.test, t.summary.retries, t.summary.requests
         ));
     }
     for k in &r.knees {

@@ -140,6 +140,13 @@ pub struct RequestSample {
     pub completion_tokens: Option<u64>,
     /// Prompt tokens the server says it served from its cache.
     pub cached_tokens: Option<u64>,
+    /// With `--prefix-cache` at a depth: the tokens of the shared context
+    /// this request carried first, which the server holds cached. Where the
+    /// server does not say how many it served from cache (Ollama, often
+    /// vLLM and LM Studio), these are taken off the prompt instead, so a
+    /// prefill rate counts only what was prefilled.
+    #[serde(default)]
+    pub shared_prefix_tokens: Option<u64>,
     pub token_source: Option<TokenSource>,
     pub timings: Option<ServerTimings>,
     pub finish_reason: Option<String>,
@@ -166,6 +173,26 @@ impl RequestSample {
             .unwrap_or(u64::from(self.content_chunks))
     }
 
+    /// Tokens each content chunk carried, on average, where the server
+    /// counted the tokens and sent fewer chunks than tokens (vLLM and
+    /// others batch several tokens into one event); 1 otherwise.
+    pub fn tokens_per_chunk(&self) -> f64 {
+        match self.completion_tokens {
+            Some(n) if self.content_chunks > 0 && n > u64::from(self.content_chunks) => {
+                n as f64 / f64::from(self.content_chunks)
+            }
+            _ => 1.0,
+        }
+    }
+
+    /// The gaps between tokens: each gap between chunks divided by the
+    /// tokens a chunk carried, so a server that sends several tokens per
+    /// event is not read as several times slower per token.
+    pub fn itl_per_token_ms(&self) -> impl Iterator<Item = f64> + '_ {
+        let k = self.tokens_per_chunk();
+        self.itl_ms.iter().map(move |g| g / k)
+    }
+
     /// Time per output token after the first: (e2e − TTFT) ÷ (tokens − 1).
     pub fn tpot_ms(&self) -> Option<f64> {
         let n = self.generated();
@@ -183,8 +210,19 @@ impl RequestSample {
     /// inside. Null without a server prompt count.
     pub fn prefill_tokens_per_s(&self) -> Option<f64> {
         let ttft = self.ttft_ms.filter(|t| *t > 0.0)?;
-        let n = self.prompt_tokens? - self.cached_tokens.unwrap_or(0).min(self.prompt_tokens?);
+        let n = self.prefilled_tokens()?;
         self.ok().then(|| n as f64 / (ttft / 1e3))
+    }
+
+    /// Prompt tokens the server had to prefill: the prompt less what it
+    /// served from cache, by its own count, else by the shared prefix this
+    /// request is known to have carried.
+    pub fn prefilled_tokens(&self) -> Option<u64> {
+        let cached = self
+            .cached_tokens
+            .or(self.shared_prefix_tokens)
+            .unwrap_or(0);
+        Some(self.prompt_tokens?.saturating_sub(cached))
     }
 
     /// Prefill rate by the server's own clock (llama-server, Ollama).
@@ -327,7 +365,9 @@ async fn open_stream(
             return Err((FailureCode::TimedOut, why));
         }
         Ok(Err(e)) => {
-            let why = format!("cannot reach {}: {e}", spec.url);
+            // The run stores its server's address once, in a column an
+            // export can hide; reqwest names the URL in its text too.
+            let why = format!("cannot reach the server: {}", e.without_url());
             return Err((FailureCode::Unreachable, why));
         }
         Ok(Ok(r)) => r,
@@ -336,11 +376,7 @@ async fn open_stream(
     if status.is_success() {
         return Ok(resp);
     }
-    let body = tokio::time::timeout(Duration::from_secs(5), resp.text())
-        .await
-        .ok()
-        .and_then(|r| r.ok())
-        .unwrap_or_default();
+    let body = error_body(resp).await;
     let hint = match status.as_u16() {
         401 | 403 => "; check the API key (--api-key or DYNO_API_KEY)",
         404 => "; check the model name (--model) and that the server has this API",
@@ -353,6 +389,25 @@ async fn open_stream(
             clip(body.trim())
         ),
     ))
+}
+
+/// The start of an error reply's body, for the message: at most 64 KiB and
+/// 5 s of it, so a server that answers an error with an endless body is
+/// neither waited on nor held in memory.
+async fn error_body(mut resp: reqwest::Response) -> String {
+    const MAX: usize = 64 << 10;
+    let mut out = Vec::new();
+    let read = async {
+        while let Ok(Some(chunk)) = resp.chunk().await {
+            out.extend_from_slice(&chunk);
+            if out.len() >= MAX {
+                out.truncate(MAX);
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(5), read).await;
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Hand the body to `take` piece by piece as it arrives, with the arrival
@@ -382,7 +437,7 @@ pub(super) async fn pump(
             Ok(Some(bytes)) => take(&bytes, Instant::now())?,
             Ok(None) => return Ok(()),
             Err(e) => {
-                let why = format!("the stream broke off: {e}");
+                let why = format!("the stream broke off: {}", e.without_url());
                 return Err((FailureCode::StreamCut, why));
             }
         }

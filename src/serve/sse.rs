@@ -21,6 +21,10 @@ pub enum SseData {
 pub struct SseDecoder {
     buf: Vec<u8>,
     data: Vec<String>,
+    /// Bytes of `data` so far: the bound is on the event, not only on a
+    /// line, or `data:` lines with no blank line between would grow it
+    /// until the request's deadline.
+    data_bytes: usize,
 }
 
 /// The longest event Dyno accepts: a server that never ends a line is
@@ -60,7 +64,16 @@ impl SseDecoder {
                 None => (line.as_str(), ""),
             };
             match field {
-                "data" => self.data.push(value.to_string()),
+                "data" => {
+                    self.data_bytes += value.len() + 1;
+                    if self.data_bytes > MAX_EVENT_BYTES {
+                        return Err(
+                            "the stream sent an event of more than 16 MiB (data lines with no blank line to end it)"
+                                .into(),
+                        );
+                    }
+                    self.data.push(value.to_string());
+                }
                 "event" | "id" | "retry" => {}
                 _ => {
                     return Err(format!(
@@ -92,6 +105,7 @@ impl SseDecoder {
         if self.data.is_empty() {
             return None;
         }
+        self.data_bytes = 0;
         let data = std::mem::take(&mut self.data).join("\n");
         Some(if data.trim() == "[DONE]" {
             SseData::Done
@@ -113,6 +127,27 @@ pub fn clip(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_event_that_never_ends_is_refused_at_the_bound() {
+        let mut d = SseDecoder::new();
+        let line = format!("data: {}\n", "x".repeat(1 << 20));
+        let mut refused = None;
+        for i in 0..40 {
+            if let Err(e) = d.push(line.as_bytes()) {
+                refused = Some((i, e));
+                break;
+            }
+        }
+        let (i, e) = refused.expect("refused before 40 MiB");
+        assert!(i <= 16, "after {i} MiB");
+        assert!(e.contains("16 MiB"), "{e}");
+        // Events that end stay well under it however many there are.
+        let mut d = SseDecoder::new();
+        for _ in 0..40 {
+            assert_eq!(d.push(format!("{line}\n").as_bytes()).unwrap().len(), 1);
+        }
+    }
 
     #[test]
     fn events_split_anywhere_come_out_whole() {

@@ -27,6 +27,9 @@ pub struct Percentiles {
     pub p50: Percentile,
     pub p90: Percentile,
     pub p99: Percentile,
+    /// The largest value: what a tail of fewer than ten values is.
+    #[serde(default)]
+    pub max: f64,
 }
 
 /// The `q`-quantile (0..=1) by linear interpolation between closest ranks
@@ -71,6 +74,7 @@ pub fn percentiles(values: &[f64]) -> Option<Percentiles> {
         p50: percentile(&v, 0.5),
         p90: percentile(&v, 0.9),
         p99: percentile(&v, 0.99),
+        max: v[v.len() - 1],
     })
 }
 

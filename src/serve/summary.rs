@@ -25,8 +25,8 @@ impl Slo {
     }
 
     pub fn met_by(&self, r: &RequestSample) -> bool {
-        let itl =
-            (!r.itl_ms.is_empty()).then(|| r.itl_ms.iter().sum::<f64>() / r.itl_ms.len() as f64);
+        let itl = (!r.itl_ms.is_empty())
+            .then(|| r.itl_per_token_ms().sum::<f64>() / r.itl_ms.len() as f64);
         r.ok()
             && self
                 .ttft_ms
@@ -54,6 +54,12 @@ pub struct TestSummary {
     pub failed: usize,
     /// Each distinct failure reason with how many requests it stopped.
     pub errors: Vec<(String, usize)>,
+    /// Requests sent a second time because the server closed their pooled
+    /// connection before reading them; their clocks restarted with the
+    /// second send. Said, never hidden: many means a server dropping
+    /// connections.
+    #[serde(default)]
+    pub retries: usize,
     /// Where the token counts came from (the most common source).
     pub token_source: Option<TokenSource>,
     pub prompt_tokens_mean: Option<f64>,
@@ -107,18 +113,10 @@ pub fn summarize(reqs: &[RequestSample], wall_ms: f64, slo: &Slo) -> TestSummary
     let of = |f: &dyn Fn(&RequestSample) -> Option<f64>| {
         percentiles(&ok.iter().filter_map(|r| f(r)).collect::<Vec<_>>())
     };
-    let itl: Vec<f64> = ok.iter().flat_map(|r| r.itl_ms.iter().copied()).collect();
+    let itl: Vec<f64> = ok.iter().flat_map(|r| r.itl_per_token_ms()).collect();
     let secs = (wall_ms / 1e3).max(1e-9);
     let out_tokens: u64 = ok.iter().map(|r| r.generated()).sum();
-    let prompt_tokens: u64 = ok
-        .iter()
-        .map(|r| {
-            r.prompt_tokens.unwrap_or(0)
-                - r.cached_tokens
-                    .unwrap_or(0)
-                    .min(r.prompt_tokens.unwrap_or(0))
-        })
-        .sum();
+    let prompt_tokens: u64 = ok.iter().filter_map(|r| r.prefilled_tokens()).sum();
     let goodput = slo.is_set().then(|| {
         let met = reqs.iter().filter(|r| slo.met_by(r)).count();
         Goodput {
@@ -137,6 +135,7 @@ pub fn summarize(reqs: &[RequestSample], wall_ms: f64, slo: &Slo) -> TestSummary
         ok: ok.len(),
         failed: reqs.len() - ok.len(),
         errors,
+        retries: reqs.iter().filter(|r| r.retries > 0).count(),
         token_source,
         prompt_tokens_mean: mean(ok.iter().filter_map(|r| r.prompt_tokens.map(|t| t as f64))),
         completion_tokens_mean: mean(ok.iter().map(|r| r.generated() as f64)),
@@ -200,6 +199,57 @@ mod tests {
         assert_eq!(s.prefill_tokens_per_s.as_ref().unwrap().mean, 1000.0);
         assert_eq!(s.tpot_ms.as_ref().unwrap().mean, 100.0);
         assert!(s.goodput.is_none());
+        assert_eq!(s.retries, 0);
+        let again = RequestSample {
+            retries: 1,
+            ..req(100.0, 1100.0, 11, 100.0)
+        };
+        assert_eq!(
+            summarize(&[again, reqs[0].clone()], 1100.0, &Slo::default()).retries,
+            1
+        );
+    }
+
+    /// With a shared prefix the server holds cached, only the rest was
+    /// prefilled: by the server's count where it gives one, else less the
+    /// prefix this Dyno sent first. Never the whole prompt.
+    /// A server that sends four tokens per event: the gap between events
+    /// is four tokens' time, and the SLO is judged per token.
+    #[test]
+    fn inter_token_latency_is_per_token_when_chunks_carry_several() {
+        let r = RequestSample {
+            completion_tokens: Some(40),
+            content_chunks: 10,
+            itl_ms: vec![80.0; 9],
+            ..req(100.0, 1000.0, 40, 20.0)
+        };
+        let s = summarize(std::slice::from_ref(&r), 1000.0, &Slo::default());
+        assert_eq!(s.itl_ms.unwrap().p50.value, 20.0);
+        let slo = Slo {
+            itl_ms: Some(25.0),
+            ..Slo::default()
+        };
+        assert!(slo.met_by(&r));
+        // One token per chunk, as llama-server sends them: unchanged.
+        let one = req(100.0, 1000.0, 10, 80.0);
+        assert_eq!(one.itl_per_token_ms().next(), Some(80.0));
+    }
+
+    #[test]
+    fn a_cached_prefix_is_not_counted_as_prefilled() {
+        let at = |cached: Option<u64>| RequestSample {
+            prompt_tokens: Some(120),
+            cached_tokens: cached,
+            shared_prefix_tokens: Some(100),
+            ttft_ms: Some(100.0),
+            ..req(100.0, 1100.0, 11, 100.0)
+        };
+        let unknown = summarize(&[at(None)], 1000.0, &Slo::default());
+        assert_eq!(unknown.prefill_tokens_per_s.unwrap().mean, 200.0);
+        assert_eq!(unknown.total_prompt_tokens_per_s, 20.0);
+        let counted = summarize(&[at(Some(90))], 1000.0, &Slo::default());
+        assert_eq!(counted.prefill_tokens_per_s.unwrap().mean, 300.0);
+        assert_eq!(counted.total_prompt_tokens_per_s, 30.0);
     }
 
     #[test]

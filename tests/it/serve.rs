@@ -99,7 +99,11 @@ fn a_server_is_measured_per_request_and_in_total_and_stored() {
     let shown = json(&s.run(&["serve-show", &j["run_id"].to_string(), "--json"]));
     assert_eq!(shown, j);
     for f in std::fs::read_dir(s.db().parent().unwrap()).unwrap() {
-        let bytes = std::fs::read(f.unwrap().path()).unwrap();
+        let path = f.unwrap().path();
+        if path.is_dir() {
+            continue; // the owners' lock folder: empty files
+        }
+        let bytes = std::fs::read(path).unwrap();
         assert!(!bytes
             .windows(b"sk-not-for".len())
             .any(|w| w == b"sk-not-for"));
@@ -226,6 +230,61 @@ fn some_failed_requests_leave_the_others_measured_and_goodput_counts_them_missed
     assert_eq!(r["summary"]["goodput"]["fraction"], 0.5);
 }
 
+/// This machine's name and a loopback address it resolves to: a named
+/// host that is not "localhost", so Dyno hides it, on which a test server
+/// can listen. Debian's /etc/hosts names the machine.
+fn named_loopback_host() -> (String, std::net::IpAddr) {
+    use std::net::ToSocketAddrs;
+    let host = sysinfo::System::host_name().expect("the machine has a name");
+    let ip = (host.as_str(), 0)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.find(|a| a.ip().is_loopback()))
+        .unwrap_or_else(|| {
+            panic!("{host} does not resolve to a loopback address; name it in /etc/hosts")
+        })
+        .ip();
+    (host, ip)
+}
+
+/// A named host is hidden wherever a shown or exported server run would
+/// carry it: the endpoint, and the error texts, where reqwest quotes the
+/// URL it failed on. Asked for, it is shown.
+#[test]
+fn a_named_host_is_hidden_in_error_texts_as_in_the_endpoint() {
+    let (host, ip) = named_loopback_host();
+    let server = FakeOpenAi::start_at(Pace::default(), ip);
+    server.set_mode(Mode::Hangup);
+    let port = server.url.rsplit(':').next().unwrap();
+    let url = format!("http://{host}:{port}");
+    let s = Scratch::new();
+    let o = serve_bench(&s, &url, "-p 20 -n 4 -r 1 --json");
+    assert_code(&o, 1);
+    let j = json(&o);
+    assert_eq!(j["error_code"], "unreachable", "{j}");
+    assert!(j.to_string().contains("cannot reach the server"), "{j}");
+    let id = j["run_id"].to_string();
+    let mut seen = vec![("serve-bench --json".to_string(), stdout(&o))];
+    for args in [
+        vec!["serve-runs", "--json"],
+        vec!["serve-show", id.as_str()],
+        vec!["serve-show", id.as_str(), "--json"],
+        vec!["export", &format!("serve:{id}"), "--format", "json"],
+        vec!["export", &format!("serve:{id}"), "--format", "csv"],
+        vec!["export", &format!("serve:{id}"), "--format", "md"],
+    ] {
+        let o = s.run(&args);
+        assert_code(&o, 0);
+        seen.push((args.join(" "), stdout(&o)));
+    }
+    for (what, text) in &seen {
+        assert!(!text.contains(&host), "{what} shows {host}:\n{text}");
+        assert!(text.contains("<host>"), "{what}:\n{text}");
+    }
+    let o = s.run(&["serve-show", &id, "--json", "--show-host"]);
+    assert!(stdout(&o).contains(&url), "{}", stdout(&o));
+}
+
 #[test]
 fn bad_addresses_and_plans_are_clear_errors() {
     let s = Scratch::new();
@@ -253,6 +312,22 @@ fn bad_addresses_and_plans_are_clear_errors() {
     let o = serve_bench(&s, &server.url, "-c 0");
     assert_code(&o, 2);
     assert!(server.seen().is_empty(), "a bad plan sends nothing");
+    // Durations past what a clock holds are refused before a row exists.
+    for bad in [
+        "--stall inf",
+        "--timeout 1e20",
+        "--stall nan",
+        "--timeout 86401",
+    ] {
+        let o = serve_bench(&s, &server.url, bad);
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("a day"), "{bad}: {}", stderr(&o));
+    }
+    assert!(server.seen().is_empty(), "a bad duration sends nothing");
+    let o = s.run(&["serve-runs", "--json"]);
+    assert_eq!(json(&o).as_array().map_or(0, Vec::len), 0, "no run stored");
+    let o = s.run(&["bench", "SMOL", "--timeout", "18446744073709551615"]);
+    assert_code(&o, 2);
 }
 
 #[test]
@@ -398,7 +473,22 @@ fn ollama_with_a_shared_prefix_gives_no_server_prefill_rate() {
     assert!(pct(r, "server_decode_tokens_per_s", "p50") > 0.0);
     for x in r["samples"].as_array().unwrap() {
         assert_eq!(x["timings"]["prompt_n_counts_cache"], true, "{x}");
+        assert_eq!(x["shared_prefix_tokens"], 64, "{x}");
     }
+    // Nor does the client-side rate count the context as prefilled: Ollama
+    // says nothing of its cache, so the 64 tokens sent first come off.
+    let fresh: Vec<f64> = r["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (f(&x["prompt_tokens"]) - 64.0) / (f(&x["ttft_ms"]) / 1e3))
+        .collect();
+    let mean = fresh.iter().sum::<f64>() / fresh.len() as f64;
+    let got = f(&r["summary"]["prefill_tokens_per_s"]["mean"]);
+    assert!(
+        (got - mean).abs() < 1e-6 * mean.max(1.0),
+        "{got} against {mean}: {r}"
+    );
     // The context went once, then each request carried it first.
     let seen = server.seen();
     let context = seen[2].body["messages"][0]["content"].as_str().unwrap();

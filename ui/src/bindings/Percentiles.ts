@@ -4,4 +4,8 @@ import type { Percentile } from "./Percentile";
 /**
  * p50, p90 and p99 of one measure, with the count and mean behind them.
  */
-export type Percentiles = { n: number, mean: number, p50: Percentile, p90: Percentile, p99: Percentile, };
+export type Percentiles = { n: number, mean: number, p50: Percentile, p90: Percentile, p99: Percentile, 
+/**
+ * The largest value: what a tail of fewer than ten values is.
+ */
+max: number, };

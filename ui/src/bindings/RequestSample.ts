@@ -26,7 +26,15 @@ itl_ms: Array<number>, content_chunks: number, prompt_tokens: number | null, com
 /**
  * Prompt tokens the server says it served from its cache.
  */
-cached_tokens: number | null, token_source: TokenSource | null, timings: ServerTimings | null, finish_reason: string | null, 
+cached_tokens: number | null, 
+/**
+ * With `--prefix-cache` at a depth: the tokens of the shared context
+ * this request carried first, which the server holds cached. Where the
+ * server does not say how many it served from cache (Ollama, often
+ * vLLM and LM Studio), these are taken off the prompt instead, so a
+ * prefill rate counts only what was prefilled.
+ */
+shared_prefix_tokens: number | null, token_source: TokenSource | null, timings: ServerTimings | null, finish_reason: string | null, 
 /**
  * Times the request was sent again because its pooled connection had
  * been closed before the server read it (the clock restarts).

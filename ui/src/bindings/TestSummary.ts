@@ -12,6 +12,13 @@ export type TestSummary = { requests: number, ok: number, failed: number,
  */
 errors: Array<[string, number]>, 
 /**
+ * Requests sent a second time because the server closed their pooled
+ * connection before reading them; their clocks restarted with the
+ * second send. Said, never hidden: many means a server dropping
+ * connections.
+ */
+retries: number, 
+/**
  * Where the token counts came from (the most common source).
  */
 token_source: TokenSource | null, prompt_tokens_mean: number | null, completion_tokens_mean: number | null, 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { concurrencySeries, parseList, ttftBars, ttftByDepth } from "./serve";
+import { concurrencySeries, parseList, ttftBars, ttftByDepth, ttftTail } from "./serve";
 import type { ServeReport, ServeResult } from "../types";
 
 const pct = (v: number) => ({ value: v, ci95_low: null, ci95_high: null });
@@ -8,16 +8,17 @@ const summary = (ttft: number, decode: number, total: number) => ({
   ok: 4,
   failed: 0,
   errors: [],
+  retries: 0,
   token_source: "usage" as const,
   prompt_tokens_mean: 128,
   completion_tokens_mean: 32,
   cached_tokens_mean: 0,
-  ttft_ms: { n: 4, mean: ttft, p50: pct(ttft), p90: pct(ttft + 80), p99: pct(ttft + 160) },
+  ttft_ms: { n: 4, mean: ttft, p50: pct(ttft), p90: pct(ttft + 80), p99: pct(ttft + 160), max: ttft + 170 },
   itl_ms: null,
   tpot_ms: null,
   e2e_ms: null,
   prefill_tokens_per_s: null,
-  decode_tokens_per_s: { n: 4, mean: decode, p50: pct(decode), p90: pct(decode), p99: pct(decode) },
+  decode_tokens_per_s: { n: 4, mean: decode, p50: pct(decode), p90: pct(decode), p99: pct(decode), max: decode },
   server_prefill_tokens_per_s: null,
   server_decode_tokens_per_s: null,
   wall_ms: 1000,
@@ -64,7 +65,15 @@ describe("the Servers view's helpers", () => {
 
   it("gives TTFT percentiles per test and TTFT against depth at concurrency 1", () => {
     const r = report([test(1, 512, 800, 50, 50), test(1, 0, 300, 60, 60), test(2, 0, 500, 35, 68)]);
-    expect(ttftBars(r)[0]).toEqual({ test: "pp128+tg32 @d512 c1", p50: 800, p90: 880, p99: 960 });
+    // Four requests: the median and their maximum, never a "p99" of four.
+    expect(ttftBars(r).slice(0, 2)).toEqual([
+      { test: "pp128+tg32 @d512 c1", pct: "p50", ms: 800 },
+      { test: "pp128+tg32 @d512 c1", pct: "max", ms: 970 },
+    ]);
+    expect(ttftTail(r.results[0].summary.ttft_ms)).toBe("970 (max of 4)");
+    const big = { ...r.results[0].summary.ttft_ms!, n: 100 };
+    expect(ttftTail(big)).toBe("960 (p99)");
+    expect(ttftTail({ ...big, n: 12 })).toBe("880 (p90)");
     expect(ttftByDepth(r)).toEqual([
       { depth: 0, ttft: 300 },
       { depth: 512, ttft: 800 },

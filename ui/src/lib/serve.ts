@@ -1,7 +1,8 @@
 // Helpers of the Servers view: reading the form's lists and shaping a
 // server run's figures for its charts. Pure functions, unit-tested.
 
-import type { ServeReport, ServeResult } from "../types";
+import type { Percentiles, ServeReport, ServeResult } from "../types";
+import { fmtSig } from "./format";
 
 /** Each server kind as people write it. */
 export const SERVER_KINDS: Record<ServeReport["server"]["kind"], string> = {
@@ -32,20 +33,37 @@ export function parseList(text: string, what: string, min = 1): number[] | strin
   return out;
 }
 
-/** One bar group of the latency chart: a test's p50, p90 and p99. */
-export interface LatencyBars {
+/** One bar of the latency chart: a test, a percentile's name, its value. */
+export interface LatencyBar {
   test: string;
-  p50: number;
-  p90: number;
-  p99: number;
+  pct: string;
+  ms: number;
 }
 
-/** TTFT percentiles per test, for tests that have them. */
-export function ttftBars(r: ServeReport): LatencyBars[] {
+/**
+ * The percentiles a sample of `n` supports beyond the median: p90 from 10
+ * values, p99 from 100. Below 10 the tail is the largest value, named so:
+ * the "p99" of five requests is their maximum.
+ */
+function tails(p: Percentiles): { pct: string; ms: number }[] {
+  if (p.n >= 100) return [{ pct: "p90", ms: p.p90.value }, { pct: "p99", ms: p.p99.value }];
+  if (p.n >= 10) return [{ pct: "p90", ms: p.p90.value }];
+  return [{ pct: "max", ms: p.max }];
+}
+
+/** TTFT per test: the median and the tail its sample supports. */
+export function ttftBars(r: ServeReport): LatencyBar[] {
   return r.results.flatMap((t) => {
     const p = t.summary.ttft_ms;
-    return p ? [{ test: t.test, p50: p.p50.value, p90: p.p90.value, p99: p.p99.value }] : [];
+    return p ? [{ test: t.test, pct: "p50", ms: p.p50.value }, ...tails(p).map((b) => ({ test: t.test, ...b }))] : [];
   });
+}
+
+/** "960 (p99)", "880 (p90)", "912 (max of 5)": the tail a table can honestly show. */
+export function ttftTail(p: Percentiles | null): string {
+  if (!p) return "–";
+  const top = tails(p)[tails(p).length - 1];
+  return `${fmtSig(top.ms, 4)} (${top.pct === "max" ? `max of ${p.n}` : top.pct})`;
 }
 
 /** One point of the concurrency chart. */
