@@ -28,6 +28,16 @@ pub(crate) fn disturbed_notes(report: &Report) -> String {
     )
 }
 
+/// Which seconds the burst is of: runs stored before the window was fixed
+/// took the first fifth.
+pub(crate) fn burst_window(s: &crate::telemetry::sustain::Sustained) -> String {
+    if s.burst_window_s > 0.0 {
+        format!("first {:.0} s", s.burst_window_s)
+    } else {
+        "first fifth".to_string()
+    }
+}
+
 /// A sustained decode's burst and sustained rates, the drop and its cause.
 pub(crate) fn sustained_notes(report: &Report) -> String {
     let mut out = String::new();
@@ -35,11 +45,12 @@ pub(crate) fn sustained_notes(report: &Report) -> String {
         for r in &run.results {
             let Some(s) = &r.sustained else { continue };
             out.push_str(&format!(
-                "\nSustained decode, run {} {} over {}: burst {:.1} t/s (first fifth), sustained {:.1} t/s (last third), {}\n",
+                "\nSustained decode, run {} {} over {}: burst {:.1} t/s ({}), sustained {:.1} t/s (last third), {}\n",
                 run.run_id,
                 r.test,
                 crate::units::human_duration(s.duration_s),
                 s.burst_tokens_per_s,
+                burst_window(s),
                 s.sustained_tokens_per_s,
                 match s.time_to_drop_s {
                     Some(t) => format!("down {:.0}% from {t:.0} s", s.drop_pct),

@@ -14,6 +14,11 @@ use serde::{Deserialize, Serialize};
 use super::disturbance::ProcessLoad;
 use super::Reading;
 
+/// The burst window: a benchmark of a few repetitions lasts about this long.
+/// Fixed, not a share of the run: a fifth of a ten-minute run is two
+/// minutes, and a laptop that throttles after one would show half its drop.
+pub const BURST_S: f64 = 15.0;
+
 /// A drop smaller than this share of the burst rate is the machine's noise,
 /// not a drop (quiet runs here spread by up to 4%).
 pub const DROP_PCT: f64 = 5.0;
@@ -88,9 +93,13 @@ pub enum DropCause {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Sustained {
     pub duration_s: f64,
-    /// Median rate over the first fifth of the run: what a short benchmark
-    /// reports.
+    /// Median rate over the first [`BURST_S`] seconds (the first third of a
+    /// shorter run): what a short benchmark reports, whatever the run's
+    /// length, so a chip that throttles after a minute shows its whole drop.
     pub burst_tokens_per_s: f64,
+    /// The seconds the burst is the median of.
+    #[serde(default)]
+    pub burst_window_s: f64,
     /// Median rate over the last third: what the machine keeps up.
     pub sustained_tokens_per_s: f64,
     /// How far the sustained rate is below the burst, in percent (negative
@@ -215,7 +224,7 @@ pub fn analyse(
         });
         prev = t;
     }
-    let burst_end = duration_s / 5.0;
+    let burst_end = BURST_S.min(duration_s / 3.0);
     let last_third = duration_s * 2.0 / 3.0;
     let pick = |keep: &dyn Fn(usize, &SustainPoint) -> bool| {
         let mut v: Vec<f64> = series
@@ -238,6 +247,7 @@ pub fn analyse(
     let mut out = Sustained {
         duration_s,
         burst_tokens_per_s: burst,
+        burst_window_s: burst_end,
         sustained_tokens_per_s: sustained,
         drop_pct,
         time_to_drop_s: None,
@@ -490,6 +500,22 @@ mod tests {
         assert_eq!(s.cause, Some(DropCause::Throttling));
         assert!(s.reasons[0].contains("from 3000 to 24"), "{:?}", s.reasons);
         assert!(s.reasons[0].contains("°C"), "{:?}", s.reasons);
+    }
+
+    /// Ten minutes that throttle after one: the burst is the first 15 s,
+    /// not a fifth of the run (two minutes, half of them throttled).
+    #[test]
+    fn the_burst_is_a_fixed_early_window_whatever_the_length() {
+        let r = reps(600.0, |t| if t < 60.0 { 100.0 } else { 50.0 });
+        let rd = readings(600.0, |_| 3000, |_| 60.0);
+        let s = analyse(&r, &rd, &quiet(600.0), 2).unwrap();
+        assert!(
+            (s.burst_tokens_per_s - 100.0).abs() < 1e-6,
+            "{}",
+            s.burst_tokens_per_s
+        );
+        assert_eq!(s.burst_window_s, BURST_S);
+        assert!((s.drop_pct - 50.0).abs() < 1e-6);
     }
 
     #[test]

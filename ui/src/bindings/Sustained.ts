@@ -7,10 +7,15 @@ import type { SustainPoint } from "./SustainPoint";
  */
 export type Sustained = { duration_s: number, 
 /**
- * Median rate over the first fifth of the run: what a short benchmark
- * reports.
+ * Median rate over the first [`BURST_S`] seconds (the first third of a
+ * shorter run): what a short benchmark reports, whatever the run's
+ * length, so a chip that throttles after a minute shows its whole drop.
  */
 burst_tokens_per_s: number, 
+/**
+ * The seconds the burst is the median of.
+ */
+burst_window_s: number, 
 /**
  * Median rate over the last third: what the machine keeps up.
  */

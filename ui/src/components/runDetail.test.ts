@@ -108,6 +108,7 @@ describe("RunDetail", () => {
     const sustained = {
       duration_s: 16,
       burst_tokens_per_s: 140,
+      burst_window_s: 15,
       sustained_tokens_per_s: 60,
       drop_pct: 57,
       time_to_drop_s: 12,
@@ -119,7 +120,7 @@ describe("RunDetail", () => {
     const box = el.querySelector("[data-testid=sustain]");
     expect(box).not.toBeNull();
     expect(el.querySelector("[data-testid=sustain-summary]")?.textContent).toBe(
-      "burst 140.0 t/s → sustained 60.0 t/s (−57% from 12 s): other programs",
+      "burst 140.0 t/s (first 15 s) → sustained 60.0 t/s (−57% from 12 s): other programs",
     );
     expect(box?.textContent).toContain("dyno-hog 0.99");
   });

@@ -9,6 +9,7 @@ function point(t: number, rate: number, others: number | null, mhz: number | nul
 const dropped: Sustained = {
   duration_s: 30,
   burst_tokens_per_s: 140.2,
+  burst_window_s: 15,
   sustained_tokens_per_s: 60.4,
   drop_pct: 56.9,
   time_to_drop_s: 12.3,
@@ -19,12 +20,14 @@ const dropped: Sustained = {
 
 describe("sustained decode", () => {
   it("says burst, sustained, when and why", () => {
-    expect(sustainSummary(dropped)).toBe("burst 140.2 t/s → sustained 60.4 t/s (−57% from 12 s): other programs");
+    // A run stored before the burst window was fixed names none.
+    expect(sustainSummary({ ...dropped, burst_window_s: 0 })).toBe("burst 140.2 t/s → sustained 60.4 t/s (−57% from 12 s): other programs");
+    expect(sustainSummary(dropped)).toBe("burst 140.2 t/s (first 15 s) → sustained 60.4 t/s (−57% from 12 s): other programs");
     expect(sustainSummary({ ...dropped, time_to_drop_s: null, cause: null, drop_pct: 1 })).toBe(
-      "burst 140.2 t/s → sustained 60.4 t/s (no drop: within 5%)",
+      "burst 140.2 t/s (first 15 s) → sustained 60.4 t/s (no drop: within 5%)",
     );
     expect(sustainSummary({ ...dropped, sustained_tokens_per_s: 160, time_to_drop_s: null, cause: null, drop_pct: -14.1 })).toBe(
-      "burst 140.2 t/s → sustained 160.0 t/s (rose 14%: no drop)",
+      "burst 140.2 t/s (first 15 s) → sustained 160.0 t/s (rose 14%: no drop)",
     );
   });
 

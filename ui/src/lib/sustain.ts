@@ -9,9 +9,11 @@ const CAUSE: Record<NonNullable<Sustained["cause"]>, string> = {
   unexplained: "unexplained",
 };
 
-/** "burst 141 t/s → sustained 131 t/s (−7% from 12 s): other programs". */
+/** "burst 141 t/s (first 15 s) → sustained 131 t/s (−7% from 12 s): other programs". */
 export function sustainSummary(s: Sustained): string {
-  const head = `burst ${s.burst_tokens_per_s.toFixed(1)} t/s → sustained ${s.sustained_tokens_per_s.toFixed(1)} t/s`;
+  // Which seconds the burst is of; runs stored before it was fixed say nothing.
+  const window = s.burst_window_s > 0 ? ` (first ${s.burst_window_s.toFixed(0)} s)` : "";
+  const head = `burst ${s.burst_tokens_per_s.toFixed(1)} t/s${window} → sustained ${s.sustained_tokens_per_s.toFixed(1)} t/s`;
   if (s.time_to_drop_s == null) {
     // A machine that warmed into a faster state (a governor ramping up, a
     // neighbour going quiet) rose: say so rather than only "no drop".
