@@ -433,6 +433,7 @@ impl<'s, 'c> Supervisor<'s, 'c> {
             disturbance::judge(
                 contention.as_ref(),
                 cores,
+                logical_cpus().saturating_sub(cores),
                 // A sustained decode's spread is what it measures (a
                 // throttling machine's rate falls); only others' CPU and
                 // steal disturb it.
@@ -691,8 +692,13 @@ impl Supervisor<'_, '_> {
     }
 }
 
+/// The cores this process may run on.
+fn logical_cpus() -> u32 {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    u32::try_from(cpus).unwrap_or(u32::MAX)
+}
+
 /// The cores a test keeps busy: its threads, at most the machine's.
 fn cores_in_use(n_threads: u32) -> u32 {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    n_threads.clamp(1, u32::try_from(cpus).unwrap_or(u32::MAX))
+    n_threads.clamp(1, logical_cpus())
 }

@@ -320,7 +320,10 @@ mod tests {
         let s = Sampler::start(Duration::from_millis(10));
         s.set_pid(std::process::id());
         s.set_phase(Phase::Timed, Some(3));
-        std::thread::sleep(Duration::from_millis(120));
+        // A second for three 10 ms readings: a loaded machine may starve
+        // the sampler's thread for a while, and this checks tagging, not
+        // the rate (the rate is a benchmark, never a timed test).
+        std::thread::sleep(Duration::from_secs(1));
         let r = s.stop();
         assert!(r.len() >= 3, "{} readings", r.len());
         let last = r.last().unwrap();

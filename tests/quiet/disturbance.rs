@@ -42,15 +42,41 @@ impl Drop for Hog {
     }
 }
 
-/// Run `dyno bench` with `opts`, starting the hog `after` into the run and
-/// keeping it busy to the end.
-fn bench_with_hog(s: &Scratch, opts: &str, after: Duration) -> (std::process::Output, Value) {
+/// Run `dyno bench` with `opts`, starting the hog once the run's first
+/// test has begun (its result row exists) and keeping it busy to the end.
+/// On the run's signal, not after a fixed delay: a fast machine could
+/// finish before a delay ends, a slow one still be loading.
+fn bench_with_hog(s: &Scratch, opts: &str) -> (std::process::Output, Value) {
     let mut c = s.dyno();
     c.args(argv(&format!("bench SMOL {opts} --json")))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let child = c.spawn().expect("dyno runs");
-    std::thread::sleep(after);
+    let mut child = c.spawn().expect("dyno runs");
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first test never began"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "dyno ended before its first test began"
+        );
+        if s.db().exists() {
+            let (rt, store) = store(&s.db());
+            let began = rt.block_on(async {
+                match store.runs(1).await.unwrap().first() {
+                    Some(r) => !store.results(r.id).await.unwrap().is_empty(),
+                    None => false,
+                }
+            });
+            rt.block_on(store.close());
+            if began {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let hog = Hog::start();
     let out = child.wait_with_output().expect("dyno ends");
     drop(hog);
@@ -74,9 +100,9 @@ fn disturbed_names(r: &Value) -> Vec<String> {
 fn a_program_started_mid_run_flags_the_result_and_is_named() {
     let _q = quiet();
     let s = Scratch::new();
-    // tg256 × 6 takes several seconds here; the hog starts during warm-up
-    // or the first repetitions, inside the timed phase.
-    let (_, j) = bench_with_hog(&s, "-p 0 -n 256 -r 6 -t 2", Duration::from_millis(1500));
+    // tg256 × 6 takes several seconds here; the hog starts as the test
+    // begins (its warm-up), and runs through the timed phase.
+    let (_, j) = bench_with_hog(&s, "-p 0 -n 256 -r 6 -t 2");
     let r = &j["runs"][0]["results"][0];
     assert_eq!(r["disturbed"], true, "{}", r["disturbance"]);
     let d = &r["disturbance"];
