@@ -41,6 +41,18 @@ describe("levelRows", () => {
     expect(barData(rows).some((b) => b.level === "Q2_K")).toBe(false);
   });
 
+  it("draws the backend's interval, the one the JSON carries", () => {
+    const f16 = doc.runs.find((r) => r.model.quant === "F16")!;
+    const tg = f16.results.find((r) => r.test === "tg16")!;
+    expect(tg.ci95_tokens_per_s).not.toBeNull();
+    expect(levelRows(doc)[0].tg?.ci).toBe(tg.ci95_tokens_per_s);
+    // Whatever a standard deviation would give: one interval everywhere.
+    const moved = structuredClone(doc);
+    const mt = moved.runs.find((r) => r.model.quant === "F16")!.results.find((r) => r.test === "tg16")!;
+    mt.ci95_tokens_per_s = 1.25;
+    expect(levelRows(moved)[0].tg?.ci).toBe(1.25);
+  });
+
   it("makes bar data with whiskers that never go below zero", () => {
     const bars = barData(levelRows(doc));
     expect(bars.length).toBe(8);

@@ -3,7 +3,6 @@
 
 import type { Run, Stats, SweepDoc, TestResult } from "../types";
 import { fmtBytes, fmtRate, fmtSig } from "./format";
-import { ci95HalfWidth } from "./stats";
 
 /** One measured figure with what a whisker needs. */
 export interface Figure {
@@ -43,7 +42,9 @@ export interface LevelRow {
 function fromStats(test: string, s: Stats | null | undefined): Figure | null {
   if (!s || !Number.isFinite(s.mean)) return null;
   const n = s.samples?.length ?? 0;
-  return { test, mean: s.mean, sd: s.stddev ?? null, n, ci: ci95HalfWidth(s.stddev, n) };
+  // The backend's interval, the one the JSON and every export carry: a
+  // figure has one interval everywhere.
+  return { test, mean: s.mean, sd: s.stddev ?? null, n, ci: s.ci95 ?? null };
 }
 
 function headline(r: TestResult): Figure | null {
@@ -54,7 +55,7 @@ function headline(r: TestResult): Figure | null {
     mean: r.mean_tokens_per_s,
     sd: r.stddev_tokens_per_s,
     n,
-    ci: ci95HalfWidth(r.stddev_tokens_per_s, n),
+    ci: r.ci95_tokens_per_s ?? null,
   };
 }
 
