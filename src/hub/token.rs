@@ -68,8 +68,10 @@ pub fn save_token(token: &str) -> Result<PathBuf> {
         })?;
     }
     // Written to a private temporary file and renamed, so the token file is
-    // never half-written nor readable by other users, even for a moment.
-    let tmp = path.with_extension("dyno-tmp");
+    // never half-written nor readable by other users, even for a moment. The
+    // name is unguessable and the file is created new (O_EXCL, which follows
+    // no symlink), so nobody can plant a link there to redirect the secret.
+    let tmp = path.with_extension(format!("{}.dyno-tmp", crate::store::unique_id()));
     write_private(&tmp, t.as_bytes())
         .and_then(|_| std::fs::rename(&tmp, &path))
         .map_err(|e| {
@@ -85,8 +87,7 @@ fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = std::fs::OpenOptions::new()
         .write(true)
-        .create(true)
-        .truncate(true)
+        .create_new(true)
         .mode(0o600)
         .open(path)?;
     f.write_all(bytes)?;
@@ -95,7 +96,13 @@ fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
 
 #[cfg(not(unix))]
 fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    std::fs::write(path, bytes)
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
 }
 
 /// Delete the token file; false when there was none.

@@ -127,6 +127,16 @@ fn the_token_goes_to_the_token_file_never_the_database() {
     let (s, hub) = (Scratch::new(), hub());
     let o = run(dyno(&s), &["settings", "set", "hub.endpoint", &hub.url]);
     assert_code(&o, 0);
+    // A link planted where an older Dyno wrote its temporary token file
+    // must not carry the token elsewhere, nor become the token file.
+    #[cfg(unix)]
+    let victim = {
+        std::fs::create_dir_all(s.path("hf")).unwrap();
+        let victim = s.path("victim");
+        std::fs::write(&victim, "untouched").unwrap();
+        std::os::unix::fs::symlink(&victim, s.path("hf").join("token.dyno-tmp")).unwrap();
+        victim
+    };
     let mut c = dyno(&s);
     c.args(["hub", "login"])
         .stdin(Stdio::piped())
@@ -146,6 +156,11 @@ fn the_token_goes_to_the_token_file_never_the_database() {
 
     let file: PathBuf = s.path("hf").join("token");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), TOKEN);
+    #[cfg(unix)]
+    {
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
+        assert!(!std::fs::symlink_metadata(&file).unwrap().is_symlink());
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
