@@ -380,21 +380,19 @@ pub fn rank(rows: &[TeamRunRow], pick: Option<(&str, &str)>) -> Ranking {
             };
             // One setup per machine: an offload or thread sweep's runs are
             // not blended into its figure.
-            // Chosen among the runs that have a compared test, so the
-            // setup is one the figures can come from.
-            let comparable: Vec<&TeamRunRow> = usable
-                .iter()
-                .copied()
-                .filter(|r| {
-                    (r.decode_tps.is_some() && r.n_gen == n_gen)
-                        || (r.prefill_tps.is_some() && r.n_prompt == n_prompt)
-                })
-                .collect();
-            let pool = if comparable.is_empty() {
-                &usable
-            } else {
-                &comparable
+            // Chosen among the runs with the compared decode (machines are
+            // ranked by it), else the compared prefill, so the setup is one
+            // the figures come from: an offload sweep's layer counts on a
+            // CPU-only machine, run at other sizes, never win.
+            let with = |f: &dyn Fn(&TeamRunRow) -> bool| -> Vec<&TeamRunRow> {
+                usable.iter().copied().filter(|r| f(r)).collect()
             };
+            let decodes = with(&|r| r.decode_tps.is_some() && r.n_gen == n_gen);
+            let prefills = with(&|r| r.prefill_tps.is_some() && r.n_prompt == n_prompt);
+            let pool = [&decodes, &prefills]
+                .into_iter()
+                .find(|v| !v.is_empty())
+                .unwrap_or(&usable);
             let setup = chosen_setup(pool).expect("a machine has runs");
             let counted: Vec<&TeamRunRow> = usable
                 .iter()
@@ -605,6 +603,13 @@ mod tests {
             gpu(20.0, 8),
             gpu(40.0, 16),
             cpu(12.0, 8),
+            // An offload sweep's layer count on a CPU-only machine, at a
+            // decode length nobody compares: never its setup.
+            TeamRunRow {
+                n_gpu_layers: Some(30),
+                n_gen: Some(32),
+                ..cpu(30.0, 8)
+            },
             cpu(12.4, 8),
             cpu(2.0, 1),
         ];
@@ -616,7 +621,7 @@ mod tests {
         assert_eq!(g.setup, "CUDA, 99 GPU layers, 16 threads");
         let c = &r.machines[1];
         assert_eq!(c.decode_tps, Some(12.2));
-        assert_eq!((c.runs, c.other_setup_runs), (2, 1));
+        assert_eq!((c.runs, c.other_setup_runs), (2, 2));
         assert_eq!(c.setup, "CPU, 8 threads");
         assert_eq!(r.setup_rule, SETUP_RULE);
     }
