@@ -372,34 +372,37 @@ pub fn rank(rows: &[TeamRunRow], pick: Option<(&str, &str)>) -> Ranking {
     let mut machines: Vec<MachineRank> = by
         .into_values()
         .map(|runs| {
-            let clean: Vec<&&TeamRunRow> = runs.iter().filter(|r| r.disturbed == 0).collect();
-            let usable: Vec<&TeamRunRow> = if clean.is_empty() {
-                runs.clone()
-            } else {
-                clean.into_iter().copied().collect()
-            };
-            // One setup per machine: an offload or thread sweep's runs are
-            // not blended into its figure.
-            // Chosen among the runs with the compared decode (machines are
-            // ranked by it), else the compared prefill, so the setup is one
-            // the figures come from: an offload sweep's layer counts on a
-            // CPU-only machine, run at other sizes, never win.
+            // The runs the figures can come from: those with the compared
+            // decode (machines are ranked by it), else the compared prefill.
             let with = |f: &dyn Fn(&TeamRunRow) -> bool| -> Vec<&TeamRunRow> {
-                usable.iter().copied().filter(|r| f(r)).collect()
+                runs.iter().copied().filter(|r| f(r)).collect()
             };
             let decodes = with(&|r| r.decode_tps.is_some() && r.n_gen == n_gen);
             let prefills = with(&|r| r.prefill_tps.is_some() && r.n_prompt == n_prompt);
-            let pool = [&decodes, &prefills]
+            let pool: &Vec<&TeamRunRow> = [&decodes, &prefills]
                 .into_iter()
                 .find(|v| !v.is_empty())
-                .unwrap_or(&usable);
-            let setup = chosen_setup(pool).expect("a machine has runs");
+                .unwrap_or(&runs);
+            // Busy runs count only where the machine has no clean one of
+            // the compared test: a clean run of another size must not empty
+            // its figure.
+            let clean: Vec<&TeamRunRow> =
+                pool.iter().copied().filter(|r| r.disturbed == 0).collect();
+            let usable = if clean.is_empty() {
+                pool.clone()
+            } else {
+                clean
+            };
+            // One setup per machine, so an offload or thread sweep's runs
+            // are not blended into its figure, and an offload sweep's layer
+            // counts on a CPU-only machine, run at other sizes, never win.
+            let setup = chosen_setup(&usable).expect("a machine has runs");
             let counted: Vec<&TeamRunRow> = usable
                 .iter()
                 .copied()
                 .filter(|r| setup_of(r) == setup)
                 .collect();
-            let busy = runs.len() - usable.len();
+            let busy = pool.len() - usable.len();
             // Each figure only from runs of the compared test size.
             let col = |f: fn(&TeamRunRow) -> Option<f64>,
                        size: fn(&TeamRunRow) -> Option<i64>,
@@ -580,6 +583,26 @@ mod tests {
         assert_eq!((t.n_prompt, t.n_gen), (Some(64), Some(16)));
     }
 
+    /// The e2e Team journey's empty decode: this machine's only tg128 run
+    /// was timed while busy, its clean runs were of other sizes. Its busy
+    /// tg128 counts, rather than its clean tg32 leaving it no figure.
+    #[test]
+    fn a_busy_run_of_the_compared_test_counts_when_no_clean_one_has_it() {
+        let rows = vec![
+            row("other", 80.0, 400.0, false),
+            row("here", 60.0, 500.0, true),
+            TeamRunRow {
+                n_gen: Some(32),
+                n_prompt: Some(128),
+                ..row("here", 90.0, 900.0, false)
+            },
+        ];
+        let r = rank(&rows, None);
+        let here = r.machines.iter().find(|m| m.machine == "here").unwrap();
+        assert_eq!(here.decode_tps, Some(60.0));
+        assert_eq!((here.runs, here.disturbed_runs), (1, 0));
+    }
+
     /// An offload sweep and a thread sweep are not blended into a machine's
     /// figure: each machine counts its fullest offload, then its most-used
     /// thread count, and says so.
@@ -621,7 +644,7 @@ mod tests {
         assert_eq!(g.setup, "CUDA, 99 GPU layers, 16 threads");
         let c = &r.machines[1];
         assert_eq!(c.decode_tps, Some(12.2));
-        assert_eq!((c.runs, c.other_setup_runs), (2, 2));
+        assert_eq!((c.runs, c.other_setup_runs), (2, 1));
         assert_eq!(c.setup, "CPU, 8 threads");
         assert_eq!(r.setup_rule, SETUP_RULE);
     }
