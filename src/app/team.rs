@@ -251,79 +251,15 @@ async fn sync_with(
     }
     // Runs pushed by an earlier sync without their telemetry get it now.
     if req.with_telemetry && telemetry_through < through {
-        let mut at = telemetry_through;
-        while !cancel.is_cancelled() {
-            let rows = store.runs_after(at, BATCH).await?;
-            let rows: Vec<_> = rows.into_iter().filter(|r| r.id <= through).collect();
-            let Some(last) = rows.last().map(|r| r.id) else {
-                break;
-            };
-            for row in rows.iter().filter(|r| r.pulled_from.is_none()) {
-                if cancel.is_cancelled() {
-                    break;
-                }
-                let uid = uid_of(store, row, &here).await?;
-                let points = report::telemetry::timeline(store, row.id).await?;
-                if !points.is_empty() {
-                    let json = serde_json::to_string(&points).expect("points serialise");
-                    match g.run(team.add_telemetry(&uid, &json)).await? {
-                        Some(true) => rep.telemetry_pushed += 1,
-                        Some(false) => {}
-                        None => break,
-                    }
-                }
-            }
-            if cancel.is_cancelled() {
-                break;
-            }
-            store.set_sync_state(&key, through, Some(last)).await?;
-            at = last;
-        }
+        let from = (telemetry_through, through);
+        push_telemetry(store, &g, &here, &key, from, &mut rep).await?;
     }
     rep.push_seconds = t0.elapsed().as_secs_f64();
 
     // Pull.
     let t1 = Instant::now();
     if !req.push_only && !cancel.is_cancelled() {
-        let have = store.import_keys().await?;
-        let theirs = g.run(team.uids_not_from(&here.fingerprint)).await?;
-        let missing: Vec<String> = theirs
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|u| !have.contains(u))
-            .collect();
-        let total = missing.len() as u64;
-        let mut done = 0;
-        progress(SyncProgress::Pulling { done, total });
-        for chunk in missing.chunks(100) {
-            if cancel.is_cancelled() {
-                break;
-            }
-            let Some(docs) = g.run(team.docs(chunk)).await? else {
-                break;
-            };
-            for d in docs {
-                match pull_one(store, &d, &here, &key).await {
-                    Ok(added) => rep.pulled += added,
-                    // A document this Dyno cannot read is the document's
-                    // fault, not the sync's: one must not stop every pull.
-                    // Anything else (the local disk, the database) stops it.
-                    Err(DynoError::BadInput(reason)) => {
-                        tracing::warn!("team run {} skipped: {reason}", d.uid);
-                        rep.skipped += 1;
-                        if rep.skipped_runs.len() < SKIPPED_NAMED {
-                            rep.skipped_runs.push(SkippedRun {
-                                uid: d.uid.clone(),
-                                reason,
-                            });
-                        }
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-            done += chunk.len() as u64;
-            progress(SyncProgress::Pulling { done, total });
-        }
+        pull(store, &g, &here, &key, progress, &mut rep).await?;
     }
     rep.pull_seconds = t1.elapsed().as_secs_f64();
     if let Some(n) = g.run(team.count_runs()).await? {
@@ -408,6 +344,100 @@ impl SyncReport {
             pull_seconds: 0.0,
         }
     }
+}
+
+/// Send the telemetry of runs `from.0 < id <= from.1`, pushed earlier
+/// without it, marking progress per batch.
+async fn push_telemetry(
+    store: &Store,
+    g: &Guard<'_>,
+    here: &Machine,
+    key: &str,
+    from: (i64, i64),
+    rep: &mut SyncReport,
+) -> Result<()> {
+    let (telemetry_through, through) = from;
+    let mut at = telemetry_through;
+    while !g.cancel.is_cancelled() {
+        let rows = store.runs_after(at, BATCH).await?;
+        let rows: Vec<_> = rows.into_iter().filter(|r| r.id <= through).collect();
+        let Some(last) = rows.last().map(|r| r.id) else {
+            break;
+        };
+        for row in rows.iter().filter(|r| r.pulled_from.is_none()) {
+            if g.cancel.is_cancelled() {
+                break;
+            }
+            let uid = uid_of(store, row, here).await?;
+            let points = report::telemetry::timeline(store, row.id).await?;
+            if !points.is_empty() {
+                let json = serde_json::to_string(&points).expect("points serialise");
+                match g.run(g.team.add_telemetry(&uid, &json)).await? {
+                    Some(true) => rep.telemetry_pushed += 1,
+                    Some(false) => {}
+                    None => break,
+                }
+            }
+        }
+        if g.cancel.is_cancelled() {
+            break;
+        }
+        store.set_sync_state(key, through, Some(last)).await?;
+        at = last;
+    }
+    Ok(())
+}
+
+/// Store here the other machines' runs this database lacks; a document
+/// this Dyno cannot read is skipped and named in `rep`.
+async fn pull(
+    store: &Store,
+    g: &Guard<'_>,
+    here: &Machine,
+    key: &str,
+    progress: &(dyn Fn(SyncProgress) + Send + Sync),
+    rep: &mut SyncReport,
+) -> Result<()> {
+    let have = store.import_keys().await?;
+    let theirs = g.run(g.team.uids_not_from(&here.fingerprint)).await?;
+    let missing: Vec<String> = theirs
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|u| !have.contains(u))
+        .collect();
+    let total = missing.len() as u64;
+    let mut done = 0;
+    progress(SyncProgress::Pulling { done, total });
+    for chunk in missing.chunks(100) {
+        if g.cancel.is_cancelled() {
+            break;
+        }
+        let Some(docs) = g.run(g.team.docs(chunk)).await? else {
+            break;
+        };
+        for d in docs {
+            match pull_one(store, &d, here, key).await {
+                Ok(added) => rep.pulled += added,
+                // A document this Dyno cannot read is the document's
+                // fault, not the sync's: one must not stop every pull.
+                // Anything else (the local disk, the database) stops it.
+                Err(DynoError::BadInput(reason)) => {
+                    tracing::warn!("team run {} skipped: {reason}", d.uid);
+                    rep.skipped += 1;
+                    if rep.skipped_runs.len() < SKIPPED_NAMED {
+                        rep.skipped_runs.push(SkippedRun {
+                            uid: d.uid.clone(),
+                            reason,
+                        });
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        done += chunk.len() as u64;
+        progress(SyncProgress::Pulling { done, total });
+    }
+    Ok(())
 }
 
 /// Store one team run here, marked as pulled from the store `key`; how
