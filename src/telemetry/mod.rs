@@ -203,6 +203,9 @@ impl Sampler {
     fn halt(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(h) = self.handle.take() {
+            // The thread parks until its next reading is due; wake it so it
+            // sees the stop now rather than up to one interval later.
+            h.thread().unpark();
             let _ = h.join();
         }
     }
@@ -232,7 +235,12 @@ fn run(
     while !stop.load(Ordering::Relaxed) {
         let now = Instant::now();
         if now < next {
-            std::thread::sleep((next - now).min(Duration::from_millis(20)));
+            // Parked until the reading is due (or `halt` unparks it): the
+            // thread wakes once per reading, not on a short poll, because on
+            // a machine with as many cores as measuring threads every
+            // wake-up preempts one of them and the decode waits at its next
+            // barrier (docs/method.md, "Fidelity").
+            std::thread::park_timeout(next - now);
             continue;
         }
         next += interval;
