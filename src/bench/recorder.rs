@@ -27,7 +27,9 @@ pub struct Recorder {
     /// What competed with each job's timed phase, until the supervisor
     /// takes it.
     contention: HashMap<usize, Contention>,
-    /// Dyno's own processes: this one and its worker.
+    /// The measuring worker. This process, which hosts it, is not in the
+    /// list: its work beside the test (telemetry, storage, and in the app a
+    /// sync, a download or the UI) competes with the test like anyone else's.
     own: Vec<u32>,
     /// Sustained decodes also read the others' CPU about once a second,
     /// so a drop can be set beside what started competing.
@@ -51,7 +53,7 @@ impl Recorder {
             ledger: enabled.then(Ledger::new),
             timed: None,
             contention: HashMap::new(),
-            own: vec![std::process::id()],
+            own: Vec::new(),
             sustained: false,
             window: None,
             windows: HashMap::new(),
@@ -143,8 +145,10 @@ impl Recorder {
                 let w = load_window(&start, &last, &end, &self.own);
                 self.windows.entry(j).or_default().push(w);
             }
-            self.contention
-                .insert(j, disturbance::contention(&start, &end, &self.own));
+            self.contention.insert(
+                j,
+                disturbance::contention(&start, &end, &self.own, Some(std::process::id())),
+            );
         }
         self.window = None;
         if let (Phase::Timed, Some(j)) = (phase, job) {
@@ -221,7 +225,7 @@ impl Recorder {
 /// What other programs used between `a` and `b`, placed on the clock of
 /// the timed phase that began at `start`.
 fn load_window(start: &Snapshot, a: &Snapshot, b: &Snapshot, own: &[u32]) -> LoadWindow {
-    let c = disturbance::contention(a, b, own);
+    let c = disturbance::contention(a, b, own, Some(std::process::id()));
     LoadWindow {
         start_s: a.at().duration_since(start.at()).as_secs_f64(),
         end_s: b.at().duration_since(start.at()).as_secs_f64(),

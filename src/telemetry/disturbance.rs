@@ -163,19 +163,35 @@ const LISTED_CORES: f64 = 0.02;
 /// How many programs a disturbance names.
 const TOP_N: usize = 5;
 
-/// What other processes used between `a` and `b`, leaving out `own` and
-/// their children.
-pub fn contention(a: &Snapshot, b: &Snapshot, own: &[u32]) -> Contention {
+/// How the process that hosts a measurement (the CLI, or the app) is named
+/// among the others: its work beside the worker (telemetry, storage, a sync,
+/// a download, drawing the UI) competes with the test like anyone else's.
+pub const HOST_SUFFIX: &str = " (this Dyno, besides measuring)";
+
+/// What other processes used between `a` and `b`, leaving out the measuring
+/// processes `measuring` and their children. `host`, the process that
+/// started the measurement, is counted like any other, under its name with
+/// [`HOST_SUFFIX`]: only the measuring worker's own time is the test's.
+pub fn contention(a: &Snapshot, b: &Snapshot, measuring: &[u32], host: Option<u32>) -> Contention {
     let wall_ms = b.at.duration_since(a.at).as_secs_f64() * 1e3;
     let is_own = |pid: u32, parent: Option<u32>| {
-        own.contains(&pid) || parent.is_some_and(|p| own.contains(&p))
+        measuring.contains(&pid) || parent.is_some_and(|p| measuring.contains(&p))
     };
+    let host_names: HashMap<u32, String> = host
+        .and_then(|h| {
+            b.processes
+                .get(&h)
+                .map(|(n, _, _)| (h, format!("{n}{HOST_SUFFIX}")))
+        })
+        .into_iter()
+        .collect();
     let mut by_name: HashMap<&str, f64> = HashMap::new();
     let mut total_ms = 0.0;
     for (pid, (name, parent, ms)) in &b.processes {
         if is_own(*pid, *parent) {
             continue;
         }
+        let shown = host_names.get(pid).unwrap_or(name);
         // A pid absent at the start began inside the window; one whose
         // counter went down is a reused pid: all its time is in the window.
         let before = a
@@ -186,7 +202,7 @@ pub fn contention(a: &Snapshot, b: &Snapshot, own: &[u32]) -> Contention {
         let d = (ms - before) as f64;
         if d > 0.0 {
             total_ms += d;
-            *by_name.entry(name.as_str()).or_default() += d;
+            *by_name.entry(shown.as_str()).or_default() += d;
         }
     }
     let per_core = |ms: f64| if wall_ms > 0.0 { ms / wall_ms } else { 0.0 };
@@ -371,7 +387,7 @@ mod tests {
     }
 
     #[test]
-    fn others_are_counted_and_dyno_and_its_children_are_not() {
+    fn others_are_counted_and_the_measuring_worker_and_its_children_are_not() {
         let t0 = Instant::now();
         let t1 = t0 + Duration::from_secs(2);
         let a = snap(
@@ -395,6 +411,7 @@ mod tests {
                 (10, "dyno", None, 1_500),
                 (11, "dyno", Some(10), 9_000),
                 (12, "dyno-quantize", Some(10), 800),
+                (13, "helper", Some(11), 300),
                 (20, "stress", None, 1_100),
                 (21, "stress", None, 900),
                 (30, "sshd", None, 52),
@@ -406,17 +423,21 @@ mod tests {
                 total: 1400,
             }),
         );
-        let c = contention(&a, &b, &[10, 11]);
+        // 11 measures; 10 started it and counts, as does its other child.
+        let c = contention(&a, &b, &[11], Some(10));
         assert!((c.wall_ms - 2000.0).abs() < 1e-6);
-        // stress 1.8 s + new 0.4 s + make 0.2 s + sshd 2 ms over 2 s.
-        assert!((c.others_cpu_cores - 2.402 / 2.0).abs() < 1e-9, "{c:?}");
+        // stress 1.8 s + quantize 0.8 + host 0.5 + new 0.4 + make 0.2 + sshd
+        // 2 ms over 2 s; the worker's 4 s and its child's 0.3 s are the test's.
+        assert!((c.others_cpu_cores - 3.702 / 2.0).abs() < 1e-9, "{c:?}");
         let names: Vec<&str> = c.top.iter().map(|p| p.name.as_str()).collect();
+        let host = format!("dyno{HOST_SUFFIX}");
         assert_eq!(
             names,
-            ["stress", "new", "make"],
+            ["stress", "dyno-quantize", host.as_str(), "new", "make"],
             "sshd is below the listing floor"
         );
         assert!((c.top[0].cpu_cores - 0.9).abs() < 1e-9);
+        assert!((c.top[2].cpu_cores - 0.25).abs() < 1e-9);
         assert_eq!(c.steal_pct, Some(10.0));
     }
 
@@ -499,7 +520,7 @@ mod tests {
         let _ = child.wait();
         // The shell is this test's child, which Dyno would count as its
         // own; here no process is Dyno's.
-        let c = contention(&a, &b, &[]);
+        let c = contention(&a, &b, &[], None);
         // The shell's own share, not everyone's: on a busy machine the
         // total passes 0.3 cores with or without it.
         let sh = c.top.iter().find(|p| p.name == "sh");

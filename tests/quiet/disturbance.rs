@@ -200,8 +200,10 @@ fn retry_disturbed_measures_the_flagged_test_again_and_keeps_the_first() {
 fn a_clean_run_is_not_flagged_and_dyno_never_blames_itself() {
     let _q = quiet();
     // A shared machine has moments of noise of its own: of three clean
-    // runs at least one must come out unflagged, and none may name Dyno's
-    // own processes (this one, its worker) as the disturbance.
+    // runs at least one must come out unflagged, and none may name the
+    // measuring worker as the disturbance. The process that hosts it (here
+    // the CLI) counts like any other program, under its own label, because
+    // its work beside the test (telemetry, storage) takes the same cores.
     let mut clean = 0;
     let mut seen = Vec::new();
     for _ in 0..3 {
@@ -210,8 +212,11 @@ fn a_clean_run_is_not_flagged_and_dyno_never_blames_itself() {
         for r in j["runs"][0]["results"].as_array().unwrap() {
             let names = disturbed_names(r);
             assert!(
-                !names.iter().any(|n| n.starts_with("dyno")),
-                "Dyno counted itself as another program: {}",
+                names
+                    .iter()
+                    .filter(|n| n.starts_with("dyno"))
+                    .all(|n| n.ends_with(dyno::telemetry::disturbance::HOST_SUFFIX)),
+                "Dyno counted its measuring worker as another program: {}",
                 r["disturbance"]
             );
             assert!(
