@@ -53,6 +53,23 @@ pub struct Jobs {
     pub timing: Quiet,
 }
 
+/// Block the calling thread while `timing` is up (a test is being timed),
+/// or until `cancel`. Background work that is not measuring (a download, a
+/// team sync) calls this between its steps, so its network, hashing, disk and
+/// database work never runs beside llama.cpp while a figure is taken. Called
+/// on the job's own thread: with [`with_store`](crate::commands::with_store)
+/// that is the job's own runtime, so only this job waits. Returns whether it
+/// had to wait.
+pub fn hold_while_timed(timing: &Quiet, cancel: &Cancel) -> bool {
+    if !timing.load(Ordering::Relaxed) {
+        return false;
+    }
+    while timing.load(Ordering::Relaxed) && !cancel.is_cancelled() {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    true
+}
+
 /// Lowers the timing flag when a benchmark ends however it ends (a test cut
 /// short by cancel or a failed worker never reports its end).
 pub struct Timing(pub Quiet);
@@ -197,9 +214,7 @@ impl ToUi {
             return;
         }
         self.send(JobEvent::DownloadPaused);
-        while hold.load(Ordering::Relaxed) && !self.cancel.is_cancelled() {
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        hold_while_timed(hold, &self.cancel);
         self.send(JobEvent::DownloadResumed);
     }
 

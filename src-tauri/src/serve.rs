@@ -6,6 +6,7 @@ use dyno::app::serve::{ServeInput, ServeOutcome};
 use dyno::serve::report::ServeReport;
 use dyno::serve::ServeEvent;
 use serde::Serialize;
+use std::sync::atomic::Ordering;
 use tauri::ipc::Channel;
 use tauri::State;
 
@@ -13,7 +14,7 @@ use crate::commands::with_store;
 use crate::commands::App;
 use crate::error::{AppError, AppResult};
 use crate::events::JobEvent;
-use crate::jobs::{Kind, ToUi};
+use crate::jobs::{Kind, Timing, ToUi};
 
 /// A stored server run as the list shows it.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -72,11 +73,20 @@ pub async fn start_serve_bench(
 ) -> AppResult<ServeOutcome> {
     let (guard, cancel) = app.jobs.start(&job_id, Kind::Bench)?;
     let cancelled = cancel.clone();
+    // The app-wide timing flag, up while a server test's requests (or the
+    // engine's tests) are timed: downloads and syncs hold still then.
+    let timing = Timing(app.jobs.timing.clone());
     let out = with_store(app.db.clone(), move |s, _| {
         Box::pin(async move {
             let _guard = guard;
             let ch = on_event.clone();
+            let flag = timing.0.clone();
             let mut on_serve = move |ev: ServeEvent<'_>| {
+                match &ev {
+                    ServeEvent::TestStarted { .. } => flag.store(true, Ordering::Relaxed),
+                    ServeEvent::TestFinished(_) => flag.store(false, Ordering::Relaxed),
+                    _ => {}
+                }
                 let e = match ev {
                     ServeEvent::Detected(i) => JobEvent::ServeDetected {
                         server: i.kind.label().to_string(),
@@ -102,8 +112,11 @@ pub async fn start_serve_bench(
                 };
                 let _ = ch.send(e);
             };
-            let mut ui = ToUi::new(on_event, cancel.clone());
-            dyno::app::serve::run(s, &input, &cancel, &mut on_serve, &mut ui).await
+            let mut ui = ToUi::quieted(on_event, cancel.clone(), timing.0.clone());
+            let out = dyno::app::serve::run(s, &input, &cancel, &mut on_serve, &mut ui).await;
+            // Lowered however the run ended.
+            drop(timing);
+            out
         })
     })
     .await;

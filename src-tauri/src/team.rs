@@ -13,7 +13,7 @@ use tauri::State;
 
 use crate::commands::{with_store, App};
 use crate::error::{AppError, AppResult};
-use crate::jobs::Kind;
+use crate::jobs::{hold_while_timed, Kind};
 
 #[tauri::command]
 pub async fn team_status(app: State<'_, App>) -> AppResult<TeamStatus> {
@@ -48,11 +48,19 @@ pub async fn team_sync(
 ) -> AppResult<SyncReport> {
     let (guard, cancel) = app.jobs.start(&job_id, Kind::Sync)?;
     let cancelled = cancel.clone();
+    let timing = app.jobs.timing.clone();
     let report = with_store(app.db.clone(), move |s, _| {
         Box::pin(async move {
             let _guard = guard;
+            // Not even the connection while a benchmark times a test; then
+            // the sync holds still between its batches (each progress report
+            // comes after a batch is committed on the server, never inside
+            // a transaction) until the test's timed phase is over.
+            hold_while_timed(&timing, &cancel);
+            let held = cancel.clone();
             let send = move |p: SyncProgress| {
                 let _ = on_progress.send(p);
+                hold_while_timed(&timing, &held);
             };
             team::sync(s, &request, &send, &cancel).await
         })
