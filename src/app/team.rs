@@ -88,6 +88,9 @@ pub struct SyncReport {
     pub push_bytes: u64,
     pub push_seconds: f64,
     pub pull_seconds: f64,
+    /// The password went to another machine over a connection that may fall
+    /// back to plain text (see [`team::tls_warning`]), with what to do.
+    pub tls_warning: Option<String>,
 }
 
 /// A team run a pull left out, and why.
@@ -166,7 +169,10 @@ pub async fn sync(
     let team = TeamStore::connect(&req.url, Access::Write).await?;
     let out = sync_with(store, &team, req, progress, cancel).await;
     team.close().await;
-    out
+    out.map(|r| SyncReport {
+        tls_warning: team::tls_warning(&req.url),
+        ..r
+    })
 }
 
 async fn sync_with(
@@ -342,6 +348,7 @@ impl SyncReport {
             push_bytes: 0,
             push_seconds: 0.0,
             pull_seconds: 0.0,
+            tls_warning: None,
         }
     }
 }
@@ -649,6 +656,10 @@ pub struct TeamStatus {
     pub last_sync_at: Option<String>,
     /// Runs here not yet pushed to it (measured or imported here).
     pub unsynced_runs: i64,
+    /// The URL in force sends a password to another machine over a
+    /// connection that may fall back to plain text (see
+    /// [`team::tls_warning`]): said where the URL is shown, not only in a log.
+    pub tls_warning: Option<String>,
 }
 
 pub async fn status(store: &Store) -> Result<TeamStatus> {
@@ -658,6 +669,7 @@ pub async fn status(store: &Store) -> Result<TeamStatus> {
         .filter(|u| !u.trim().is_empty());
     let env_url = env.as_deref().map(team::redact);
     let in_force = env.or_else(|| saved_url.clone());
+    let tls_warning = in_force.as_deref().and_then(team::tls_warning);
     let (last_sync_at, unsynced_runs) = match &in_force {
         Some(u) => {
             // Offline: the store's id is not known here, so the mark of
@@ -678,5 +690,6 @@ pub async fn status(store: &Store) -> Result<TeamStatus> {
         machine: Machine::detect().fingerprint,
         last_sync_at,
         unsynced_runs,
+        tls_warning,
     })
 }

@@ -79,7 +79,7 @@ const offloadSweep = {
 
 /** What `team_status` answers: nothing saved, nothing in the environment. */
 const teamStatusFx = (saved: string | null = null) => ({
-  saved_url: saved, env_url: null, machine: "f45e2c4fcd46bca1", last_sync_at: null, unsynced_runs: 4,
+  saved_url: saved, env_url: null, machine: "f45e2c4fcd46bca1", last_sync_at: null, unsynced_runs: 4, tls_warning: null,
 });
 
 const teamMachineFx = (rank: number, machine: string, decode: number, prefill: number, ttft: number, backends = "CPU") => ({
@@ -190,7 +190,7 @@ vi.mock("./api", () => ({
     onProgress({ phase: "pulling", done: 3, total: 3 });
     return {
       store: "postgres://bob@db.lan:5432/dyno", machine: "f45e2c4fcd46bca1", pushed: 3, already_there: 1, telemetry_pushed: 0,
-      pulled: 3, left_running: 0, skipped: 0, skipped_runs: [], team_runs: 7, team_machines: 2, push_bytes: 2_000_000, push_seconds: 2, pull_seconds: 0.5,
+      pulled: 3, left_running: 0, skipped: 0, skipped_runs: [], team_runs: 7, team_machines: 2, push_bytes: 2_000_000, push_seconds: 2, pull_seconds: 0.5, tls_warning: null,
     };
   }),
   teamMachines: vi.fn(async () => teamRankingFx()),

@@ -50,4 +50,9 @@ team_runs: number, team_machines: number,
 /**
  * Bytes of documents pushed, and the time the push took.
  */
-push_bytes: number, push_seconds: number, pull_seconds: number, };
+push_bytes: number, push_seconds: number, pull_seconds: number, 
+/**
+ * The password went to another machine over a connection that may fall
+ * back to plain text (see [`team::tls_warning`]), with what to do.
+ */
+tls_warning: string | null, };

@@ -25,4 +25,10 @@ last_sync_at: string | null,
 /**
  * Runs here not yet pushed to it (measured or imported here).
  */
-unsynced_runs: number, };
+unsynced_runs: number, 
+/**
+ * The URL in force sends a password to another machine over a
+ * connection that may fall back to plain text (see
+ * [`team::tls_warning`]): said where the URL is shown, not only in a log.
+ */
+tls_warning: string | null, };

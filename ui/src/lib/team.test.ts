@@ -99,6 +99,7 @@ const report = (over: Partial<SyncReport> = {}): SyncReport => ({
   push_bytes: 600_000,
   push_seconds: 1.5,
   pull_seconds: 0.2,
+  tls_warning: null,
   ...over,
 });
 
@@ -130,6 +131,11 @@ describe("sync", () => {
       "2 telemetry series sent.",
       "1 run still being measured, left for the next sync.",
     ]);
+  });
+
+  it("puts the warning about a password sent without TLS first", () => {
+    const w = "the password goes to db.lab with sslmode=prefer; add ?sslmode=require";
+    expect(syncNotes(report({ tls_warning: w, left_running: 1 }))).toEqual([w, "1 run still being measured, left for the next sync."]);
   });
 
   it("names a run the pull skipped and why", () => {

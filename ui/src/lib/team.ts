@@ -132,6 +132,7 @@ export function syncSummary(r: SyncReport): string {
 /** What a sync's summary leaves out, when it happened: telemetry sent, runs left for later. */
 export function syncNotes(r: SyncReport): string[] {
   const out: string[] = [];
+  if (r.tls_warning) out.push(r.tls_warning);
   if (r.telemetry_pushed > 0) out.push(`${plural(r.telemetry_pushed, "telemetry series", "telemetry series")} sent.`);
   if (r.left_running > 0) out.push(`${plural(r.left_running, "run")} still being measured, left for the next sync.`);
   if (r.skipped > 0) {
