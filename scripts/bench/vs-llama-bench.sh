@@ -12,8 +12,18 @@
 # the machine (heat, frequency, other load) hits both equally; the ratio is
 # taken per round and summarised with a 95% confidence interval.
 #
-# Usage: scripts/bench/vs-llama-bench.sh [MODEL.gguf ...]
+# Usage: scripts/bench/vs-llama-bench.sh [--short] [MODEL.gguf ...]
 #   (default models: the two PyPI test models)
+#
+# --short is the check to run after any change to the engine, the worker,
+# telemetry or the recorder (docs/method.md, "Fidelity"): 6 rounds of 3
+# repetitions per model, a few minutes in all. Like the full run it prints
+# each ratio with its 95% interval; it then exits 1 when an interval lies
+# wholly outside 0.98-1.02 (Dyno more than 2% off llama-bench), and 0 when
+# every interval reaches into that band. On a noisy machine the intervals
+# are wide and the check passes for want of evidence: it catches a real
+# gap, and a full run (more rounds) resolves a small one. TOLERANCE (0.02)
+# sets the band.
 # Settings: THREADS (2), REPS (5), ROUNDS (8), N_PROMPT (512), N_GEN (128),
 # DYNO_FLAGS (extra options for dyno bench, e.g. --no-telemetry), DYNO_BIN (a
 # dyno binary to use instead of building one with cargo), LLAMA_BENCH_SRC.
@@ -24,9 +34,20 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/lib/env.sh
 
+SHORT=0
+if [ "${1:-}" = --short ]; then
+  SHORT=1
+  shift
+fi
 THREADS="${THREADS:-2}"
-REPS="${REPS:-5}"
-ROUNDS="${ROUNDS:-8}"
+if [ "$SHORT" = 1 ]; then
+  REPS="${REPS:-3}"
+  ROUNDS="${ROUNDS:-6}"
+else
+  REPS="${REPS:-5}"
+  ROUNDS="${ROUNDS:-8}"
+fi
+TOLERANCE="${TOLERANCE:-0.02}"
 N_PROMPT="${N_PROMPT:-512}"
 N_GEN="${N_GEN:-128}"
 DYNO_FLAGS="${DYNO_FLAGS:-}"
@@ -74,21 +95,29 @@ for model in "$@"; do
   done
 done
 
-python3 - "$out" "$ROUNDS" "${HOLD_SAMPLES:-0}" "$@" <<'PY'
+status=0
+python3 - "$out" "$ROUNDS" "${HOLD_SAMPLES:-0}" "$TOLERANCE" "$@" <<'PY' || status=$?
 # The machine's speed drifts between rounds (frequency, neighbours on a
 # shared host), so compare each round's pair of means and summarise the
 # per-round ratios, rather than pooling samples from different rounds.
 import json, math, os, statistics, sys
-out, rounds, held, models = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4:]
+out, rounds, held, tol, models = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", float(sys.argv[4]), sys.argv[5:]
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131]
 print("| model | test | dyno t/s | llama-bench t/s | dyno / llama-bench (mean of rounds ± 95% CI) | per-round range | rounds |")
 print("| ----- | ---- | -------: | --------------: | -------------------------------------------: | --------------: | -----: |")
 def dyno_rates(path):
     return {x["test"]: x["samples_tokens_per_s"] for x in json.load(open(path))["runs"][0]["results"]}
 
-def summary(q):
+def interval(q):
     ci = T975[min(len(q) - 2, len(T975) - 1)] * statistics.stdev(q) / math.sqrt(len(q)) if len(q) > 1 else float("nan")
-    return f"{statistics.mean(q):.4f} ± {ci:.4f} | {min(q):.3f} – {max(q):.3f} | {len(q)}"
+    return statistics.mean(q), ci
+
+def summary(q):
+    m, ci = interval(q)
+    return f"{m:.4f} ± {ci:.4f} | {min(q):.3f} – {max(q):.3f} | {len(q)}"
+
+# A ratio is off when its whole interval lies outside 1 ± tol.
+off = []
 
 costs = []
 for m in models:
@@ -108,6 +137,9 @@ for m in models:
                 held_ratios.setdefault(test, []).append(statistics.mean(hd[test]) / statistics.mean(dy[test]))
     for test in sorted(ratios, key=lambda t: (t[:2] != "pp", t)):
         print(f"| {name} | {test} | {statistics.mean(dy_all[test]):.2f} | {statistics.mean(lb_all[test]):.2f} | {summary(ratios[test])} |")
+        m, ci = interval(ratios[test])
+        if m - ci > 1 + tol or m + ci < 1 - tol:
+            off.append(f"{name} {test}: {m:.3f} ± {ci:.3f}")
     for test in sorted(held_ratios, key=lambda t: (t[:2] != "pp", t)):
         costs.append(f"| {name} | {test} | {summary(held_ratios[test])} |")
 if costs:
@@ -117,5 +149,11 @@ if costs:
     print("| model | test | held / each (mean of rounds ± 95% CI) | per-round range | rounds |")
     print("| ----- | ---- | ---------------------------------------------: | --------------: | -----: |")
     print("\n".join(costs))
+print()
+if off:
+    print(f"OFF: Dyno differs from llama-bench by more than {tol:.0%} (the whole interval is outside): " + "; ".join(off))
+    sys.exit(1)
+print(f"ok: every interval reaches within {tol:.0%} of llama-bench")
 PY
 echo "raw results (JSON per program, model and round): $out" >&2
+exit "$status"
