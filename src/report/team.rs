@@ -12,9 +12,48 @@
 use serde::{Deserialize, Serialize};
 
 use super::export::{document, Private};
-use super::json::Report;
+use super::json::{MachineJson, Report, ResultJson};
 use crate::error::{DynoError, Result};
 use crate::store::team::{TeamDoc, TeamMachine, TeamModel, TeamResult, TeamRunIn, TeamRunRow};
+
+/// A run's headline figures, which rankings and the team median read:
+/// (prefill, decode, TTFT). One sequence from an empty cache only, so a
+/// `-d 4096` or parallel test is never ranked against other machines' plain
+/// ppN and tgN; TTFT comes from the same prompt length as the prefill.
+fn headline(results: &[ResultJson]) -> (Option<&ResultJson>, Option<&ResultJson>, Option<f64>) {
+    let plain = |r: &&ResultJson| {
+        r.status == crate::vocab::status::ResultStatus::Ok && r.n_depth == 0 && r.n_parallel <= 1
+    };
+    let first = |kind: &str| results.iter().filter(plain).find(|r| r.kind == kind);
+    let prefill = first("prompt");
+    let ttft = prefill.and_then(|p| {
+        results
+            .iter()
+            .filter(plain)
+            .filter(|r| r.n_prompt == p.n_prompt)
+            .find_map(|r| r.ttft_ms)
+    });
+    (prefill, first("gen"), ttft)
+}
+
+/// The machine as the team store keeps it: its GPUs as one list of names.
+fn team_machine(m: &MachineJson) -> TeamMachine {
+    let gpus = m
+        .gpus
+        .iter()
+        .map(|g| g.description.clone())
+        .filter(|d| !d.is_empty())
+        .collect::<Vec<_>>()
+        .join(", ");
+    TeamMachine {
+        fingerprint: m.fingerprint.clone(),
+        cpu: m.cpu.clone(),
+        cores: m.cores as i64,
+        memory_bytes: m.memory_bytes as i64,
+        os: m.os.clone(),
+        gpus: (!gpus.is_empty()).then_some(gpus),
+    }
+}
 
 /// The team store's form of a one-run report. `telemetry` is the run's
 /// series as JSON, pushed only when asked for.
@@ -36,31 +75,7 @@ pub fn to_team(report: &Report, uid: Option<&str>, telemetry: Option<String>) ->
     let mut run = scrubbed.runs.remove(0);
     let m = &scrubbed.machine;
     let results = std::mem::take(&mut run.results);
-    // The run's headline figures, which rankings and the team median read:
-    // one sequence from an empty cache only, so a `-d 4096` or parallel test
-    // is never ranked against other machines' plain ppN and tgN. TTFT comes
-    // from the same prompt test as the prefill beside it.
-    let headline = |kind: &str| {
-        results.iter().find(|r| {
-            r.kind == kind
-                && r.status == crate::vocab::status::ResultStatus::Ok
-                && r.n_depth == 0
-                && r.n_parallel <= 1
-        })
-    };
-    let prefill = headline("prompt");
-    let decode = headline("gen");
-    let ttft = prefill.and_then(|p| {
-        results
-            .iter()
-            .filter(|r| {
-                r.status == crate::vocab::status::ResultStatus::Ok
-                    && r.n_depth == 0
-                    && r.n_parallel <= 1
-                    && r.n_prompt == p.n_prompt
-            })
-            .find_map(|r| r.ttft_ms)
-    });
+    let (prefill, decode, ttft) = headline(&results);
     let team_results = results
         .iter()
         .map(|r| TeamResult {
@@ -72,23 +87,9 @@ pub fn to_team(report: &Report, uid: Option<&str>, telemetry: Option<String>) ->
             doc: serde_json::to_string(r).expect("a result serialises"),
         })
         .collect();
-    let gpus = m
-        .gpus
-        .iter()
-        .map(|g| g.description.clone())
-        .filter(|d| !d.is_empty())
-        .collect::<Vec<_>>()
-        .join(", ");
     let out = TeamRunIn {
         uid,
-        machine: TeamMachine {
-            fingerprint: m.fingerprint.clone(),
-            cpu: m.cpu.clone(),
-            cores: m.cores as i64,
-            memory_bytes: m.memory_bytes as i64,
-            os: m.os.clone(),
-            gpus: (!gpus.is_empty()).then_some(gpus),
-        },
+        machine: team_machine(m),
         model: TeamModel {
             sha256: run.model.sha256.clone(),
             file_name: run.model.file_name.clone(),
@@ -322,6 +323,79 @@ pub fn levels(rows: &[TeamRunRow]) -> Vec<ModelLevel> {
     });
     out
 }
+/// One machine's entry in a ranking, from its runs at the ranked level: the
+/// runs of the compared test (decode `n_gen`, else prefill `n_prompt`),
+/// clean ones first, at the one setup [`chosen_setup`] picks; each figure is
+/// the median over those runs of the compared size. Its rank is set later.
+fn rank_machine(runs: &[&TeamRunRow], n_gen: Option<i64>, n_prompt: Option<i64>) -> MachineRank {
+    // The runs the figures can come from: those with the compared
+    // decode (machines are ranked by it), else the compared prefill.
+    let with = |f: &dyn Fn(&TeamRunRow) -> bool| -> Vec<&TeamRunRow> {
+        runs.iter().copied().filter(|r| f(r)).collect()
+    };
+    let decodes = with(&|r| r.decode_tps.is_some() && r.n_gen == n_gen);
+    let prefills = with(&|r| r.prefill_tps.is_some() && r.n_prompt == n_prompt);
+    let pool: &[&TeamRunRow] = [decodes.as_slice(), prefills.as_slice()]
+        .into_iter()
+        .find(|v| !v.is_empty())
+        .unwrap_or(runs);
+    // Busy runs count only where the machine has no clean one of
+    // the compared test: a clean run of another size must not empty
+    // its figure.
+    let clean: Vec<&TeamRunRow> = pool.iter().copied().filter(|r| r.disturbed == 0).collect();
+    let usable = if clean.is_empty() {
+        pool.to_vec()
+    } else {
+        clean
+    };
+    // One setup per machine, so an offload or thread sweep's runs
+    // are not blended into its figure, and an offload sweep's layer
+    // counts on a CPU-only machine, run at other sizes, never win.
+    let setup = chosen_setup(&usable).expect("a machine has runs");
+    let counted: Vec<&TeamRunRow> = usable
+        .iter()
+        .copied()
+        .filter(|r| setup_of(r) == setup)
+        .collect();
+    let busy = pool.len() - usable.len();
+    // Each figure only from runs of the compared test size.
+    let col = |f: fn(&TeamRunRow) -> Option<f64>,
+               size: fn(&TeamRunRow) -> Option<i64>,
+               want: Option<i64>| {
+        let mut v: Vec<f64> = counted
+            .iter()
+            .filter(|r| size(r) == want)
+            .filter_map(|r| f(r))
+            .collect();
+        median(&mut v)
+    };
+    let join = |f: fn(&TeamRunRow) -> Option<String>| {
+        let mut v: Vec<String> = counted.iter().filter_map(|r| f(r)).collect();
+        v.sort();
+        v.dedup();
+        v.join(", ")
+    };
+    let first = runs[0];
+    MachineRank {
+        rank: 0,
+        machine: first.machine.clone(),
+        cpu: first.cpu.clone(),
+        cores: first.cores,
+        memory_bytes: first.memory_bytes,
+        gpus: first.gpus.clone(),
+        backends: join(|r| r.backend.clone()),
+        dyno_versions: join(|r| Some(r.dyno_version.clone())),
+        threads: join(|r| Some(r.n_threads.to_string())),
+        setup: setup_words(&setup),
+        runs: counted.len() as u32,
+        other_setup_runs: (usable.len() - counted.len()) as u32,
+        disturbed_runs: busy as u32,
+        decode_tps: col(|r| r.decode_tps, |r| r.n_gen, n_gen),
+        prefill_tps: col(|r| r.prefill_tps, |r| r.n_prompt, n_prompt),
+        ttft_ms: col(|r| r.ttft_ms, |r| r.n_prompt, n_prompt),
+        decode_vs_best: None,
+    }
+}
 
 /// Rank the machines of `rows` (successful runs) for the model and level
 /// `pick` (sha256 and quant), or for the level most machines measured.
@@ -371,76 +445,7 @@ pub fn rank(rows: &[TeamRunRow], pick: Option<(&str, &str)>) -> Ranking {
     }
     let mut machines: Vec<MachineRank> = by
         .into_values()
-        .map(|runs| {
-            // The runs the figures can come from: those with the compared
-            // decode (machines are ranked by it), else the compared prefill.
-            let with = |f: &dyn Fn(&TeamRunRow) -> bool| -> Vec<&TeamRunRow> {
-                runs.iter().copied().filter(|r| f(r)).collect()
-            };
-            let decodes = with(&|r| r.decode_tps.is_some() && r.n_gen == n_gen);
-            let prefills = with(&|r| r.prefill_tps.is_some() && r.n_prompt == n_prompt);
-            let pool: &Vec<&TeamRunRow> = [&decodes, &prefills]
-                .into_iter()
-                .find(|v| !v.is_empty())
-                .unwrap_or(&runs);
-            // Busy runs count only where the machine has no clean one of
-            // the compared test: a clean run of another size must not empty
-            // its figure.
-            let clean: Vec<&TeamRunRow> =
-                pool.iter().copied().filter(|r| r.disturbed == 0).collect();
-            let usable = if clean.is_empty() {
-                pool.clone()
-            } else {
-                clean
-            };
-            // One setup per machine, so an offload or thread sweep's runs
-            // are not blended into its figure, and an offload sweep's layer
-            // counts on a CPU-only machine, run at other sizes, never win.
-            let setup = chosen_setup(&usable).expect("a machine has runs");
-            let counted: Vec<&TeamRunRow> = usable
-                .iter()
-                .copied()
-                .filter(|r| setup_of(r) == setup)
-                .collect();
-            let busy = pool.len() - usable.len();
-            // Each figure only from runs of the compared test size.
-            let col = |f: fn(&TeamRunRow) -> Option<f64>,
-                       size: fn(&TeamRunRow) -> Option<i64>,
-                       want: Option<i64>| {
-                let mut v: Vec<f64> = counted
-                    .iter()
-                    .filter(|r| size(r) == want)
-                    .filter_map(|r| f(r))
-                    .collect();
-                median(&mut v)
-            };
-            let join = |f: fn(&TeamRunRow) -> Option<String>| {
-                let mut v: Vec<String> = counted.iter().filter_map(|r| f(r)).collect();
-                v.sort();
-                v.dedup();
-                v.join(", ")
-            };
-            let first = runs[0];
-            MachineRank {
-                rank: 0,
-                machine: first.machine.clone(),
-                cpu: first.cpu.clone(),
-                cores: first.cores,
-                memory_bytes: first.memory_bytes,
-                gpus: first.gpus.clone(),
-                backends: join(|r| r.backend.clone()),
-                dyno_versions: join(|r| Some(r.dyno_version.clone())),
-                threads: join(|r| Some(r.n_threads.to_string())),
-                setup: setup_words(&setup),
-                runs: counted.len() as u32,
-                other_setup_runs: (usable.len() - counted.len()) as u32,
-                disturbed_runs: busy as u32,
-                decode_tps: col(|r| r.decode_tps, |r| r.n_gen, n_gen),
-                prefill_tps: col(|r| r.prefill_tps, |r| r.n_prompt, n_prompt),
-                ttft_ms: col(|r| r.ttft_ms, |r| r.n_prompt, n_prompt),
-                decode_vs_best: None,
-            }
-        })
+        .map(|runs| rank_machine(&runs, n_gen, n_prompt))
         .collect();
     machines.sort_by(|a, b| {
         let key = |m: &MachineRank| (m.decode_tps.unwrap_or(-1.0), m.prefill_tps.unwrap_or(-1.0));

@@ -478,97 +478,20 @@ impl TeamStore {
             if !seen_machines.contains(&r.machine.fingerprint)
                 && !new_machines.contains(&r.machine.fingerprint)
             {
-                let m = &r.machine;
-                sqlx::query(
-                    "INSERT INTO team_machines (fingerprint, cpu, cores, memory_bytes, os, gpus, first_synced_at)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (fingerprint) DO NOTHING",
-                )
-                .bind(&m.fingerprint)
-                .bind(&m.cpu)
-                .bind(m.cores)
-                .bind(m.memory_bytes)
-                .bind(&m.os)
-                .bind(&m.gpus)
-                .bind(now())
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| self.err(e))?;
-                new_machines.push(m.fingerprint.clone());
+                self.insert_machine(&mut tx, &r.machine).await?;
+                new_machines.push(r.machine.fingerprint.clone());
             }
             if !seen_models.contains(&r.model.sha256) && !new_models.contains(&r.model.sha256) {
-                let m = &r.model;
-                sqlx::query(
-                    "INSERT INTO team_models (sha256, file_name, name, arch, quant, size_bytes, n_params)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (sha256) DO NOTHING",
-                )
-                .bind(&m.sha256)
-                .bind(&m.file_name)
-                .bind(&m.name)
-                .bind(&m.arch)
-                .bind(&m.quant)
-                .bind(m.size_bytes)
-                .bind(m.n_params)
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| self.err(e))?;
-                new_models.push(m.sha256.clone());
+                self.insert_model(&mut tx, &r.model).await?;
+                new_models.push(r.model.sha256.clone());
             }
-            let added = sqlx::query(
-                "INSERT INTO team_runs (uid, machine, model_sha256, local_id, status, backend, llama_cpp_build,
-                    dyno_version, n_threads, n_gpu_layers, started_at, finished_at, prefill_tps, decode_tps,
-                    ttft_ms, n_prompt, n_gen, disturbed, doc, synced_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, CAST($13 AS DOUBLE PRECISION),
-                         CAST($14 AS DOUBLE PRECISION), CAST($15 AS DOUBLE PRECISION), $16, $17, $18, $19, $20)
-                 ON CONFLICT (uid) DO NOTHING",
-            )
-            .bind(&r.uid)
-            .bind(&r.machine.fingerprint)
-            .bind(&r.model.sha256)
-            .bind(r.local_id)
-            .bind(&r.status)
-            .bind(&r.backend)
-            .bind(&r.llama_cpp_build)
-            .bind(&r.dyno_version)
-            .bind(r.n_threads)
-            .bind(r.n_gpu_layers)
-            .bind(&r.started_at)
-            .bind(&r.finished_at)
-            .bind(real(r.prefill_tps))
-            .bind(real(r.decode_tps))
-            .bind(real(r.ttft_ms))
-            .bind(r.n_prompt)
-            .bind(r.n_gen)
-            .bind(r.disturbed as i64)
-            .bind(&r.doc)
-            .bind(now())
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?
-            .rows_affected()
-                > 0;
-            if !added {
+            if !self.insert_run(&mut tx, r).await? {
                 out.present += 1;
                 continue;
             }
             out.added += 1;
             out.bytes += r.bytes();
-            for (i, res) in r.results.iter().enumerate() {
-                sqlx::query(
-                    "INSERT INTO team_results (run_uid, ord, test, kind, status, mean_tokens_per_s, n_samples, doc)
-                     VALUES ($1, $2, $3, $4, $5, CAST($6 AS DOUBLE PRECISION), $7, $8)",
-                )
-                .bind(&r.uid)
-                .bind(i as i64)
-                .bind(&res.test)
-                .bind(&res.kind)
-                .bind(&res.status)
-                .bind(real(res.mean_tokens_per_s))
-                .bind(res.n_samples)
-                .bind(&res.doc)
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| self.err(e))?;
-            }
+            self.insert_results(&mut tx, r).await?;
             if let Some(points) = &r.telemetry {
                 out.telemetry += 1;
                 sqlx::query("INSERT INTO team_telemetry (run_uid, points) VALUES ($1, $2)")
@@ -584,6 +507,103 @@ impl TeamStore {
         known.0.extend(new_machines);
         known.1.extend(new_models);
         Ok(out)
+    }
+
+    /// A machine the store has not seen, inside the push's transaction.
+    async fn insert_machine(&self, tx: &mut sqlx::AnyConnection, m: &TeamMachine) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO team_machines (fingerprint, cpu, cores, memory_bytes, os, gpus, first_synced_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (fingerprint) DO NOTHING",
+        )
+        .bind(&m.fingerprint)
+        .bind(&m.cpu)
+        .bind(m.cores)
+        .bind(m.memory_bytes)
+        .bind(&m.os)
+        .bind(&m.gpus)
+        .bind(now())
+        .execute(tx)
+        .await
+        .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// A model the store has not seen, inside the push's transaction.
+    async fn insert_model(&self, tx: &mut sqlx::AnyConnection, m: &TeamModel) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO team_models (sha256, file_name, name, arch, quant, size_bytes, n_params)
+             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (sha256) DO NOTHING",
+        )
+        .bind(&m.sha256)
+        .bind(&m.file_name)
+        .bind(&m.name)
+        .bind(&m.arch)
+        .bind(&m.quant)
+        .bind(m.size_bytes)
+        .bind(m.n_params)
+        .execute(tx)
+        .await
+        .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// The run's row; false when the store has it already (its uid), so a
+    /// resumed or repeated push adds nothing twice.
+    async fn insert_run(&self, tx: &mut sqlx::AnyConnection, r: &TeamRunIn) -> Result<bool> {
+        let done = sqlx::query(
+            "INSERT INTO team_runs (uid, machine, model_sha256, local_id, status, backend, llama_cpp_build,
+                dyno_version, n_threads, n_gpu_layers, started_at, finished_at, prefill_tps, decode_tps,
+                ttft_ms, n_prompt, n_gen, disturbed, doc, synced_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, CAST($13 AS DOUBLE PRECISION),
+                     CAST($14 AS DOUBLE PRECISION), CAST($15 AS DOUBLE PRECISION), $16, $17, $18, $19, $20)
+             ON CONFLICT (uid) DO NOTHING",
+        )
+        .bind(&r.uid)
+        .bind(&r.machine.fingerprint)
+        .bind(&r.model.sha256)
+        .bind(r.local_id)
+        .bind(&r.status)
+        .bind(&r.backend)
+        .bind(&r.llama_cpp_build)
+        .bind(&r.dyno_version)
+        .bind(r.n_threads)
+        .bind(r.n_gpu_layers)
+        .bind(&r.started_at)
+        .bind(&r.finished_at)
+        .bind(real(r.prefill_tps))
+        .bind(real(r.decode_tps))
+        .bind(real(r.ttft_ms))
+        .bind(r.n_prompt)
+        .bind(r.n_gen)
+        .bind(r.disturbed as i64)
+        .bind(&r.doc)
+        .bind(now())
+        .execute(tx)
+        .await
+        .map_err(|e| self.err(e))?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// One row per test of a run just added.
+    async fn insert_results(&self, tx: &mut sqlx::AnyConnection, r: &TeamRunIn) -> Result<()> {
+        for (i, res) in r.results.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO team_results (run_uid, ord, test, kind, status, mean_tokens_per_s, n_samples, doc)
+                 VALUES ($1, $2, $3, $4, $5, CAST($6 AS DOUBLE PRECISION), $7, $8)",
+            )
+            .bind(&r.uid)
+            .bind(i as i64)
+            .bind(&res.test)
+            .bind(&res.kind)
+            .bind(&res.status)
+            .bind(real(res.mean_tokens_per_s))
+            .bind(res.n_samples)
+            .bind(&res.doc)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.err(e))?;
+        }
+        Ok(())
     }
 
     /// Add the telemetry series of a run already in the store, when it has
