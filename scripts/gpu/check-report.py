@@ -123,11 +123,38 @@ def main():
         if doc:
             extra[name] = [
                 {"n_gpu_layers": (run.get("config") or {}).get("n_gpu_layers"),
+                 "n_gpu_layers_requested": (run.get("config") or {}).get("n_gpu_layers_requested"),
                  "status": run.get("status"),
+                 "sustained": next((r.get("sustained") for r in run.get("results", []) if r.get("sustained")), None),
+                 "during_timed": next(((r.get("telemetry") or {}).get("during_timed") for r in run.get("results", [])), None),
                  "rates": {t: v[0] for t, v in dyno_rates({"runs": [run]}).items()},
                  "error": run.get("error")}
                 for run in doc.get("runs", [])
             ]
+    # Real against synthetic twin: per round, twin ÷ real from one
+    # llama-bench process that ran both.
+    twins = {}
+    for path in sorted(glob.glob(os.path.join(raw, "twin-*.json"))):
+        m = re.match(r"twin-(.+)-(CUDA|Vulkan|CPU)-(\d+)\.json$", os.path.basename(path))
+        if not m:
+            continue
+        name, backend, _ = m.groups()
+        by_file = {}
+        for r in load(path) or []:
+            which = "twin" if r.get("model_filename", "").endswith(".twin.gguf") else "real"
+            by_file.setdefault(which, []).append(r)
+        for test, real_rate in lb_rates(by_file.get("real")).items():
+            twin_rate = lb_rates(by_file.get("twin")).get(test)
+            if real_rate and twin_rate:
+                t = twins.setdefault((name, backend, test), {"real": [], "twin": [], "ratios": []})
+                t["real"].append(real_rate)
+                t["twin"].append(twin_rate)
+                t["ratios"].append(twin_rate / real_rate)
+    twin_rows = [{"model": n, "backend": b, "test": t,
+                  "real_tokens_per_s": statistics.fmean(v["real"]),
+                  "twin_tokens_per_s": statistics.fmean(v["twin"]),
+                  "twin_over_real": interval(v["ratios"])}
+                 for (n, b, t), v in sorted(twins.items())]
     log = open(os.path.join(raw, "log.txt")).read().splitlines() if os.path.exists(os.path.join(raw, "log.txt")) else []
     report = {
         "elapsed_s": elapsed,
@@ -138,6 +165,7 @@ def main():
         "modules": [{k: m.get(k) for k in ("file", "backend", "loaded", "reason", "runtime", "sha256", "devices")} for m in modules],
         "results": rows,
         "extra": extra,
+        "twins": twin_rows,
         "log": log,
     }
     with open(os.path.join(out, "report.json"), "w") as f:
@@ -180,11 +208,30 @@ def main():
                   f"{fmt(r['joules_per_token'], '{:.3f}')} | {fmt(r['gpu_power_mean_w'], '{:.0f}')} | "
                   f"{fmt(r['gpu_sm_clock_mean_mhz'], '{:.0f}')} | {fmt(r['gpu_temp_max_c'], '{:.0f}')} | "
                   f"{fmt(r['roofline_of_device_bandwidth'], '{:.0%}')} |")
+    if twin_rows:
+        md += ["", "## Real weights against their synthetic twin (llama-bench, same process, order swapped each round)", "",
+               "| model | backend | test | real t/s | twin t/s | twin ÷ real |", "|---|---|---|--:|--:|---|"]
+        for r in twin_rows:
+            i = r["twin_over_real"]
+            itxt = f"{i['mean']:.3f}" + (f" ± {i['half_width']:.3f} (n={i['n']})" if i["half_width"] else " (n=1)")
+            md.append(f"| {r['model']} | {r['backend']} | {r['test']} | {r['real_tokens_per_s']:.1f} | "
+                      f"{r['twin_tokens_per_s']:.1f} | {itxt} |")
     for name, runs in extra.items():
         md += ["", f"## {name}", ""]
         for run in runs:
             rates = ", ".join(f"{t} {v:.1f} t/s" for t, v in run["rates"].items())
-            md.append(f"- ngl {run['n_gpu_layers']}: {run['status']}; {rates or run.get('error') or '-'}")
+            asked = run.get("n_gpu_layers_requested")
+            ngl = f"{asked} (all {run['n_gpu_layers']} layers)" if asked not in (None, run["n_gpu_layers"]) else run["n_gpu_layers"]
+            md.append(f"- ngl {ngl}: {run['status']}; {rates or run.get('error') or '-'}")
+            s, w = run.get("sustained"), run.get("during_timed") or {}
+            if s:
+                drop = s.get("drop_pct")
+                md.append(f"  - {s.get('duration_s', 0):.0f} s: burst {s.get('burst_tokens_per_s') or 0:.1f} t/s, "
+                          f"sustained {s.get('sustained_tokens_per_s') or 0:.1f} t/s"
+                          + (f", drop {drop:.1f}%" if drop is not None else "")
+                          + (f" ({s['cause']})" if s.get("cause") else "")
+                          + f"; GPU {w.get('gpu_power_mean_w') or 0:.0f} W mean, {w.get('gpu_temp_max_c') or 0:.0f} °C max, "
+                          f"SM {w.get('gpu_sm_clock_mean_mhz') or 0:.0f} MHz mean, throttle reasons {w.get('gpu_throttle_reasons')}")
     md += ["", "## Log", ""] + [f"- {line}" for line in log]
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write("\n".join(md) + "\n")

@@ -24,7 +24,8 @@
 #      token and the roofline where the run recorded them.
 #
 # Usage: bash check.sh [KIT_DIR]   (KIT_DIR: this script's folder by default)
-# Settings: OUT, CHECK_MODELS (space-separated GGUF paths), CHECK_SHAPES
+# Settings: OUT, CHECK_MODELS (space-separated GGUF paths), CHECK_TWINS (real
+# GGUF files to measure against their synthetic twins), CHECK_SHAPES
 # (space-separated SHAPE:TYPE, "" for none), CHECK_SYNTH_DIR, CHECK_PAIRS (3 on
 # a GPU, 1 on the CPU), CHECK_REPS (5), CHECK_BUDGET_S (420: later parts are
 # skipped, and say so, once the check has run this long).
@@ -83,7 +84,7 @@ fi
 # nothing unless CHECK_SHAPES asks. Each entry is SHAPE:TYPE. The files go to
 # CHECK_SYNTH_DIR (not $OUT, which comes back to the caller).
 shapes="${CHECK_SHAPES-}"
-[ -z "${CHECK_SHAPES+x}" ] && [ -n "$cuda$vulkan" ] && shapes="llama-3.2-1b:Q4_0 llama-3.1-8b:Q4_0"
+[ -z "${CHECK_SHAPES+x}" ] && [ -n "$cuda$vulkan" ] && shapes="llama-3.2-1b:Q4_0 llama-3.2-1b:Q8_0 llama-3.1-8b:Q4_0"
 synth_dir="${CHECK_SYNTH_DIR:-${TMPDIR:-/tmp}/dyno-check-shapes}"
 template=""
 for m in "$kit"/templates/*.gguf-header "${models[@]}"; do
@@ -139,6 +140,36 @@ for model in "${models[@]}"; do
   done
 done
 
+# Real against synthetic ([Q]; [P] item 7): each CHECK_TWINS file and its
+# twin, written here by `dyno synth --like` (the same header, tensor for
+# tensor, with made-up values of each tensor's own type), measured by
+# llama-bench in one process each round, the order swapped every round, on
+# each device. The synthetic shapes' figures above stand for real models only
+# as far as this ratio is 1. CHECK_TWIN_ROUNDS (6 on a GPU, 3 on the CPU).
+for real in ${CHECK_TWINS:-}; do
+  mkdir -p "$synth_dir"
+  name=$(basename "$real" .gguf)
+  twin="$synth_dir/$name.twin.gguf"
+  if ! "$dyno" synth --like "$real" -o "$twin" --force --json >"$out/raw/synth-twin-$name.json" 2>"$out/raw/synth.err"; then
+    log "the twin of $name failed: $(tail -n 2 "$out/raw/synth.err")"
+    continue
+  fi
+  for spec in "CUDA:$cuda:99" "Vulkan:$vulkan:99" "CPU:none:0"; do
+    IFS=: read -r label dev ngl <<<"$spec"
+    [ -n "$dev" ] || continue
+    rounds="${CHECK_TWIN_ROUNDS:-6}"
+    [ "$label" = CPU ] && rounds="${CHECK_TWIN_ROUNDS:-3}"
+    for i in $(seq 1 "$rounds"); do
+      in_budget || { log "skipped $label twin rounds of $name from round $i: past the ${budget}s budget"; break; }
+      log "$name against its twin on $label, round $i of $rounds"
+      first=$real second=$twin
+      [ $((i % 2)) -eq 0 ] && first=$twin second=$real
+      "$bench" -m "$first" -m "$second" -p 512 -n 128 -r "$reps" -ngl "$ngl" -dev "$dev" -o json \
+        >"$out/raw/twin-$name-$label-$i.json" 2>"$out/raw/twin-$name-$label-$i.err" || log "twin round $label $i failed"
+    done
+  done
+done
+
 gpu_dev="${cuda:-$vulkan}"
 if [ -n "$gpu_dev" ] && [ ${#models[@]} -gt 0 ]; then
   small="${models[0]}" large="${models[${#models[@]}-1]}"
@@ -156,7 +187,9 @@ if [ -n "$gpu_dev" ] && [ ${#models[@]} -gt 0 ]; then
   else log "skipped the telemetry overhead: past the budget"; fi
   if in_budget; then
     log "--sustain 1 on $(basename "$large")"
-    "$dyno" bench "$large" -p 0 -n 128 --ngl 99 --device "$gpu_dev" --sustain 1 --json \
+    # --sustain picks its own short decode test (tg32, back to back for the
+    # whole minute); -p and -n are refused beside it.
+    "$dyno" bench "$large" --ngl 99 --device "$gpu_dev" --sustain 1 --json \
       >"$out/raw/sustain.json" 2>"$out/raw/sustain.err" || log "--sustain failed"
   else log "skipped --sustain: past the budget"; fi
 fi

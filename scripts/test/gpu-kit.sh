@@ -8,7 +8,8 @@
 #   - the CUDA module is listed as not loaded, with the missing runtime named;
 #   - no CUDA device, said plainly, and the CPU measured against llama-bench
 #     loading the same CPU module (pp512 and tg128, with their ratio);
-#   - a synthetic shape written by the kit's dyno and measured by both.
+#   - a synthetic shape written by the kit's dyno and measured by both;
+#   - a real model against its synthetic twin (one round of llama-bench).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/lib/env.sh
@@ -30,6 +31,7 @@ out="$work/out"
 # SmolLM2 header by the kit's dyno, as the 1B and 8B ones are on a GPU.
 HOME="$work/home" OUT="$out" CHECK_MODELS="$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" \
   CHECK_SHAPES="llama-3.1-8b,layers=1,embd=256,ff=512,heads=4,heads_kv=2:Q4_0" \
+  CHECK_TWINS="$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" CHECK_TWIN_ROUNDS=1 \
   CHECK_SYNTH_DIR="$work/shapes" CHECK_REPS=2 CHECK_PAIRS=1 bash "$kit/check.sh" >/dev/null
 python3 - "$out/report.json" "$kit" <<'PY'
 import json, sys
@@ -51,6 +53,9 @@ for test in ("pp512", "tg128"):
 synth = [x for x in r["results"] if x["model"].startswith("synthetic-llama-3.1-8b")]
 assert {x["test"] for x in synth} == {"pp512", "tg128"}, r["results"]
 assert all(x["dyno_tokens_per_s"] > 0 and x["llama_bench_tokens_per_s"] > 0 for x in synth), synth
+twins = {x["test"]: x for x in r["twins"] if x["backend"] == "CPU"}
+assert set(twins) == {"pp512", "tg128"}, r["twins"]
+assert all(x["real_tokens_per_s"] > 0 and x["twin_tokens_per_s"] > 0 for x in twins.values()), twins
 print("gpu-kit: modules from the kit, CUDA refused with its reason, a synthetic 8B-kind shape measured, CPU against llama-bench:",
       ", ".join(f"{t} {rows[('CPU', t)]['ratio']['mean']:.3f}" for t in ("pp512", "tg128")))
 PY
