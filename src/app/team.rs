@@ -202,16 +202,45 @@ async fn sync_with(
         None => store_key(&req.url),
     };
 
-    // Push. A run left 'running' by a process that has since died would
-    // stop the push at it for good, so such runs are closed first; only a
-    // run a live process is measuring holds the push back.
     let t0 = Instant::now();
+    push_runs(store, &g, &here, &key, req, progress, &mut rep).await?;
+    rep.push_seconds = t0.elapsed().as_secs_f64();
+
+    // Pull.
+    let t1 = Instant::now();
+    if !req.push_only && !cancel.is_cancelled() {
+        pull(store, &g, &here, &key, progress, &mut rep).await?;
+    }
+    rep.pull_seconds = t1.elapsed().as_secs_f64();
+    if let Some(n) = g.run(team.count_runs()).await? {
+        rep.team_runs = n;
+    }
+    if let Some(m) = g.run(team.machines()).await? {
+        rep.team_machines = m.len() as u64;
+    }
+    Ok(rep)
+}
+
+/// Push this database's runs after the mark in batches, each committed on
+/// the server before the mark moves past it, then the telemetry of runs an
+/// earlier sync pushed without it. A run left 'running' by a process that
+/// has since died would stop the push at it for good, so such runs are
+/// closed first; only a run a live process is measuring holds the push back.
+async fn push_runs(
+    store: &Store,
+    g: &Guard<'_>,
+    here: &Machine,
+    key: &str,
+    req: &SyncRequest,
+    progress: &(dyn Fn(SyncProgress) + Send + Sync),
+    rep: &mut SyncReport,
+) -> Result<()> {
     store.close_orphaned_runs().await?;
-    let (mut through, telemetry_through) = store.sync_state(&key).await?;
+    let (mut through, telemetry_through) = store.sync_state(key).await?;
     let total = store.count_runs_to_push(through).await?.max(0) as u64;
     let mut done = 0u64;
     progress(SyncProgress::Pushing { done, total });
-    'push: while !cancel.is_cancelled() {
+    'push: while !g.cancel.is_cancelled() {
         let rows = store.runs_after(through, BATCH).await?;
         if rows.is_empty() {
             break;
@@ -229,12 +258,12 @@ async fn sync_with(
             if row.pulled_from.is_some() {
                 continue;
             }
-            batch.push(team_run(store, row, &here, req.with_telemetry).await?);
+            batch.push(team_run(store, row, here, req.with_telemetry).await?);
         }
         if !batch.is_empty() {
             // Cancelled mid-batch: the mark stays before it, so a batch the
             // server did commit is counted "already there" next time.
-            let Some(p) = g.run(team.push(&batch)).await? else {
+            let Some(p) = g.run(g.team.push(&batch)).await? else {
                 break 'push;
             };
             rep.pushed += p.added as u64;
@@ -245,7 +274,7 @@ async fn sync_with(
         }
         // Only now, with the batch committed on the server.
         let tel = req.with_telemetry.then_some(last);
-        store.set_sync_state(&key, last, tel).await?;
+        store.set_sync_state(key, last, tel).await?;
         through = last;
         progress(SyncProgress::Pushing {
             done,
@@ -258,23 +287,9 @@ async fn sync_with(
     // Runs pushed by an earlier sync without their telemetry get it now.
     if req.with_telemetry && telemetry_through < through {
         let from = (telemetry_through, through);
-        push_telemetry(store, &g, &here, &key, from, &mut rep).await?;
+        push_telemetry(store, g, here, key, from, rep).await?;
     }
-    rep.push_seconds = t0.elapsed().as_secs_f64();
-
-    // Pull.
-    let t1 = Instant::now();
-    if !req.push_only && !cancel.is_cancelled() {
-        pull(store, &g, &here, &key, progress, &mut rep).await?;
-    }
-    rep.pull_seconds = t1.elapsed().as_secs_f64();
-    if let Some(n) = g.run(team.count_runs()).await? {
-        rep.team_runs = n;
-    }
-    if let Some(m) = g.run(team.machines()).await? {
-        rep.team_machines = m.len() as u64;
-    }
-    Ok(rep)
+    Ok(())
 }
 
 /// The longest the team store may take to answer one step of a sync (a
