@@ -131,6 +131,25 @@ impl BackendModules {
 }
 
 impl ModuleRef {
+    /// "CUDA libggml-cuda.so sha256:<all 64 digits>": for exports, where a
+    /// reader checks the file against the one they hold, so the whole hash.
+    pub fn full(&self) -> String {
+        match &self.sha256 {
+            Some(h) => format!("{} {} sha256:{h}", self.backend, self.file),
+            None => format!("{} {}", self.backend, self.file),
+        }
+    }
+
+    /// Every module of a run, joined by "; " (empty when the run predates
+    /// modules or ran a build without them).
+    pub fn list(mods: Option<&[ModuleRef]>) -> String {
+        mods.unwrap_or_default()
+            .iter()
+            .map(ModuleRef::full)
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     /// "libggml-cuda.so (sha256 1a2b3c4d)": the file and enough of its hash
     /// to tell two builds apart at a glance.
     pub fn label(&self) -> String {

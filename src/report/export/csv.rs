@@ -62,6 +62,12 @@ fn csv_row(r: &Report, run: &RunJson, res: &ResultJson) -> Vec<(&'static str, Va
         ),
         ("backend", json!(run.backend)),
         ("llama_cpp_build", json!(run.llama_cpp_build)),
+        (
+            "backend_modules",
+            json!(crate::vocab::ModuleRef::list(
+                run.backend_modules.as_deref()
+            )),
+        ),
         ("dyno_version", json!(run.dyno_version)),
         ("n_threads", json!(c.n_threads)),
         ("n_gpu_layers", json!(c.n_gpu_layers)),

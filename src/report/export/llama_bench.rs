@@ -62,6 +62,19 @@ pub fn llama_bench_json(r: &Report) -> Value {
                     .join(", ")),
             );
             o.insert("backends".into(), json!(run.backend));
+            // Not a llama-bench field: the module files that measured, with
+            // their hashes, so a reader comparing with llama-bench can see
+            // that both loaded the same ones. Readers of llama-bench's JSON
+            // ignore keys they do not know.
+            o.insert(
+                "dyno_backend_modules".into(),
+                json!(run
+                    .backend_modules
+                    .iter()
+                    .flatten()
+                    .map(|m| m.full())
+                    .collect::<Vec<_>>()),
+            );
             o.insert("model_filename".into(), json!(run.model.file_name));
             o.insert(
                 "model_type".into(),
@@ -163,5 +176,58 @@ mod tests {
         let v = llama_bench_json(&r);
         assert_eq!(v[0]["model_size"], json!(r.runs[0].model.weight_bytes));
         assert_ne!(r.runs[0].model.weight_bytes, r.runs[0].model.size_bytes);
+    }
+}
+
+#[cfg(test)]
+mod module_tests {
+    use super::*;
+    use crate::vocab::ModuleRef;
+
+    /// Every text export names the module files that measured, with their
+    /// whole hash: a GPU figure is only comparable with one from the same
+    /// CUDA module.
+    #[test]
+    fn exports_name_the_modules_that_measured() {
+        let mut r = crate::report::import::parse(
+            include_str!("../../../tests/fixtures/sweep-export.json"),
+            "fixture",
+        )
+        .unwrap();
+        r.runs.truncate(1);
+        let cuda = ModuleRef {
+            backend: "CUDA".into(),
+            file: "libggml-cuda.so".into(),
+            sha256: Some("7a41da6c".repeat(8)),
+        };
+        let cpu = ModuleRef {
+            backend: "CPU".into(),
+            file: "libggml-cpu.so".into(),
+            sha256: None,
+        };
+        r.runs[0].backend_modules = Some(vec![cuda.clone(), cpu]);
+        let want = format!("CUDA libggml-cuda.so sha256:{}", "7a41da6c".repeat(8));
+        let lb = llama_bench_json(&r);
+        assert_eq!(lb[0]["dyno_backend_modules"][0], json!(want), "{lb}");
+        assert_eq!(
+            lb[0]["dyno_backend_modules"][1],
+            json!("CPU libggml-cpu.so")
+        );
+        let csv = super::super::csv::csv(&r);
+        let (head, row) = csv.split_once('\n').unwrap();
+        let col = head
+            .split(',')
+            .position(|c| c == "backend_modules")
+            .unwrap();
+        assert!(
+            row.contains(&format!("{want}; CPU libggml-cpu.so")),
+            "column {col}: {row}"
+        );
+        let md = super::super::markdown::markdown(&r);
+        assert!(md.contains(&format!("measured by: {want}")), "{md}");
+        // A run from before modules were recorded says nothing, not "none".
+        r.runs[0].backend_modules = None;
+        assert!(!super::super::markdown::markdown(&r).contains("measured by"));
+        assert_eq!(llama_bench_json(&r)[0]["dyno_backend_modules"], json!([]));
     }
 }

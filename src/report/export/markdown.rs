@@ -64,6 +64,10 @@ fn machine_and_runs(r: &Report) -> String {
                 .unwrap_or("llama.cpp build unknown"),
             run.dyno_version
         ));
+        let mods = crate::vocab::ModuleRef::list(run.backend_modules.as_deref());
+        if !mods.is_empty() {
+            out.push_str(&format!("  measured by: {mods}\n"));
+        }
         if let Some(w) = &run.what_this_means {
             out.push_str(&format!(
                 "  what this means: {:.1} words/s ({:.2} tokens per word with this tokenizer){}\n",
