@@ -73,6 +73,26 @@ describe("overall progress, elapsed time and ETA", () => {
     expect(phaseLine(s, o)).toBe("warm-up, then timing tg128 (5 repetitions; test 2 of 3 of level Q8_0; 2 of 6 tests in all)");
   });
 
+  it("lets the ETA grow while a test runs past the others' average, and says so", () => {
+    const s = feed(t0, [
+      [0, { kind: "level", level: "Q8_0", index: 0, total: 2 }],
+      [0, started("pp512")],
+      [10_000, ended("pp512")],
+      [10_000, started("tg128")],
+    ]);
+    // Within the average (10 s a test) the ETA counts down.
+    expect(overall(s, plan, 19_000)).toMatchObject({ etaMs: 41_000, overdue: false });
+    // Past it: the 4 tests after this one at the pace if it ended now,
+    // which slows as the clock runs.
+    const at30 = overall(s, plan, 30_000);
+    expect(at30).toMatchObject({ etaMs: 60_000, overdue: true });
+    const at50 = overall(s, plan, 50_000);
+    expect(at50.etaMs).toBe(100_000);
+    expect(etaText(at50)).toBe(
+      "this test is taking longer than the others; about 2 min left after it for the speed tests, then the quality passes (not timed yet)",
+    );
+  });
+
   it("follows the quality phase: headline, tokens, and an ETA from the pass's own pace", () => {
     let s = t0;
     let t = 0;

@@ -94,6 +94,12 @@ export interface Overall {
   etaMs: number | null;
   /** The ETA leaves out quality passes, none of which has been timed yet. */
   etaWithoutQuality: boolean;
+  /**
+   * The test under way has run longer than the tests before it took on
+   * average: the ETA counts the tests after it at the slower pace this
+   * implies, and cannot say when this one ends.
+   */
+  overdue: boolean;
 }
 
 const finished = (status: string) => status === "ok" || status === "failed" || status === "cancelled" || status === "skipped";
@@ -141,13 +147,23 @@ export function overall(p: JobProgress, plan: SweepPlan | null, nowMs: number): 
 
   let etaMs: number | null = null;
   let etaWithoutQuality = false;
+  let overdue = false;
   if (!ended && testsTotal !== null) {
     const testsLeft = testsTotal - testsDone;
     let benchMs: number | null = 0;
     if (testsLeft > 0) {
       if (p.testsDone > 0 && p.benchStartMs !== null && p.lastTestEndMs !== null) {
         const perTest = (p.lastTestEndMs - p.benchStartMs) / p.testsDone;
-        benchMs = Math.max(0, testsLeft * perTest - (nowMs - p.lastTestEndMs));
+        const inTest = nowMs - p.lastTestEndMs;
+        if (inTest <= perTest) benchMs = testsLeft * perTest - inTest;
+        else {
+          // Past the average: were the test to end now, the pace would be
+          // this, and every second it goes on slows it further. So the ETA
+          // grows with the clock rather than standing at zero.
+          overdue = true;
+          const pace = (nowMs - p.benchStartMs) / (p.testsDone + 1);
+          benchMs = (testsLeft - 1) * pace;
+        }
       } else benchMs = null;
     }
     const passesLeft = qualityTotal - qualityDone;
@@ -181,13 +197,16 @@ export function overall(p: JobProgress, plan: SweepPlan | null, nowMs: number): 
     elapsedMs,
     etaMs,
     etaWithoutQuality,
+    overdue,
   };
 }
 
 /** The ETA in words: "estimating…" until a step has finished. */
 export function etaText(o: Overall): string {
   if (o.etaMs === null) return "estimating…";
-  const left = `${fmtAbout(o.etaMs)} left`;
+  const left = o.overdue
+    ? `this test is taking longer than the others; ${fmtAbout(o.etaMs)} left after it`
+    : `${fmtAbout(o.etaMs)} left`;
   return o.etaWithoutQuality ? `${left} for the speed tests, then the quality passes (not timed yet)` : left;
 }
 
