@@ -13,8 +13,9 @@
 #   1. dyno hw --json: NVML's GPUs, driver, memory, bandwidth; every module,
 #      loaded or why not, with its devices.
 #   2. per model in the kit's models/ (or CHECK_MODELS), and per synthetic
-#      shape (CHECK_SHAPES, on a GPU by default Llama 3.2 1B and Llama 3.1 8B
-#      at Q4_0, written there by dyno synth), per backend (CUDA at
+#      shape (CHECK_SHAPES, on a GPU by default Llama 3.2 1B at Q4_K_M and
+#      Q8_0 and Llama 3.1 8B at Q4_K_M, written there by dyno synth; the
+#      first H100 check ran Q4_0), per backend (CUDA at
 #      --ngl 99, Vulkan at --ngl 99, CPU at --ngl 0): dyno bench and
 #      llama-bench on pp512 and tg128 (CHECK_REPS repetitions), alternating
 #      CHECK_PAIRS times, with Dyno ÷ llama-bench and its interval.
@@ -84,7 +85,7 @@ fi
 # nothing unless CHECK_SHAPES asks. Each entry is SHAPE:TYPE. The files go to
 # CHECK_SYNTH_DIR (not $OUT, which comes back to the caller).
 shapes="${CHECK_SHAPES-}"
-[ -z "${CHECK_SHAPES+x}" ] && [ -n "$cuda$vulkan" ] && shapes="llama-3.2-1b:Q4_0 llama-3.2-1b:Q8_0 llama-3.1-8b:Q4_0"
+[ -z "${CHECK_SHAPES+x}" ] && [ -n "$cuda$vulkan" ] && shapes="llama-3.2-1b:Q4_K_M llama-3.2-1b:Q8_0 llama-3.1-8b:Q4_K_M"
 synth_dir="${CHECK_SYNTH_DIR:-${TMPDIR:-/tmp}/dyno-check-shapes}"
 template=""
 for m in "$kit"/templates/*.gguf-header "${models[@]}"; do

@@ -211,9 +211,10 @@ pub struct SynthArgs {
     /// head_dim=64,vocab=128256,context=8192,tied=false), or both.
     #[arg(long, value_name = "SHAPE")]
     pub shape: Option<String>,
-    /// Write every matrix as this type, as llama-quantize writes that level
-    /// (the output layer Q6_K below Q8_0): F32, F16, BF16, Q8_0, Q5_1, Q5_0,
-    /// Q4_1 or Q4_0.
+    /// Write the matrices as llama-quantize writes this level (the output
+    /// layer Q6_K below Q8_0; Q4_K_M and Q5_K_M give attn_v and ffn_down
+    /// Q6_K in the layers it picks): F32, F16, BF16, Q8_0, Q6_K, Q5_K_M,
+    /// Q5_1, Q5_0, Q4_K_M, Q4_1 or Q4_0.
     #[arg(long = "type", value_name = "TYPE")]
     pub ggml_type: Option<String>,
     /// Check and describe the file (parameters, size) without writing it.

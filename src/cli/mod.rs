@@ -702,16 +702,16 @@ async fn synth(db: &std::path::Path, a: args::SynthArgs) -> Result<i32> {
         );
         return Ok(0);
     }
-    let ggml_type = a
+    let level = a
         .ggml_type
         .as_deref()
-        .map(crate::model::reshape::uniform_type)
+        .map(crate::model::reshape::level)
         .transpose()
         .map_err(DynoError::BadInput)?;
     let shape =
-        (a.shape.is_some() || ggml_type.is_some()).then(|| crate::model::reshape::ShapeRequest {
+        (a.shape.is_some() || level.is_some()).then(|| crate::model::reshape::ShapeRequest {
             spec: a.shape.clone().unwrap_or_default(),
-            ggml_type,
+            level: level.map(|l| l.name.to_string()),
         });
     let out = a.out.clone().unwrap_or_else(|| {
         let tag = a

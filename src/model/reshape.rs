@@ -137,34 +137,112 @@ pub const PRESETS: &[Preset] = &[
     },
 ];
 
-/// The types `--type` accepts: those for which "every matrix of type T" is
-/// what llama-quantize writes for that level, so the file is labelled
-/// truthfully. K-quant levels (Q4_K_M and the like) mix types by rules of
-/// their own and are left out.
-const UNIFORM: &[(&str, u32, u32)] = &[
-    // (name, ggml type, llama_ftype)
-    ("F32", 0, 0),
-    ("F16", 1, 1),
-    ("BF16", 30, 32),
-    ("Q8_0", 8, 7),
-    ("Q5_1", 7, 9),
-    ("Q5_0", 6, 8),
-    ("Q4_1", 3, 3),
-    ("Q4_0", 2, 2),
+/// A `--type` level: the types llama-quantize gives a model's tensors at
+/// that level, so a synthetic file is labelled truthfully.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Level {
+    pub name: &'static str,
+    /// The type of most matrices.
+    pub base: u32,
+    /// `general.file_type` (llama_ftype), which llama.cpp names the level by.
+    pub ftype: u32,
+    mix: Mix,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Mix {
+    /// Every matrix of the base type (the output layer apart).
+    Uniform,
+    /// Q4_K_M and Q5_K_M: `attn_v` and `ffn_down` get Q6_K in the layers
+    /// [`more_bits`] picks.
+    MoreBits,
+}
+
+const Q4_K: u32 = 12;
+const Q5_K: u32 = 13;
+const Q6_K: u32 = 14;
+const Q8_0: u32 = 8;
+
+const fn level_of(name: &'static str, base: u32, ftype: u32, mix: Mix) -> Level {
+    Level {
+        name,
+        base,
+        ftype,
+        mix,
+    }
+}
+
+/// The levels `--type` accepts. The other K-quant levels (Q2_K, Q3_K_*,
+/// Q4_K_S, Q5_K_S) and the IQ ones follow rules of their own and are left
+/// out rather than labelled wrongly.
+const LEVELS: &[Level] = &[
+    level_of("F32", 0, 0, Mix::Uniform),
+    level_of("F16", 1, 1, Mix::Uniform),
+    level_of("BF16", 30, 32, Mix::Uniform),
+    level_of("Q8_0", Q8_0, 7, Mix::Uniform),
+    level_of("Q6_K", Q6_K, 18, Mix::Uniform),
+    level_of("Q5_K_M", Q5_K, 17, Mix::MoreBits),
+    level_of("Q5_1", 7, 9, Mix::Uniform),
+    level_of("Q5_0", 6, 8, Mix::Uniform),
+    level_of("Q4_K_M", Q4_K, 15, Mix::MoreBits),
+    level_of("Q4_1", 3, 3, Mix::Uniform),
+    level_of("Q4_0", 2, 2, Mix::Uniform),
 ];
 
-/// The ggml type of a `--type` name.
-pub fn uniform_type(name: &str) -> Result<u32, String> {
-    UNIFORM
+/// The level of a `--type` name.
+pub fn level(name: &str) -> Result<Level, String> {
+    LEVELS
         .iter()
-        .find(|(n, _, _)| n.eq_ignore_ascii_case(name))
-        .map(|&(_, t, _)| t)
+        .find(|l| l.name.eq_ignore_ascii_case(name))
+        .copied()
         .ok_or_else(|| {
             format!(
-                "--type {name}: Dyno writes one type throughout only where llama-quantize does; choose one of {}",
-                UNIFORM.iter().map(|u| u.0).collect::<Vec<_>>().join(", ")
+                "--type {name}: Dyno writes only the levels whose types it knows as llama-quantize writes them; choose one of {}",
+                LEVELS.iter().map(|l| l.name).collect::<Vec<_>>().join(", ")
             )
         })
+}
+
+/// Whether layer `i` of `n` is one of those a "_M" level gives more bits:
+/// the first and last eighth, and every third layer between.
+fn more_bits(i: u64, n: u64) -> bool {
+    i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2
+}
+
+/// The layer index in a tensor name `blk.N.…`.
+fn layer_index(name: &str) -> Option<u64> {
+    name.strip_prefix("blk.")?.split('.').next()?.parse().ok()
+}
+
+impl Level {
+    /// The type of matrix `name`, whose rows hold `row` values, in a model
+    /// of `n_layers` layers; `output` when it is the output layer (or the
+    /// embedding doubling as it).
+    fn matrix_type(&self, name: &str, row: u64, output: bool, n_layers: u64) -> u32 {
+        let below_q8 = !matches!(self.base, 0 | 1 | 30 | Q8_0);
+        let t = if output && below_q8 {
+            // The output layer is Q6_K at every level below Q8_0.
+            Q6_K
+        } else if self.mix == Mix::MoreBits
+            && (name.ends_with(".attn_v.weight") || name.ends_with(".ffn_down.weight"))
+            && layer_index(name).is_some_and(|i| more_bits(i, n_layers))
+        {
+            Q6_K
+        } else {
+            self.base
+        };
+        // K-quant blocks are 256 wide: a narrower row falls back as
+        // llama-quantize falls back.
+        if row.is_multiple_of(256) {
+            return t;
+        }
+        match t {
+            Q4_K => 6,
+            Q5_K => 7,
+            Q6_K => Q8_0,
+            t => t,
+        }
+    }
 }
 
 /// The request: a preset's name, `key=value` pairs over the template's own
@@ -172,7 +250,9 @@ pub fn uniform_type(name: &str) -> Result<u32, String> {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ShapeRequest {
     pub spec: String,
-    pub ggml_type: Option<u32>,
+    /// A `--type` level's name ([`level`]); the template's own types when
+    /// absent.
+    pub level: Option<String>,
 }
 
 impl Shape {
@@ -574,33 +654,20 @@ pub fn reshape(
     template: &[u8],
     h: &Header,
     target: &Shape,
-    ggml_type: Option<u32>,
+    level: Option<&Level>,
     label: &str,
     seed: u64,
 ) -> Result<(Vec<u8>, Header), String> {
     let arch = h.get_str("general.architecture").unwrap_or_default();
     let base = Shape::of(h)?;
     check_layers_alike(h, &base)?;
-    let matrix_type = |name: &str, n_dims: usize, own: u32| -> u32 {
-        let Some(t) = ggml_type else { return own };
-        if n_dims < 2 {
+    let matrix_type = |name: &str, dims: &[u64], own: u32| -> u32 {
+        let Some(l) = level else { return own };
+        if dims.len() < 2 {
             return own;
         }
-        // llama-quantize writes the output layer (or the embedding, when it
-        // doubles as the output) as Q6_K at every level below Q8_0.
         let is_output = name == "output.weight" || (target.tied && name == "token_embd.weight");
-        let quantised_below_q8 = matches!(t, 2 | 3 | 6 | 7);
-        if is_output && quantised_below_q8 {
-            // Q6_K's blocks are 256 wide; a narrower multiple falls back to
-            // Q8_0, as llama-quantize falls back.
-            if target.embd.is_multiple_of(256) {
-                14
-            } else {
-                8
-            }
-        } else {
-            t
-        }
+        l.matrix_type(name, dims[0], is_output, target.layers)
     };
 
     // The tensor list, in the template's order, layer 0 standing for all.
@@ -631,9 +698,10 @@ pub fn reshape(
                         .get(format!("blk.{j}.{tail}").as_str())
                         .copied()
                         .unwrap_or(t.ggml_type);
+                    let dims = resize(&t.name, &t.dims)?;
                     out_tensors.push(Out {
-                        dims: resize(&t.name, &t.dims)?,
-                        ggml_type: matrix_type(&name, t.dims.len(), own),
+                        ggml_type: matrix_type(&name, &dims, own),
+                        dims,
                         name,
                     });
                 }
@@ -644,9 +712,10 @@ pub fn reshape(
                 if t.name == "token_embd.weight" {
                     embd_type = Some(t.ggml_type);
                 }
+                let dims = resize(&t.name, &t.dims)?;
                 out_tensors.push(Out {
-                    dims: resize(&t.name, &t.dims)?,
-                    ggml_type: matrix_type(&t.name, t.dims.len(), t.ggml_type),
+                    ggml_type: matrix_type(&t.name, &dims, t.ggml_type),
+                    dims,
                     name: t.name.clone(),
                 });
             }
@@ -654,10 +723,11 @@ pub fn reshape(
     }
     if !target.tied && base.tied {
         let own = embd_type.ok_or("the template has no token_embd.weight")?;
+        let dims = vec![target.embd, target.vocab];
         out_tensors.push(Out {
             name: "output.weight".into(),
-            dims: vec![target.embd, target.vocab],
-            ggml_type: matrix_type("output.weight", 2, own),
+            ggml_type: matrix_type("output.weight", &dims, own),
+            dims,
         });
     }
     for t in &out_tensors {
@@ -714,7 +784,7 @@ pub fn reshape(
             }
         }
     }
-    let ftype = ggml_type.and_then(|t| UNIFORM.iter().find(|u| u.1 == t).map(|u| u.2));
+    let ftype = level.map(|l| l.ftype);
     for _ in 0..n_kv_in {
         let (key, t, val, used) =
             raw_kv(&template[pos..]).ok_or("the template's metadata could not be read")?;
@@ -871,10 +941,36 @@ mod tests {
     }
 
     #[test]
-    fn uniform_types_are_the_levels_llama_quantize_writes_uniformly() {
-        assert_eq!(uniform_type("q4_0"), Ok(2));
-        assert_eq!(uniform_type("F16"), Ok(1));
-        let e = uniform_type("Q4_K_M").unwrap_err();
-        assert!(e.contains("Q4_0"), "{e}");
+    fn levels_are_those_whose_types_are_known() {
+        assert_eq!(level("q4_0").map(|l| (l.base, l.ftype)), Ok((2, 2)));
+        assert_eq!(level("F16").map(|l| l.base), Ok(1));
+        assert_eq!(level("q4_k_m").map(|l| (l.base, l.ftype)), Ok((12, 15)));
+        let e = level("Q3_K_M").unwrap_err();
+        assert!(e.contains("Q4_K_M"), "{e}");
+    }
+
+    #[test]
+    fn a_medium_k_level_gives_attn_v_and_ffn_down_more_bits_in_the_layers_llama_quantize_picks() {
+        let l = level("Q4_K_M").unwrap();
+        // 32 layers: the first 4, the last 4, and every third from 6.
+        let picked: Vec<u64> = (0..32)
+            .filter(|i| {
+                l.matrix_type(&format!("blk.{i}.ffn_down.weight"), 14336, false, 32) == Q6_K
+            })
+            .collect();
+        assert_eq!(
+            picked,
+            [0, 1, 2, 3, 6, 9, 12, 15, 18, 21, 24, 27, 28, 29, 30, 31]
+        );
+        assert_eq!(l.matrix_type("blk.6.attn_v.weight", 4096, false, 32), Q6_K);
+        assert_eq!(l.matrix_type("blk.5.attn_v.weight", 4096, false, 32), Q4_K);
+        assert_eq!(l.matrix_type("blk.6.attn_q.weight", 4096, false, 32), Q4_K);
+        assert_eq!(l.matrix_type("output.weight", 4096, true, 32), Q6_K);
+        assert_eq!(l.matrix_type("token_embd.weight", 4096, false, 32), Q4_K);
+        // Rows narrower than a K block fall back as llama-quantize's do.
+        assert_eq!(l.matrix_type("blk.5.attn_q.weight", 576, false, 30), 6);
+        assert_eq!(l.matrix_type("blk.0.attn_v.weight", 576, false, 30), Q8_0);
+        let q8 = level("Q8_0").unwrap();
+        assert_eq!(q8.matrix_type("output.weight", 4096, true, 32), Q8_0);
     }
 }

@@ -284,11 +284,18 @@ pub fn prepare(
     if label.is_empty() {
         label = "same shape".into();
     }
-    if let Some(t) = req.ggml_type {
-        label = format!("{label} {}", ggml_type_name(t));
-    }
-    let (bytes, header) = reshape::reshape(&header_bytes, &h, &target, req.ggml_type, &label, seed)
+    let level = req
+        .level
+        .as_deref()
+        .map(reshape::level)
+        .transpose()
         .map_err(PrepareError::Refused)?;
+    if let Some(l) = &level {
+        label = format!("{label} {}", l.name);
+    }
+    let (bytes, header) =
+        reshape::reshape(&header_bytes, &h, &target, level.as_ref(), &label, seed)
+            .map_err(PrepareError::Refused)?;
     check(&header).map_err(PrepareError::Refused)?;
     Ok(Prepared {
         header_bytes: bytes,

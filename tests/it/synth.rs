@@ -212,6 +212,13 @@ fn a_resized_header_has_the_published_sizes_and_loads_in_llama_cpp() {
     // all match what llama-quantize writes.
     assert_eq!(dry("llama-2-7b", "Q4_0"), (6.74, 3.56));
     assert_eq!(dry("llama-3.1-8b", "q4_0"), (8.03, 4.33));
+    // The K-quant levels Dyno knows the rules of, from SmolLM2's Q4_1
+    // header, against llama-bench's "llama 8B Q4_K - Medium 4.58 GiB",
+    // "Q5_K - Medium 5.33 GiB", "Q6_K 6.14 GiB" and "Q8_0 7.95 GiB".
+    assert_eq!(dry("llama-3.1-8b", "Q4_K_M"), (8.03, 4.58));
+    assert_eq!(dry("llama-3.1-8b", "Q5_K_M"), (8.03, 5.33));
+    assert_eq!(dry("llama-3.1-8b", "Q6_K"), (8.03, 6.14));
+    assert_eq!(dry("llama-3.1-8b", "Q8_0"), (8.03, 7.95));
     assert!(!s
         .path("SmolLM2-135M-Instruct.llama-2-7b-Q4_0.synth.gguf")
         .exists());
@@ -333,7 +340,7 @@ fn a_resized_header_has_the_published_sizes_and_loads_in_llama_cpp() {
     };
     refused(&["--shape", "gemma-3-1b"], "give a gemma3 file");
     refused(&["--shape", "llama-9b"], "llama-3.1-8b");
-    refused(&["--type", "Q4_K_M"], "Q4_0");
+    refused(&["--type", "Q3_K_M"], "Q4_K_M");
     refused(&["--shape", "embd=600"], "does not split into 9 heads");
     refused(&["--shape", "vocab=1"], "beyond a vocabulary of 1");
 }
