@@ -279,6 +279,26 @@ test("a hub level is measured before downloading it, from its header and synthet
   console.log(`synthetic twin: header to a benchmark in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 });
 
+test("a released model's shape is written from a small model's header with synthetic weights", async () => {
+  // "Synthetic model…" is `dyno synth --like FILE --shape S --type T` by clicks.
+  await (await byId("nav-models")).click();
+  await (await byId("open-synth")).click();
+  await setValue("synth-like", SMOL);
+  await (await byId("synth-shape")).selectByAttribute("value", "smollm2-360m");
+  await (await byId("synth-level")).selectByAttribute("value", "Q4_0");
+  await (await byId("synth-check")).click();
+  const checked = await byId("synth-checked", 30_000);
+  // SmolLM2-360M's published shape: 362 M parameters.
+  assert.match(await checked.getText(), /smollm2-360m Q4_0: 36\dM parameters, 216\.8 MiB of weights/);
+  await (await byId("synth-write")).click();
+  const written = await byId("synth-written", 120_000);
+  const text = await written.getText();
+  const file = text.match(/ to (\/.+\.synth\.gguf)\./)?.[1];
+  assert.ok(file && fs.existsSync(file), `the written file: '${text}'`);
+  await shot("synth-form");
+  await (await byId("synth-close")).click();
+});
+
 test("a model found on the hub is downloaded, resumed after a cut, and benchmarked", async () => {
   // scripts/test/e2e.sh serves the SmolLM2 file as a repo of a fake hub and cuts
   // its first download short.

@@ -44,6 +44,8 @@ pub fn export(dir: &Path) -> Result<(), ExportError> {
     dyno::app::predict::PredictedFile::export_all(&cfg)?;
     dyno::predict::accuracy::AccuracyReport::export_all(&cfg)?;
     dyno::app::synth::SynthOutcome::export_all(&cfg)?;
+    dyno::app::synth::SynthOptions::export_all(&cfg)?;
+    dyno::app::synth::SynthInput::export_all(&cfg)?;
     dyno::app::team::TeamStatus::export_all(&cfg)?;
     dyno::app::team::SyncRequest::export_all(&cfg)?;
     dyno::app::team::SyncProgress::export_all(&cfg)?;

@@ -216,6 +216,20 @@ pub async fn synth_level(app: State<'_, App>, like: String) -> AppResult<app::sy
     .await
 }
 
+/// "Synthetic model…": a file's header, resized to a named shape and typed
+/// as a level if asked, written with synthetic weights (`dyno synth --like
+/// FILE --shape S --type T`); a dry run only describes it.
+#[tauri::command]
+pub async fn synth_file(input: app::synth::SynthInput) -> AppResult<app::synth::SynthOutcome> {
+    Ok(app::synth::synth_file(&input).await?)
+}
+
+/// The shapes and levels "Synthetic model…" offers.
+#[tauri::command]
+pub fn synth_options() -> app::synth::SynthOptions {
+    app::synth::options()
+}
+
 /// The Models view's predictions: every listed file at once, with one
 /// calibration.
 #[tauri::command]

@@ -58,6 +58,8 @@ pub fn run() {
             commands::predict_files,
             commands::predict_accuracy,
             commands::synth_level,
+            commands::synth_file,
+            commands::synth_options,
             commands::compare,
             commands::card_svg,
             commands::export_text,

@@ -314,3 +314,134 @@ pub async fn twin_of_level(store: &crate::store::Store, like: &str) -> Result<Sy
     };
     synth(Some(store), &req, &Cancel::default(), |_, _| {}).await
 }
+
+/// What the app's "Synthetic model…" form may choose: the named shapes with
+/// their architecture (a shape needs a template of the same one), and the
+/// levels `--type` writes.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct SynthOptions {
+    pub shapes: Vec<SynthShape>,
+    pub levels: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct SynthShape {
+    pub name: String,
+    pub arch: String,
+}
+
+pub fn options() -> SynthOptions {
+    SynthOptions {
+        shapes: crate::model::reshape::PRESETS
+            .iter()
+            .map(|p| SynthShape {
+                name: p.name.into(),
+                arch: p.arch.into(),
+            })
+            .collect(),
+        levels: crate::model::reshape::level_names()
+            .into_iter()
+            .map(String::from)
+            .collect(),
+    }
+}
+
+/// The app's form: `dyno synth --like FILE [--shape S] [--type T] [-o OUT]
+/// [--dry-run]`, with the same checks.
+#[derive(Debug, Clone, serde::Deserialize, ts_rs::TS)]
+pub struct SynthInput {
+    /// The template: a GGUF file (or a `.gguf-header`).
+    pub like: String,
+    /// A named shape or `key=value` pairs; the template's own when absent.
+    #[ts(optional)]
+    pub shape: Option<String>,
+    /// A `--type` level; the template's own types when absent.
+    #[ts(optional)]
+    pub level: Option<String>,
+    /// Where to write; Dyno's cache folder when absent.
+    #[ts(optional)]
+    pub out: Option<String>,
+    /// Describe the file (parameters, size) without writing it.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// Write (or, as a dry run, describe) the synthetic file the form asks
+/// for. Without an output path it goes to Dyno's cache, named by template,
+/// shape and level, replacing an earlier one of the same name; a path the
+/// person chose is never replaced (the save dialog has asked already, and
+/// the error says so otherwise).
+pub async fn synth_file(input: &SynthInput) -> Result<SynthOutcome> {
+    let blank = |o: &Option<String>| {
+        o.as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+    };
+    let (shape, level) = (blank(&input.shape), blank(&input.level));
+    if let Some(l) = &level {
+        crate::model::reshape::level(l).map_err(DynoError::BadInput)?;
+    }
+    let like = input.like.trim();
+    if like.is_empty() {
+        return Err(DynoError::BadInput(
+            "choose the GGUF file whose header the synthetic model takes".into(),
+        ));
+    }
+    let (out, force) = match blank(&input.out) {
+        Some(o) => (super::expand_home(&o), false),
+        None => {
+            let dir = crate::quantize::cache_root().join("synth");
+            std::fs::create_dir_all(&dir).map_err(|e| {
+                DynoError::io(
+                    format!(
+                        "cannot create {}; set DYNO_CACHE_DIR to a writable folder",
+                        dir.display()
+                    ),
+                    e,
+                )
+            })?;
+            let stem = Path::new(like)
+                .file_name()
+                .map(|n| {
+                    n.to_string_lossy()
+                        .trim_end_matches(".gguf-header")
+                        .trim_end_matches(".gguf")
+                        .to_string()
+                })
+                .unwrap_or_else(|| "model".into());
+            let tag: Vec<&str> = [shape.as_deref(), level.as_deref()]
+                .into_iter()
+                .flatten()
+                .collect();
+            let tag = if tag.is_empty() {
+                "twin".to_string()
+            } else {
+                tag.join("-")
+            };
+            let safe = |s: &str| {
+                s.replace(
+                    |c: char| !c.is_ascii_alphanumeric() && !"._-".contains(c),
+                    "_",
+                )
+            };
+            (
+                dir.join(format!("{}.{}.synth.gguf", safe(&stem), safe(&tag))),
+                true,
+            )
+        }
+    };
+    let req = SynthRequest {
+        like: like.to_string(),
+        endpoint: None,
+        shape: (shape.is_some() || level.is_some()).then(|| ShapeRequest {
+            spec: shape.unwrap_or_default(),
+            level,
+        }),
+        out,
+        seed: 1,
+        force,
+        dry_run: input.dry_run,
+    };
+    synth(None, &req, &Cancel::default(), |_, _| {}).await
+}

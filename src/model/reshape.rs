@@ -189,6 +189,11 @@ const LEVELS: &[Level] = &[
     level_of("Q4_0", 2, 2, Mix::Uniform),
 ];
 
+/// The names `--type` accepts, in the order of [`LEVELS`] (most bits first).
+pub fn level_names() -> Vec<&'static str> {
+    LEVELS.iter().map(|l| l.name).collect()
+}
+
 /// The level of a `--type` name.
 pub fn level(name: &str) -> Result<Level, String> {
     LEVELS

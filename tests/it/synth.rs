@@ -420,3 +420,50 @@ fn a_hub_level_is_synthesised_from_its_header_alone() {
         assert!(stderr(&o).contains(want), "{like}: {}", stderr(&o));
     }
 }
+
+/// The app's "Synthetic model…" form goes through `app::synth::synth_file`:
+/// the same checks and sizes as `dyno synth`, and a level it cannot write
+/// refused with the ones it can.
+#[test]
+fn the_apps_form_describes_a_shape_and_refuses_what_it_cannot_write() {
+    use dyno::app::synth::{synth_file, SynthInput};
+    let s = Scratch::new();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let input = |level: &str| SynthInput {
+        like: model(SMOL).display().to_string(),
+        shape: Some("llama-3.1-8b".into()),
+        level: Some(level.into()),
+        out: Some(s.path("8b.gguf").display().to_string()),
+        dry_run: true,
+    };
+    let o = rt.block_on(synth_file(&input("Q4_K_M"))).unwrap();
+    assert_eq!(o.shape.as_deref(), Some("llama-3.1-8b Q4_K_M"));
+    assert_eq!((o.n_params as f64 / 1e7).round() / 100.0, 8.03);
+    assert_eq!(
+        (o.weight_bytes as f64 / (1u64 << 30) as f64 * 100.0).round() / 100.0,
+        4.58
+    );
+    assert!(o.stats.is_none() && !s.path("8b.gguf").exists());
+    let e = rt
+        .block_on(synth_file(&input("Q3_K_M")))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("Q4_K_M") && e.contains("Q8_0"), "{e}");
+    let e = rt
+        .block_on(synth_file(&SynthInput {
+            like: " ".into(),
+            ..input("Q4_0")
+        }))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("choose the GGUF file"), "{e}");
+    let names = dyno::app::synth::options();
+    assert!(names
+        .shapes
+        .iter()
+        .any(|p| p.name == "llama-3.1-8b" && p.arch == "llama"));
+    assert!(names.levels.contains(&"Q4_K_M".to_string()));
+}

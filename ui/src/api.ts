@@ -26,6 +26,8 @@ import type {
   PredictedFile,
   PredictInput,
   PredictOutcome,
+  SynthInput,
+  SynthOptions,
   SynthOutcome,
   PresetEstimate,
   PullResult,
@@ -159,6 +161,14 @@ export const predict = (input: PredictInput) => call<PredictOutcome>("predict", 
  * cache, to benchmark before downloading: `dyno synth --like OWNER/NAME:LEVEL`.
  */
 export const synthLevel = (like: string) => call<SynthOutcome>("synth_level", { like });
+/**
+ * "Synthetic model…": a file's header, resized to a shape and typed as a
+ * level if asked, written with synthetic weights, or only described with
+ * `dry_run`: `dyno synth --like FILE --shape S --type T [-o OUT] [--dry-run]`.
+ */
+export const synthFile = (input: SynthInput) => call<SynthOutcome>("synth_file", { input });
+/** The named shapes and the levels "Synthetic model…" offers. */
+export const synthOptions = () => call<SynthOptions>("synth_options");
 /** Predictions for files on disk, one calibration for them all (the Models list). */
 export const predictFiles = (paths: string[]) => call<PredictedFile[]>("predict_files", { paths });
 /** Past predictions against what the runs measured: `dyno predict --accuracy --json`. */
@@ -236,6 +246,21 @@ export const pickModelFile = () =>
     });
     return Array.isArray(r) ? (r[0] ?? null) : r;
   });
+
+/** "Choose…": the GGUF file (or `.gguf-header`) whose header a synthetic model takes. */
+export const pickTemplateFile = () =>
+  dialog(async () => {
+    const r = await openDialog({
+      multiple: false,
+      title: "The GGUF whose header the synthetic model takes",
+      filters: [{ name: "GGUF models and headers", extensions: ["gguf", "gguf-header"] }],
+    });
+    return Array.isArray(r) ? (r[0] ?? null) : r;
+  });
+
+/** "Save as…": where a synthetic model goes; the dialog asks before replacing a file. */
+export const pickSynthPath = (defaultPath: string) =>
+  dialog(() => saveDialog({ defaultPath, title: "Write the synthetic model to", filters: [{ name: "GGUF models", extensions: ["gguf"] }] }));
 
 /** "Save…": where an export goes; the dialog itself asks before replacing a file. */
 export const pickSavePath = (defaultPath: string, name: string, extension: string) =>
