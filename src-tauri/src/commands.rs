@@ -216,12 +216,30 @@ pub async fn synth_level(app: State<'_, App>, like: String) -> AppResult<app::sy
     .await
 }
 
-/// "Synthetic model…": a file's header, resized to a named shape and typed
-/// as a level if asked, written with synthetic weights (`dyno synth --like
-/// FILE --shape S --type T`); a dry run only describes it.
+/// "Synthetic model…": a file's header (or a hub level's), resized to a
+/// named shape and typed as a level if asked, written with synthetic
+/// weights (`dyno synth --like FILE --shape S --type T`); a dry run only
+/// describes it. Bytes written reach the form as `QuantizeProgress`, and
+/// `cancel(job_id)` stops the worker, leaving no file.
 #[tauri::command]
-pub async fn synth_file(input: app::synth::SynthInput) -> AppResult<app::synth::SynthOutcome> {
-    Ok(app::synth::synth_file(&input).await?)
+pub async fn synth_file(
+    app: State<'_, App>,
+    input: app::synth::SynthInput,
+    job_id: String,
+    on_event: Channel<JobEvent>,
+) -> AppResult<app::synth::SynthOutcome> {
+    let (guard, cancel) = app.jobs.start(&job_id, Kind::Download)?;
+    with_store(app.db.clone(), move |s, _| {
+        Box::pin(async move {
+            let _guard = guard;
+            let place = app::synth::DefaultPlace::Cache;
+            app::synth::synth_file(Some(s), &input, place, &cancel, |done, total| {
+                let _ = on_event.send(JobEvent::QuantizeProgress { done, total });
+            })
+            .await
+        })
+    })
+    .await
 }
 
 /// The shapes and levels "Synthetic model…" offers.

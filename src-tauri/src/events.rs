@@ -27,7 +27,8 @@ pub enum JobEvent {
     Quantizing {
         level: String,
     },
-    /// Bytes written by the quantizer.
+    /// Bytes written by the quantizer, or by the synthesiser for "Synthetic
+    /// model…".
     QuantizeProgress {
         done: u64,
         total: u64,

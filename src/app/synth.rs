@@ -46,9 +46,9 @@ pub struct SynthOutcome {
     pub stats: Option<SynthStats>,
 }
 
-/// What to write.
+/// What to write, resolved from a [`SynthInput`].
 #[derive(Debug, Clone)]
-pub struct SynthRequest {
+struct SynthRequest {
     /// A GGUF file, or OWNER/NAME:LEVEL on the hub (only its header is
     /// fetched).
     pub like: String,
@@ -142,11 +142,11 @@ fn prepared(
 /// write the file. `progress` hears bytes written and the total.
 ///
 /// `store` holds the hub settings; it is needed only for a hub `like`.
-pub async fn synth(
+async fn synth(
     store: Option<&crate::store::Store>,
     req: &SynthRequest,
     cancel: &Cancel,
-    mut progress: impl FnMut(u64, u64),
+    progress: impl FnMut(u64, u64),
 ) -> Result<SynthOutcome> {
     let (like, like_size, fetched) = locate(store, req).await?;
     let p = prepared(&like, like_size, req.shape.as_ref(), req.seed)?;
@@ -166,6 +166,21 @@ pub async fn synth(
     if req.dry_run {
         return Ok(outcome);
     }
+    check_output(req, h.file_size)?;
+    let plan = SynthPlan {
+        like,
+        like_size,
+        shape: req.shape.clone(),
+        output: crate::quantize::partial_path(&req.out),
+        seed: req.seed,
+    };
+    outcome.stats = Some(write(plan, &req.out, h.file_size, cancel, progress).await?);
+    Ok(outcome)
+}
+
+/// Refuse, before any work, an output that exists (unless it may be
+/// replaced), a folder that is not there, or a disk without room.
+fn check_output(req: &SynthRequest, file_size: u64) -> Result<()> {
     if req.out.exists() && !req.force {
         return Err(DynoError::Exists(req.out.clone()));
     }
@@ -179,30 +194,37 @@ pub async fn synth(
             dir.display()
         )));
     }
-    let full = |free: Option<u64>| {
-        DynoError::BadInput(format!(
+    if let Some(free) = crate::quantize::free_space(&dir).filter(|&f| f < file_size) {
+        return Err(DynoError::BadInput(format!(
             "{} has {} free and the synthetic file needs {}; free some space or write it elsewhere with -o",
             dir.display(),
-            free.map_or("too little".into(), crate::units::human_bytes),
-            crate::units::human_bytes(h.file_size)
-        ))
-    };
-    if let Some(free) = crate::quantize::free_space(&dir).filter(|&f| f < h.file_size) {
-        return Err(full(Some(free)));
+            crate::units::human_bytes(free),
+            crate::units::human_bytes(file_size)
+        )));
     }
-    let partial = crate::quantize::partial_path(&req.out);
+    Ok(())
+}
+
+/// Have a worker write `plan` (to its `.partial` name) and move the file to
+/// `out` when it is complete; on any failure nothing is left behind.
+async fn write(
+    plan: SynthPlan,
+    out: &Path,
+    file_size: u64,
+    cancel: &Cancel,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<SynthStats> {
+    let partial = plan.output.clone();
     let _ = std::fs::remove_file(&partial);
     let opts = WorkerOptions::current(Duration::from_secs(60))
         .map_err(|e| DynoError::io("cannot find Dyno's executable to start a worker", e))?;
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let plan = WorkerRequest::Synth(SynthPlan {
-        like,
-        like_size,
-        shape: req.shape.clone(),
-        output: partial.clone(),
-        seed: req.seed,
-    });
-    let handle = tokio::spawn(client::run(plan, opts, cancel.clone(), tx));
+    let handle = tokio::spawn(client::run(
+        WorkerRequest::Synth(plan),
+        opts,
+        cancel.clone(),
+        tx,
+    ));
     let mut stats = None;
     let mut disk_full = false;
     while let Some(ev) = rx.recv().await {
@@ -220,36 +242,28 @@ pub async fn synth(
         .map_err(|e| DynoError::Internal(format!("the synth task failed: {e}")))?;
     let failure = ended.failure("synthesiser");
     let renamed = match (failure, stats) {
-        (None, Some(s)) => std::fs::rename(&partial, &req.out)
-            .map(|_| s)
-            .map_err(|e| {
-                DynoError::BadInput(format!("cannot move {} into place: {e}", partial.display()))
-            }),
+        (None, Some(s)) => std::fs::rename(&partial, out).map(|_| s).map_err(|e| {
+            DynoError::BadInput(format!("cannot move {} into place: {e}", partial.display()))
+        }),
         (Some(_), _) if disk_full => Err(DynoError::BadInput(format!(
             "the disk filled up while writing {} ({} needed); nothing was kept. Free some space or write it elsewhere with -o",
-            req.out.display(),
-            crate::units::human_bytes(h.file_size)
+            out.display(),
+            crate::units::human_bytes(file_size)
         ))),
         (Some(f), _) => Err(DynoError::BadInput(format!(
             "writing {}: {}; nothing was kept",
-            req.out.display(),
+            out.display(),
             f.message
         ))),
         (None, None) => Err(DynoError::Internal(
             "the synthesiser ended without reporting its file".into(),
         )),
     };
-    match renamed {
-        Ok(s) => {
-            outcome.stats = Some(s);
-            Ok(outcome)
-        }
-        Err(e) => {
-            // Never leave half a model where a later run could take it.
-            let _ = std::fs::remove_file(&partial);
-            Err(e)
-        }
+    if renamed.is_err() {
+        // Never leave half a model where a later run could take it.
+        let _ = std::fs::remove_file(&partial);
     }
+    renamed
 }
 
 /// Every tensor's value statistics (`dyno synth --stats FILE`), measured by
@@ -289,10 +303,9 @@ pub async fn stats(path: &Path) -> Result<Vec<TensorStat>> {
     }
 }
 
-/// The app's "Measure without downloading": a hub level's twin, written
-/// into Dyno's cache (beside quantised levels, under `synth/`) and replaced
-/// if it is there, since the same seed writes the same bytes.
-pub async fn twin_of_level(store: &crate::store::Store, like: &str) -> Result<SynthOutcome> {
+/// Dyno's folder for synthetic files, beside quantised levels, created if
+/// it is missing: the app writes there unless the person chooses a path.
+pub fn cache_dir() -> Result<PathBuf> {
     let dir = crate::quantize::cache_root().join("synth");
     std::fs::create_dir_all(&dir).map_err(|e| {
         DynoError::io(
@@ -303,16 +316,59 @@ pub async fn twin_of_level(store: &crate::store::Store, like: &str) -> Result<Sy
             e,
         )
     })?;
-    let req = SynthRequest {
-        like: like.to_string(),
-        endpoint: None,
-        shape: None,
-        out: dir.join(format!("{}.synth.gguf", like.replace(['/', ':'], "-"))),
-        seed: 1,
-        force: true,
-        dry_run: false,
+    Ok(dir)
+}
+
+/// The name a synthetic file gets when no path is given: the template's
+/// name (a hub level's `OWNER-NAME-LEVEL`), then the shape and level asked
+/// for, then `.synth.gguf`. One rule for both front ends, so the file the
+/// CLI writes and the one the app writes from the same request are named
+/// alike.
+pub fn default_name(like: &str, shape: Option<&str>, level: Option<&str>) -> String {
+    let safe = |s: &str| {
+        s.replace(
+            |c: char| !c.is_ascii_alphanumeric() && !"._-".contains(c),
+            "_",
+        )
     };
-    synth(Some(store), &req, &Cancel::default(), |_, _| {}).await
+    let stem = if super::predict::hub_target(like).is_some() && !super::expand_home(like).exists() {
+        like.replace(['/', ':'], "-")
+    } else {
+        Path::new(like)
+            .file_name()
+            .map(|n| {
+                n.to_string_lossy()
+                    .trim_end_matches(".gguf-header")
+                    .trim_end_matches(".gguf")
+                    .to_string()
+            })
+            .unwrap_or_else(|| "model".into())
+    };
+    let tag: Vec<&str> = [shape, level].into_iter().flatten().collect();
+    if tag.is_empty() {
+        format!("{}.synth.gguf", safe(&stem))
+    } else {
+        format!("{}.{}.synth.gguf", safe(&stem), safe(&tag.join("-")))
+    }
+}
+
+/// The app's "Measure without downloading": a hub level's twin, written
+/// into [`cache_dir`] and replaced if it is there, since the same seed
+/// writes the same bytes.
+pub async fn twin_of_level(store: &crate::store::Store, like: &str) -> Result<SynthOutcome> {
+    let input = SynthInput {
+        like: like.to_string(),
+        replace: true,
+        ..SynthInput::default()
+    };
+    synth_file(
+        Some(store),
+        &input,
+        DefaultPlace::Cache,
+        &Cancel::default(),
+        |_, _| {},
+    )
+    .await
 }
 
 /// What the app's "Synthetic model…" form may choose: the named shapes with
@@ -346,32 +402,63 @@ pub fn options() -> SynthOptions {
     }
 }
 
-/// The app's form: `dyno synth --like FILE [--shape S] [--type T] [-o OUT]
-/// [--dry-run]`, with the same checks.
-#[derive(Debug, Clone, serde::Deserialize, ts_rs::TS)]
+/// `dyno synth` and the app's "Synthetic model…" form: `--like FILE
+/// [--shape S] [--type T] [-o OUT] [--seed N] [--dry-run]`.
+#[derive(Debug, Clone, Default, serde::Deserialize, ts_rs::TS)]
 pub struct SynthInput {
-    /// The template: a GGUF file (or a `.gguf-header`).
+    /// The template: a GGUF file (or a `.gguf-header`), or OWNER/NAME:LEVEL
+    /// on the hub (only its header is fetched).
     pub like: String,
+    /// Hub address, for a mirror (a hub `like` only).
+    #[ts(optional)]
+    #[serde(default)]
+    pub endpoint: Option<String>,
     /// A named shape or `key=value` pairs; the template's own when absent.
     #[ts(optional)]
+    #[serde(default)]
     pub shape: Option<String>,
     /// A `--type` level; the template's own types when absent.
     #[ts(optional)]
+    #[serde(default)]
     pub level: Option<String>,
-    /// Where to write; Dyno's cache folder when absent.
+    /// Where to write; see [`DefaultPlace`] when absent.
     #[ts(optional)]
+    #[serde(default)]
     pub out: Option<String>,
+    /// Replace `out` if it exists: `--force`, or a path the app's save
+    /// dialog has already asked about. A file named by default is always
+    /// replaced, since the same request and seed write the same bytes.
+    #[serde(default)]
+    pub replace: bool,
+    /// Seed of the values (1 when absent): the same seed writes the same
+    /// bytes.
+    #[ts(optional)]
+    #[serde(default)]
+    pub seed: Option<u64>,
     /// Describe the file (parameters, size) without writing it.
     #[serde(default)]
     pub dry_run: bool,
 }
 
-/// Write (or, as a dry run, describe) the synthetic file the form asks
-/// for. Without an output path it goes to Dyno's cache, named by template,
-/// shape and level, replacing an earlier one of the same name; a path the
-/// person chose is never replaced (the save dialog has asked already, and
-/// the error says so otherwise).
-pub async fn synth_file(input: &SynthInput) -> Result<SynthOutcome> {
+/// Where a file with no `out` goes: the CLI writes beside the template (the
+/// current folder for a hub level), the app into [`cache_dir`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefaultPlace {
+    BesideTemplate,
+    Cache,
+}
+
+/// Write (or, as a dry run, describe) the synthetic file asked for, after
+/// the same checks for either front end. `progress` hears bytes written
+/// and the total; `store` holds the hub settings, needed only for a hub
+/// `like`.
+pub async fn synth_file(
+    store: Option<&crate::store::Store>,
+    input: &SynthInput,
+    place: DefaultPlace,
+    cancel: &Cancel,
+    progress: impl FnMut(u64, u64),
+) -> Result<SynthOutcome> {
     let blank = |o: &Option<String>| {
         o.as_deref()
             .map(str::trim)
@@ -379,9 +466,10 @@ pub async fn synth_file(input: &SynthInput) -> Result<SynthOutcome> {
             .map(String::from)
     };
     let (shape, level) = (blank(&input.shape), blank(&input.level));
-    if let Some(l) = &level {
-        crate::model::reshape::level(l).map_err(DynoError::BadInput)?;
-    }
+    let level = level
+        .map(|l| crate::model::reshape::level(&l).map(|l| l.name.to_string()))
+        .transpose()
+        .map_err(DynoError::BadInput)?;
     let like = input.like.trim();
     if like.is_empty() {
         return Err(DynoError::BadInput(
@@ -389,59 +477,34 @@ pub async fn synth_file(input: &SynthInput) -> Result<SynthOutcome> {
         ));
     }
     let (out, force) = match blank(&input.out) {
-        Some(o) => (super::expand_home(&o), false),
+        Some(o) => (super::expand_home(&o), input.replace),
         None => {
-            let dir = crate::quantize::cache_root().join("synth");
-            std::fs::create_dir_all(&dir).map_err(|e| {
-                DynoError::io(
-                    format!(
-                        "cannot create {}; set DYNO_CACHE_DIR to a writable folder",
-                        dir.display()
-                    ),
-                    e,
-                )
-            })?;
-            let stem = Path::new(like)
-                .file_name()
-                .map(|n| {
-                    n.to_string_lossy()
-                        .trim_end_matches(".gguf-header")
-                        .trim_end_matches(".gguf")
-                        .to_string()
-                })
-                .unwrap_or_else(|| "model".into());
-            let tag: Vec<&str> = [shape.as_deref(), level.as_deref()]
-                .into_iter()
-                .flatten()
-                .collect();
-            let tag = if tag.is_empty() {
-                "twin".to_string()
-            } else {
-                tag.join("-")
+            let name = default_name(like, shape.as_deref(), level.as_deref());
+            let dir = match place {
+                DefaultPlace::Cache if !input.dry_run => cache_dir()?,
+                DefaultPlace::Cache => crate::quantize::cache_root().join("synth"),
+                DefaultPlace::BesideTemplate => match super::expand_home(like).parent() {
+                    Some(p) if super::expand_home(like).exists() => p.to_path_buf(),
+                    _ => PathBuf::new(),
+                },
             };
-            let safe = |s: &str| {
-                s.replace(
-                    |c: char| !c.is_ascii_alphanumeric() && !"._-".contains(c),
-                    "_",
-                )
-            };
-            (
-                dir.join(format!("{}.{}.synth.gguf", safe(&stem), safe(&tag))),
-                true,
-            )
+            // The CLI never replaced a file it named itself without
+            // --force; the app's cache is its own.
+            let force = input.replace || place == DefaultPlace::Cache;
+            (dir.join(name), force)
         }
     };
     let req = SynthRequest {
         like: like.to_string(),
-        endpoint: None,
+        endpoint: blank(&input.endpoint),
         shape: (shape.is_some() || level.is_some()).then(|| ShapeRequest {
             spec: shape.unwrap_or_default(),
             level,
         }),
         out,
-        seed: 1,
+        seed: input.seed.unwrap_or(1),
         force,
         dry_run: input.dry_run,
     };
-    synth(None, &req, &Cancel::default(), |_, _| {}).await
+    synth(store, &req, cancel, progress).await
 }

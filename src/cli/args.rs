@@ -220,7 +220,9 @@ pub struct SynthArgs {
     /// Check and describe the file (parameters, size) without writing it.
     #[arg(long)]
     pub dry_run: bool,
-    /// The file to write (default: FILE.synth.gguf beside the source).
+    /// The file to write (default: beside FILE, named after it, the shape
+    /// and the level: FILE.SHAPE-TYPE.synth.gguf; a hub level's in the
+    /// current folder).
     #[arg(short = 'o', long, value_name = "OUT.gguf")]
     pub out: Option<PathBuf>,
     /// Seed of the values: the same seed writes the same bytes.

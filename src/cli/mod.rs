@@ -702,38 +702,6 @@ async fn synth(db: &std::path::Path, a: args::SynthArgs) -> Result<i32> {
         );
         return Ok(0);
     }
-    let level = a
-        .ggml_type
-        .as_deref()
-        .map(crate::model::reshape::level)
-        .transpose()
-        .map_err(DynoError::BadInput)?;
-    let shape =
-        (a.shape.is_some() || level.is_some()).then(|| crate::model::reshape::ShapeRequest {
-            spec: a.shape.clone().unwrap_or_default(),
-            level: level.map(|l| l.name.to_string()),
-        });
-    let out = a.out.clone().unwrap_or_else(|| {
-        let tag = a
-            .shape
-            .as_deref()
-            .into_iter()
-            .chain(a.ggml_type.as_deref())
-            .collect::<Vec<_>>()
-            .join("-")
-            .replace([',', '=', '/'], "_");
-        // A hub level's file is written here, named after it.
-        let base = if like_path.exists() {
-            like_path.clone()
-        } else {
-            std::path::PathBuf::from(a.like.replace(['/', ':'], "-"))
-        };
-        if tag.is_empty() {
-            base.with_extension("synth.gguf")
-        } else {
-            base.with_extension(format!("{tag}.synth.gguf"))
-        }
-    });
     let bar = if std::io::stderr().is_terminal() && !a.json && !a.dry_run {
         let b = indicatif::ProgressBar::new(0);
         b.set_style(
@@ -746,13 +714,14 @@ async fn synth(db: &std::path::Path, a: args::SynthArgs) -> Result<i32> {
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let req = crate::app::synth::SynthRequest {
+    let input = crate::app::synth::SynthInput {
         like: a.like.clone(),
         endpoint: a.endpoint.clone(),
-        shape,
-        out,
-        seed: a.seed,
-        force: a.force,
+        shape: a.shape.clone(),
+        level: a.ggml_type.clone(),
+        out: a.out.as_ref().map(|p| p.display().to_string()),
+        replace: a.force,
+        seed: Some(a.seed),
         dry_run: a.dry_run,
     };
     let cancel = Cancel::default();
@@ -768,10 +737,16 @@ async fn synth(db: &std::path::Path, a: args::SynthArgs) -> Result<i32> {
     } else {
         Some(open_store(db).await?)
     };
-    let done = crate::app::synth::synth(store.as_ref(), &req, &cancel, |d, t| {
-        bar.set_length(t);
-        bar.set_position(d);
-    })
+    let done = crate::app::synth::synth_file(
+        store.as_ref(),
+        &input,
+        crate::app::synth::DefaultPlace::BesideTemplate,
+        &cancel,
+        |d, t| {
+            bar.set_length(t);
+            bar.set_position(d);
+        },
+    )
     .await;
     bar.finish_and_clear();
     let done = done?;

@@ -169,6 +169,9 @@ fn bad_input_gives_a_clear_error_and_leaves_nothing() {
     assert_code(&o, 2);
     assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
     assert_eq!(std::fs::read(&out).unwrap(), b"mine");
+    let o = synth(&s, &model(SMOL), &out, &["--force"]);
+    assert_code(&o, 0);
+    assert_eq!(&std::fs::read(&out).unwrap()[..4], b"GGUF");
     std::fs::remove_file(&out).unwrap();
 
     // A disk too small for the file: refused before writing, naming sizes.
@@ -426,7 +429,21 @@ fn a_hub_level_is_synthesised_from_its_header_alone() {
 /// refused with the ones it can.
 #[test]
 fn the_apps_form_describes_a_shape_and_refuses_what_it_cannot_write() {
-    use dyno::app::synth::{synth_file, SynthInput};
+    use dyno::app::synth::{DefaultPlace, SynthInput};
+    use dyno::worker::client::Cancel;
+    let synth_file = |i: &SynthInput| {
+        let i = i.clone();
+        async move {
+            dyno::app::synth::synth_file(
+                None,
+                &i,
+                DefaultPlace::Cache,
+                &Cancel::default(),
+                |_, _| {},
+            )
+            .await
+        }
+    };
     let s = Scratch::new();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -438,6 +455,7 @@ fn the_apps_form_describes_a_shape_and_refuses_what_it_cannot_write() {
         level: Some(level.into()),
         out: Some(s.path("8b.gguf").display().to_string()),
         dry_run: true,
+        ..SynthInput::default()
     };
     let o = rt.block_on(synth_file(&input("Q4_K_M"))).unwrap();
     assert_eq!(o.shape.as_deref(), Some("llama-3.1-8b Q4_K_M"));
@@ -460,6 +478,31 @@ fn the_apps_form_describes_a_shape_and_refuses_what_it_cannot_write() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("choose the GGUF file"), "{e}");
+    // A path typed by hand is never replaced; one the save dialog asked
+    // about comes with `replace` (writing it needs a worker, which `dyno
+    // synth --force` shows above).
+    std::fs::write(s.path("8b.gguf"), b"mine").unwrap();
+    let e = rt
+        .block_on(synth_file(&SynthInput {
+            dry_run: false,
+            ..input("Q4_0")
+        }))
+        .unwrap_err();
+    assert!(matches!(e, dyno::error::DynoError::Exists(_)), "{e}");
+    assert_eq!(std::fs::read(s.path("8b.gguf")).unwrap(), b"mine");
+    // Named by default: the template, the shape and the level.
+    assert_eq!(
+        dyno::app::synth::default_name(
+            "/m/SmolLM2-135M-Instruct.Q4_1.gguf",
+            Some("llama-3.1-8b"),
+            Some("Q4_K_M")
+        ),
+        "SmolLM2-135M-Instruct.Q4_1.llama-3.1-8b-Q4_K_M.synth.gguf"
+    );
+    assert_eq!(
+        dyno::app::synth::default_name("org/Llama-3.2-1B-GGUF:Q8_0", None, None),
+        "org-Llama-3.2-1B-GGUF-Q8_0.synth.gguf"
+    );
     let names = dyno::app::synth::options();
     assert!(names
         .shapes

@@ -165,8 +165,11 @@ export const synthLevel = (like: string) => call<SynthOutcome>("synth_level", { 
  * "Synthetic model…": a file's header, resized to a shape and typed as a
  * level if asked, written with synthetic weights, or only described with
  * `dry_run`: `dyno synth --like FILE --shape S --type T [-o OUT] [--dry-run]`.
+ * Bytes written arrive as `QuantizeProgress`; `cancel(jobId)` stops it.
  */
-export const synthFile = (input: SynthInput) => call<SynthOutcome>("synth_file", { input });
+export function synthFile(input: SynthInput, jobId: string, onEvent: (e: JobEvent) => void) {
+  return call<SynthOutcome>("synth_file", { input, jobId, onEvent: channel(onEvent) });
+}
 /** The named shapes and the levels "Synthetic model…" offers. */
 export const synthOptions = () => call<SynthOptions>("synth_options");
 /** Predictions for files on disk, one calibration for them all (the Models list). */

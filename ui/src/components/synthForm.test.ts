@@ -6,12 +6,15 @@ import { flushSync, mount, tick, unmount } from "svelte";
 import { describe, expect, it, vi } from "vitest";
 
 const synthFile = vi.fn();
+const cancel = vi.fn(async (_jobId: string) => true);
 vi.mock("../api", () => ({
   synthOptions: vi.fn(async () => ({
     shapes: [{ name: "llama-3.2-1b", arch: "llama" }, { name: "llama-3.1-8b", arch: "llama" }],
     levels: ["Q8_0", "Q4_K_M", "Q4_0"],
   })),
-  synthFile: (input: unknown) => synthFile(input),
+  synthFile: (input: unknown, jobId: string, onEvent: (e: unknown) => void) => synthFile(input, jobId, onEvent),
+  newJobId: (p: string) => `${p}-1`,
+  cancel: (jobId: string) => cancel(jobId),
   pickTemplateFile: vi.fn(async () => "/models/SmolLM2-135M-Instruct.Q4_1.gguf"),
   pickSynthPath: vi.fn(async (p: string) => `/out/${p}`),
   presetEstimates: vi.fn(async () => []),
@@ -60,9 +63,10 @@ describe("SynthForm", () => {
     synthFile.mockResolvedValueOnce(outcome(true));
     q("synth-check").click();
     await settle();
-    expect(synthFile).toHaveBeenLastCalledWith({
+    // The dialog asked before replacing, so the file it named may be replaced.
+    expect(synthFile.mock.lastCall![0]).toEqual({
       like: "/models/SmolLM2-135M-Instruct.Q4_1.gguf", shape: "llama-3.1-8b", level: "Q4_K_M",
-      out: "/out/SmolLM2-135M-Instruct.Q4_1.llama-3.1-8b-Q4_K_M.synth.gguf", dry_run: true,
+      out: "/out/SmolLM2-135M-Instruct.Q4_1.llama-3.1-8b-Q4_K_M.synth.gguf", replace: true, dry_run: true,
     });
     expect(q("synth-checked").textContent).toBe("Would write llama, llama-3.1-8b Q4_K_M: 8.03B parameters, 4.58 GiB of weights (4.60 GiB file).");
 
@@ -74,6 +78,38 @@ describe("SynthForm", () => {
     q("synth-form-benchmark").click();
     await settle();
     expect(target.querySelector(".synth")!.textContent).toContain("SmolLM2-135M-Instruct.Q4_1.llama-3.1-8b-Q4_K_M.synth.gguf");
+    unmount(c);
+  });
+
+  it("shows the bytes written while it writes, cancels on request, and never replaces a path typed by hand", async () => {
+    const target = document.createElement("div");
+    document.body.append(target);
+    const c = mount(SynthForm, { target, props: { onclose: () => {} } });
+    await settle();
+    const q = (id: string) => target.querySelector(`[data-testid="${id}"]`) as HTMLElement;
+    const type = (id: string, v: string) => {
+      const el = q(id) as HTMLInputElement;
+      el.value = v;
+      el.dispatchEvent(new Event("input"));
+    };
+    type("synth-like", "/models/smol.gguf");
+    type("synth-out", "/data/mine.gguf");
+    await settle();
+    let fail: (e: unknown) => void = () => {};
+    synthFile.mockImplementationOnce((_input, _id, onEvent: (e: unknown) => void) => {
+      onEvent({ kind: "quantize_progress", done: 2 * 2 ** 30, total: 4 * 2 ** 30 });
+      return new Promise((_, reject) => (fail = reject));
+    });
+    q("synth-write").click();
+    await settle();
+    expect(synthFile.mock.lastCall![0]).toMatchObject({ out: "/data/mine.gguf", replace: false, dry_run: false });
+    expect(q("synth-progress").textContent).toContain("2.00 GiB / 4.00 GiB (50%)");
+    q("synth-cancel").click();
+    expect(cancel).toHaveBeenCalledWith("synth-1");
+    fail({ code: "bad_input", message: "writing /data/mine.gguf: cancelled; nothing was kept" });
+    await settle();
+    expect(q("synth-progress")).toBeNull();
+    expect(target.textContent).toContain("nothing was kept");
     unmount(c);
   });
 
