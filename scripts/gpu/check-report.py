@@ -50,6 +50,14 @@ def lb_rates(doc):
     return out
 
 
+def rounds(raw, prefix):
+    """(path, model, backend) of each round's file `PREFIX-MODEL-BACKEND-N.json`."""
+    for path in sorted(glob.glob(os.path.join(raw, f"{prefix}-*.json"))):
+        m = re.match(rf"{prefix}-(.+)-(CUDA|Vulkan|CPU)-(\d+)\.json$", os.path.basename(path))
+        if m:
+            yield path, m.group(1), m.group(2)
+
+
 def interval(ratios):
     if not ratios:
         return None
@@ -70,11 +78,7 @@ def main():
     bandwidth = {g["name"]: g.get("theoretical_bandwidth_bytes_per_s") for g in gpus}
 
     pairs = {}
-    for path in sorted(glob.glob(os.path.join(raw, "dyno-*.json"))):
-        m = re.match(r"dyno-(.+)-(CUDA|Vulkan|CPU)-(\d+)\.json$", os.path.basename(path))
-        if not m:
-            continue
-        model, backend, _ = m.groups()
+    for path, model, backend in rounds(raw, "dyno"):
         d = dyno_rates(load(path))
         lb = lb_rates(load(path.replace("/dyno-", "/lb-")))
         for test, (rate, result, run) in d.items():
@@ -134,11 +138,7 @@ def main():
     # Real against synthetic twin: per round, twin ÷ real from one
     # llama-bench process that ran both.
     twins = {}
-    for path in sorted(glob.glob(os.path.join(raw, "twin-*.json"))):
-        m = re.match(r"twin-(.+)-(CUDA|Vulkan|CPU)-(\d+)\.json$", os.path.basename(path))
-        if not m:
-            continue
-        name, backend, _ = m.groups()
+    for path, name, backend in rounds(raw, "twin"):
         by_file = {}
         for r in load(path) or []:
             which = "twin" if r.get("model_filename", "").endswith(".twin.gguf") else "real"

@@ -489,73 +489,90 @@ fn print_show(report: &report::Report, json: bool) -> Result<i32> {
                 .unwrap_or_default()
         );
     }
-    if let Some(p) = &r.prediction {
-        let lines: Vec<String> = r
-            .results
-            .iter()
-            .filter_map(|res| {
-                let e = res.predicted?;
-                let m = res.mean_tokens_per_s?;
-                Some(format!(
-                    "{} {} t/s, measured {m:.1} ({:+.0}%{})",
-                    res.test,
-                    predict::rate(&e),
-                    (m / e.tokens_per_s - 1.0) * 100.0,
-                    if m < e.low || m > e.high {
-                        ", outside the range"
-                    } else {
-                        ""
-                    }
-                ))
-            })
-            .collect();
-        if !lines.is_empty() {
-            let basis = p.tests.first().map_or("", |t| t.basis.text.as_str());
-            println!("predicted before the run ({basis}): {}", lines.join("; "));
-        }
+    if let Some(line) = prediction_line(r) {
+        println!("{line}");
     }
     println!();
     print!("{}", report::table::bench_table(report));
     println!();
     for res in &r.results {
-        let samples: Vec<String> = res
-            .samples_tokens_per_s
-            .iter()
-            .map(|v| format!("{v:.2}"))
-            .collect();
-        // A sustained decode has hundreds of repetitions: its rate over
-        // time is the summary above, and the JSON keeps every one.
-        if res.sustained.is_some() && samples.len() > 20 {
-            println!(
-                "{} samples ({:?} t/s): {} repetitions, every one in --json",
-                res.test,
-                res.rate,
-                samples.len()
-            );
-        } else {
-            println!(
-                "{} samples ({:?} t/s): [{}]",
-                res.test,
-                res.rate,
-                samples.join(", ")
-            );
-        }
-        if let Some(ci) = res.ci95_tokens_per_s {
-            println!(
-                "  median {:.2} · min {:.2} · max {:.2} · 95% CI ± {:.2}{}",
-                res.median_tokens_per_s.unwrap_or_default(),
-                res.min_tokens_per_s.unwrap_or_default(),
-                res.max_tokens_per_s.unwrap_or_default(),
-                ci,
-                if res.outliers.is_empty() {
-                    String::new()
-                } else {
-                    format!(" · outliers at {:?}", res.outliers)
-                }
-            );
-        }
+        print_samples(res);
     }
     Ok(0)
+}
+
+/// What the run's prediction said against what was measured, per test; none
+/// when the run was not predicted.
+fn prediction_line(r: &report::RunJson) -> Option<String> {
+    let p = r.prediction.as_ref()?;
+    let lines: Vec<String> = r
+        .results
+        .iter()
+        .filter_map(|res| {
+            let e = res.predicted?;
+            let m = res.mean_tokens_per_s?;
+            Some(format!(
+                "{} {} t/s, measured {m:.1} ({:+.0}%{})",
+                res.test,
+                predict::rate(&e),
+                (m / e.tokens_per_s - 1.0) * 100.0,
+                if m < e.low || m > e.high {
+                    ", outside the range"
+                } else {
+                    ""
+                }
+            ))
+        })
+        .collect();
+    if lines.is_empty() {
+        return None;
+    }
+    let basis = p.tests.first().map_or("", |t| t.basis.text.as_str());
+    Some(format!(
+        "predicted before the run ({basis}): {}",
+        lines.join("; ")
+    ))
+}
+
+/// One result's samples and their spread (a sustained decode's hundreds of
+/// repetitions are counted, not listed).
+fn print_samples(res: &report::ResultJson) {
+    let samples: Vec<String> = res
+        .samples_tokens_per_s
+        .iter()
+        .map(|v| format!("{v:.2}"))
+        .collect();
+    // A sustained decode has hundreds of repetitions: its rate over
+    // time is the summary above, and the JSON keeps every one.
+    if res.sustained.is_some() && samples.len() > 20 {
+        println!(
+            "{} samples ({:?} t/s): {} repetitions, every one in --json",
+            res.test,
+            res.rate,
+            samples.len()
+        );
+    } else {
+        println!(
+            "{} samples ({:?} t/s): [{}]",
+            res.test,
+            res.rate,
+            samples.join(", ")
+        );
+    }
+    if let Some(ci) = res.ci95_tokens_per_s {
+        println!(
+            "  median {:.2} · min {:.2} · max {:.2} · 95% CI ± {:.2}{}",
+            res.median_tokens_per_s.unwrap_or_default(),
+            res.min_tokens_per_s.unwrap_or_default(),
+            res.max_tokens_per_s.unwrap_or_default(),
+            ci,
+            if res.outliers.is_empty() {
+                String::new()
+            } else {
+                format!(" · outliers at {:?}", res.outliers)
+            }
+        );
+    }
 }
 
 async fn compare(db: &Path, a: &str, b: &str, json: bool) -> Result<i32> {

@@ -663,9 +663,24 @@ pub fn reshape(
     label: &str,
     seed: u64,
 ) -> Result<(Vec<u8>, Header), String> {
-    let arch = h.get_str("general.architecture").unwrap_or_default();
     let base = Shape::of(h)?;
     check_layers_alike(h, &base)?;
+    let out_tensors = tensor_list(h, &base, target, level)?;
+    let (kv, n_kv) = metadata(template, h, &base, target, level, label, seed)?;
+    assemble(kv, n_kv, &out_tensors, h.alignment)
+}
+
+/// The tensor list of the reshaped header, in the template's order: layer
+/// 0's tensors stand for every layer, resized to `target` and typed as
+/// `level` (each layer taking the types of the template's layer at the same
+/// depth), with an output layer added when an untied target grows from a
+/// tied template. Refuses a row width the chosen type cannot hold.
+fn tensor_list(
+    h: &Header,
+    base: &Shape,
+    target: &Shape,
+    level: Option<&Level>,
+) -> Result<Vec<Out>, String> {
     let matrix_type = |name: &str, dims: &[u64], own: u32| -> u32 {
         let Some(l) = level else { return own };
         if dims.len() < 2 {
@@ -678,7 +693,7 @@ pub fn reshape(
     // The tensor list, in the template's order, layer 0 standing for all.
     let mut out_tensors: Vec<Out> = Vec::new();
     let resize = |name: &str, dims: &[u64]| -> Result<Vec<u64>, String> {
-        Ok(dims_of(name, dims, &base)?
+        Ok(dims_of(name, dims, base)?
             .into_iter()
             .zip(dims)
             .map(|(d, &n)| d.map_or(n, |d| d.size(target)))
@@ -746,9 +761,22 @@ pub fn reshape(
             ));
         }
     }
+    Ok(out_tensors)
+}
 
-    // Metadata: the template's entries in order, shape keys rewritten.
-    let alignment = h.alignment;
+/// The reshaped header's metadata: the template's entries in order, shape
+/// keys rewritten, token arrays fitted to the new vocabulary, and Dyno's
+/// own `dyno.synthetic.*` entries added. Returns the bytes and their count.
+fn metadata(
+    template: &[u8],
+    h: &Header,
+    base: &Shape,
+    target: &Shape,
+    level: Option<&Level>,
+    label: &str,
+    seed: u64,
+) -> Result<(Vec<u8>, u64), String> {
+    let arch = h.get_str("general.architecture").unwrap_or_default();
     let mut kv: Vec<u8> = Vec::new();
     let mut n_kv = 0u64;
     let n_kv_in = u64::from_le_bytes(
@@ -775,20 +803,7 @@ pub fn reshape(
             _ => return None,
         })
     };
-    // Special tokens must stay inside a smaller vocabulary.
-    if target.vocab < base.vocab {
-        for (k, v) in &h.metadata {
-            let id = v
-                .as_u64()
-                .filter(|_| k.starts_with("tokenizer.ggml.") && k.ends_with("_token_id"));
-            if let Some(id) = id.filter(|&id| id >= target.vocab) {
-                return Err(format!(
-                    "{k} is token {id}, beyond a vocabulary of {}; give a larger vocab=",
-                    target.vocab
-                ));
-            }
-        }
-    }
+    check_special_tokens(h, target.vocab)?;
     let ftype = level.map(|l| l.ftype);
     for _ in 0..n_kv_in {
         let (key, t, val, used) =
@@ -807,41 +822,7 @@ pub fn reshape(
         } else if let (Some(f), "general.file_type") = (ftype, key.as_str()) {
             put_num(&mut kv, t, f as u64);
         } else if t == 9 && target.vocab != base.vocab && key.starts_with("tokenizer.ggml.") {
-            let et = u32::from_le_bytes(val[0..4].try_into().expect("checked"));
-            let n = u64::from_le_bytes(val[4..12].try_into().expect("checked"));
-            if n != base.vocab {
-                kv.extend(val);
-                continue;
-            }
-            kv.extend(et.to_le_bytes());
-            kv.extend(target.vocab.to_le_bytes());
-            if target.vocab < base.vocab {
-                // The first `target.vocab` items: the special and byte tokens
-                // come first in every vocabulary Dyno has met.
-                let mut o = 12usize;
-                for _ in 0..target.vocab {
-                    o += value_len(&val[o..], et).expect("the array was read once");
-                }
-                kv.extend(&val[12..o]);
-                continue;
-            }
-            kv.extend(&val[12..]);
-            for i in 0..target.vocab - base.vocab {
-                match (key.as_str(), et) {
-                    // Tokens no text can produce: llama.cpp loads them as
-                    // ordinary tokens, and only their count matters.
-                    ("tokenizer.ggml.tokens", 8) => {
-                        put_str(&mut kv, &format!("<dyno_pad_{}>", base.vocab + i))
-                    }
-                    ("tokenizer.ggml.token_type", 4 | 5) => kv.extend(1u32.to_le_bytes()),
-                    ("tokenizer.ggml.scores", 6) => kv.extend(0f32.to_le_bytes()),
-                    _ => {
-                        return Err(format!(
-                            "{key} has one entry per token and Dyno does not know how to extend it"
-                        ))
-                    }
-                }
-            }
+            token_array(&mut kv, &key, val, base.vocab, target.vocab)?;
         } else {
             kv.extend(val);
         }
@@ -875,8 +856,69 @@ pub fn reshape(
     put_str(&mut kv, "dyno.synthetic.seed");
     kv.extend(10u32.to_le_bytes());
     kv.extend(seed.to_le_bytes());
+    Ok((kv, n_kv))
+}
 
-    assemble(kv, n_kv, &out_tensors, alignment)
+/// Special tokens (BOS, EOS, padding…) must stay inside a smaller
+/// vocabulary, or llama.cpp refuses the file.
+fn check_special_tokens(h: &Header, vocab: u64) -> Result<(), String> {
+    for (k, v) in &h.metadata {
+        let id = v
+            .as_u64()
+            .filter(|_| k.starts_with("tokenizer.ggml.") && k.ends_with("_token_id"));
+        if let Some(id) = id.filter(|&id| id >= vocab) {
+            return Err(format!(
+                "{k} is token {id}, beyond a vocabulary of {vocab}; give a larger vocab="
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A per-token array (`tokenizer.ggml.*`) fitted to `vocab` tokens: cut to
+/// the first ones, or grown with pad tokens no text can produce. An array
+/// of another length is copied as it is.
+fn token_array(
+    kv: &mut Vec<u8>,
+    key: &str,
+    val: &[u8],
+    base_vocab: u64,
+    vocab: u64,
+) -> Result<(), String> {
+    let et = u32::from_le_bytes(val[0..4].try_into().expect("checked"));
+    let n = u64::from_le_bytes(val[4..12].try_into().expect("checked"));
+    if n != base_vocab {
+        kv.extend(val);
+        return Ok(());
+    }
+    kv.extend(et.to_le_bytes());
+    kv.extend(vocab.to_le_bytes());
+    if vocab < base_vocab {
+        // The first `vocab` items: the special and byte tokens
+        // come first in every vocabulary Dyno has met.
+        let mut o = 12usize;
+        for _ in 0..vocab {
+            o += value_len(&val[o..], et).expect("the array was read once");
+        }
+        kv.extend(&val[12..o]);
+        return Ok(());
+    }
+    kv.extend(&val[12..]);
+    for i in 0..vocab - base_vocab {
+        match (key, et) {
+            // Tokens no text can produce: llama.cpp loads them as
+            // ordinary tokens, and only their count matters.
+            ("tokenizer.ggml.tokens", 8) => put_str(kv, &format!("<dyno_pad_{}>", base_vocab + i)),
+            ("tokenizer.ggml.token_type", 4 | 5) => kv.extend(1u32.to_le_bytes()),
+            ("tokenizer.ggml.scores", 6) => kv.extend(0f32.to_le_bytes()),
+            _ => {
+                return Err(format!(
+                    "{key} has one entry per token and Dyno does not know how to extend it"
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

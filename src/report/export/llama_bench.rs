@@ -32,92 +32,14 @@ pub fn llama_bench_json(r: &Report) -> Value {
         .iter()
         .filter(|x| x.status == RunStatus::Ok || !x.results.is_empty())
     {
-        let c = &run.config;
+        let fields = run_fields(r, run);
         for res in run.results.iter().filter(|x| {
             x.kind != "parallel" && x.status == ResultStatus::Ok && !x.samples_ns.is_empty()
         }) {
             let tokens = f64::from(res.n_prompt) + f64::from(res.n_gen);
             let ns: Vec<f64> = res.samples_ns.iter().map(|&n| n as f64).collect();
             let ts: Vec<f64> = ns.iter().map(|n| tokens / (n / 1e9)).collect();
-            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-            let sd = |v: &[f64]| {
-                if v.len() < 2 {
-                    0.0
-                } else {
-                    let m = mean(v);
-                    (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
-                }
-            };
-            let mut o = Map::new();
-            o.insert("build_commit".into(), json!(run.llama_cpp_build));
-            o.insert("cpu_info".into(), json!(r.machine.cpu));
-            o.insert(
-                "gpu_info".into(),
-                json!(r
-                    .machine
-                    .gpus
-                    .iter()
-                    .map(|g| g.description.clone())
-                    .collect::<Vec<_>>()
-                    .join(", ")),
-            );
-            o.insert("backends".into(), json!(run.backend));
-            // Not a llama-bench field: the module files that measured, with
-            // their hashes, so a reader comparing with llama-bench can see
-            // that both loaded the same ones. Readers of llama-bench's JSON
-            // ignore keys they do not know.
-            o.insert(
-                "dyno_backend_modules".into(),
-                json!(run
-                    .backend_modules
-                    .iter()
-                    .flatten()
-                    .map(|m| m.full())
-                    .collect::<Vec<_>>()),
-            );
-            o.insert("model_filename".into(), json!(run.model.file_name));
-            o.insert(
-                "model_type".into(),
-                json!(run
-                    .model_desc
-                    .clone()
-                    .unwrap_or_else(|| format!("{} {}", run.model.arch, run.model.quant))),
-            );
-            // llama-bench's model_size is llama_model_size: tensor bytes.
-            o.insert("model_size".into(), json!(run.model.weight_bytes));
-            o.insert("model_n_params".into(), json!(run.model.n_params));
-            o.insert("n_batch".into(), json!(c.n_batch));
-            o.insert("n_ubatch".into(), json!(c.n_ubatch));
-            o.insert("n_threads".into(), json!(c.n_threads));
-            o.insert("type_k".into(), json!(c.cache_type));
-            o.insert("type_v".into(), json!(c.cache_type));
-            o.insert("n_gpu_layers".into(), json!(c.n_gpu_layers.unwrap_or(0)));
-            o.insert("split_mode".into(), json!(c.split_mode));
-            o.insert("main_gpu".into(), json!(c.main_gpu));
-            o.insert("no_kv_offload".into(), json!(c.no_kv_offload));
-            o.insert("devices".into(), json!(c.devices_label()));
-            o.insert(
-                "flash_attn".into(),
-                json!(match c.flash_attn.as_str() {
-                    "on" => 1,
-                    "off" => 0,
-                    _ => -1,
-                }),
-            );
-            // llama-bench at the llama.cpp Dyno builds writes `load_mode`
-            // (older builds wrote `use_mmap`). Dyno's default is llama.cpp's
-            // "auto", which maps the file unless a device cannot, and what it
-            // chose is not recorded: the record says "auto" and leaves the
-            // old flag null rather than guess `true`.
-            o.insert(
-                "load_mode".into(),
-                json!(match c.use_mmap {
-                    None => "auto",
-                    Some(true) => "mmap",
-                    Some(false) => "none",
-                }),
-            );
-            o.insert("use_mmap".into(), json!(c.use_mmap));
+            let mut o = fields.clone();
             o.insert("n_prompt".into(), json!(res.n_prompt));
             o.insert("n_gen".into(), json!(res.n_gen));
             o.insert("n_depth".into(), json!(res.n_depth));
@@ -132,6 +54,97 @@ pub fn llama_bench_json(r: &Report) -> Value {
         }
     }
     Value::Array(out)
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// The sample standard deviation, as llama-bench reports it (0 for one
+/// sample).
+fn sd(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let m = mean(v);
+    (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
+}
+
+/// The fields every record of one run shares: build, machine, model and
+/// the run's settings, under llama-bench's names.
+fn run_fields(r: &Report, run: &crate::report::RunJson) -> Map<String, Value> {
+    let c = &run.config;
+    let mut o = Map::new();
+    o.insert("build_commit".into(), json!(run.llama_cpp_build));
+    o.insert("cpu_info".into(), json!(r.machine.cpu));
+    o.insert(
+        "gpu_info".into(),
+        json!(r
+            .machine
+            .gpus
+            .iter()
+            .map(|g| g.description.clone())
+            .collect::<Vec<_>>()
+            .join(", ")),
+    );
+    o.insert("backends".into(), json!(run.backend));
+    // Not a llama-bench field: the module files that measured, with
+    // their hashes, so a reader comparing with llama-bench can see
+    // that both loaded the same ones. Readers of llama-bench's JSON
+    // ignore keys they do not know.
+    o.insert(
+        "dyno_backend_modules".into(),
+        json!(run
+            .backend_modules
+            .iter()
+            .flatten()
+            .map(|m| m.full())
+            .collect::<Vec<_>>()),
+    );
+    o.insert("model_filename".into(), json!(run.model.file_name));
+    o.insert(
+        "model_type".into(),
+        json!(run
+            .model_desc
+            .clone()
+            .unwrap_or_else(|| format!("{} {}", run.model.arch, run.model.quant))),
+    );
+    // llama-bench's model_size is llama_model_size: tensor bytes.
+    o.insert("model_size".into(), json!(run.model.weight_bytes));
+    o.insert("model_n_params".into(), json!(run.model.n_params));
+    o.insert("n_batch".into(), json!(c.n_batch));
+    o.insert("n_ubatch".into(), json!(c.n_ubatch));
+    o.insert("n_threads".into(), json!(c.n_threads));
+    o.insert("type_k".into(), json!(c.cache_type));
+    o.insert("type_v".into(), json!(c.cache_type));
+    o.insert("n_gpu_layers".into(), json!(c.n_gpu_layers.unwrap_or(0)));
+    o.insert("split_mode".into(), json!(c.split_mode));
+    o.insert("main_gpu".into(), json!(c.main_gpu));
+    o.insert("no_kv_offload".into(), json!(c.no_kv_offload));
+    o.insert("devices".into(), json!(c.devices_label()));
+    o.insert(
+        "flash_attn".into(),
+        json!(match c.flash_attn.as_str() {
+            "on" => 1,
+            "off" => 0,
+            _ => -1,
+        }),
+    );
+    // llama-bench at the llama.cpp Dyno builds writes `load_mode`
+    // (older builds wrote `use_mmap`). Dyno's default is llama.cpp's
+    // "auto", which maps the file unless a device cannot, and what it
+    // chose is not recorded: the record says "auto" and leaves the
+    // old flag null rather than guess `true`.
+    o.insert(
+        "load_mode".into(),
+        json!(match c.use_mmap {
+            None => "auto",
+            Some(true) => "mmap",
+            Some(false) => "none",
+        }),
+    );
+    o.insert("use_mmap".into(), json!(c.use_mmap));
+    o
 }
 
 #[cfg(test)]
