@@ -269,7 +269,10 @@ pub async fn predict_files(
 pub async fn predict_accuracy(
     app: State<'_, App>,
 ) -> AppResult<dyno::predict::accuracy::AccuracyReport> {
-    with_store(app.db.clone(), |s, _| Box::pin(app::predict::accuracy(s))).await
+    with_store(app.db.clone(), |s, _| {
+        Box::pin(app::predict::accuracy(s, false))
+    })
+    .await
 }
 
 #[tauri::command]

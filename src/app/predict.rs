@@ -320,7 +320,11 @@ pub async fn predict_files(
     Ok(out)
 }
 
-/// `dyno predict --accuracy`.
-pub async fn accuracy(store: &Store) -> Result<predict::accuracy::AccuracyReport> {
-    Ok(predict::accuracy::report(&store.predicted_results().await?))
+/// `dyno predict --accuracy [--include-disturbed]`.
+pub async fn accuracy(
+    store: &Store,
+    include_disturbed: bool,
+) -> Result<predict::accuracy::AccuracyReport> {
+    let rows = store.predicted_results().await?;
+    Ok(predict::accuracy::report(&rows, include_disturbed))
 }

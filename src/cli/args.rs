@@ -271,6 +271,11 @@ pub struct PredictArgs {
     /// kept one (median and p90 of |predicted ÷ measured − 1| per phase).
     #[arg(long, conflicts_with = "target")]
     pub accuracy: bool,
+    /// With --accuracy: count figures that other programs disturbed too
+    /// (left out by default: they measure the disturbance, not the
+    /// prediction).
+    #[arg(long, requires = "accuracy")]
+    pub include_disturbed: bool,
     #[arg(long)]
     pub json: bool,
     /// Hub address, for a mirror (also HF_ENDPOINT).

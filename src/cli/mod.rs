@@ -376,19 +376,35 @@ async fn runs(db: &Path, json: bool, limit: i64) -> Result<i32> {
         println!("| --: | ------- | ------ | ----- | ----- | ------: | --: | ----: |");
         for r in &rows {
             let m = store.model(r.model_id).await?;
-            let n = store.results(r.id).await?.len();
+            let results = store.results(r.id).await?;
+            // A figure other programs disturbed is never listed as clean.
+            let disturbed: Vec<&str> = results
+                .iter()
+                .filter(|x| {
+                    x.disturbance_json.as_deref().is_some_and(|j| {
+                        serde_json::from_str::<crate::telemetry::disturbance::Disturbance>(j)
+                            .is_ok_and(|d| d.disturbed)
+                    })
+                })
+                .map(|x| x.test.as_str())
+                .collect();
+            let status = if disturbed.is_empty() {
+                r.status.to_string()
+            } else {
+                format!("{} (disturbed: {})", r.status, disturbed.join(", "))
+            };
             println!(
                 "| {} | {} | {} | {} | {} | {} | {} | {} |",
                 r.id,
                 r.started_at,
-                r.status,
+                status,
                 m.file_name,
                 m.quant,
                 r.n_threads,
                 r.n_gpu_layers
                     .map(|v| v.to_string())
                     .unwrap_or_else(|| "-".into()),
-                n
+                results.len()
             );
         }
     }

@@ -22,7 +22,7 @@ pub async fn predict(db: &Path, a: PredictArgs) -> Result<i32> {
 
 async fn run(store: &crate::store::Store, a: &PredictArgs) -> Result<i32> {
     if a.accuracy {
-        let r = app::predict::accuracy(store).await?;
+        let r = app::predict::accuracy(store, a.include_disturbed).await?;
         if a.json {
             println!("{}", serde_json::to_string_pretty(&r).expect("serialises"));
         } else {
@@ -151,10 +151,19 @@ pub fn column(p: Option<&Prediction>) -> String {
 }
 
 fn print_accuracy(r: &AccuracyReport) {
+    let left_out = match r.disturbed_left_out {
+        0 => String::new(),
+        1 => "1 disturbed figure left out (--include-disturbed counts it)".into(),
+        n => format!("{n} disturbed figures left out (--include-disturbed counts them)"),
+    };
     if r.phases.is_empty() {
-        println!(
-            "no run has a stored prediction yet; every `dyno bench` and `dyno sweep` stores one before it measures"
-        );
+        if left_out.is_empty() {
+            println!(
+                "no run has a stored prediction yet; every `dyno bench` and `dyno sweep` stores one before it measures"
+            );
+        } else {
+            println!("no clean figure to judge predictions by: {left_out}");
+        }
         return;
     }
     println!("| phase | tests | median error | p90 error | median predicted ÷ measured | inside the 80% interval |");
@@ -175,5 +184,8 @@ fn print_accuracy(r: &AccuracyReport) {
             "memory: estimate ÷ peak RSS over {} runs: median {:.2} (from {:.2} to {:.2})",
             m.n, m.median_ratio, m.min_ratio, m.max_ratio
         );
+    }
+    if !left_out.is_empty() {
+        println!("{left_out}");
     }
 }

@@ -23,6 +23,10 @@ pub struct AccuracyPair {
     pub within_interval: bool,
     /// "machine" or "prior".
     pub basis: String,
+    /// The measured figure was disturbed: listed, but in the phases'
+    /// figures only when asked for, since it says more about the other
+    /// programs than about the prediction.
+    pub disturbed: bool,
 }
 
 /// One phase's errors.
@@ -50,7 +54,11 @@ pub struct MemoryAccuracy {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct AccuracyReport {
+    /// Over the clean pairs, or every pair when disturbed ones were asked
+    /// for.
     pub phases: Vec<PhaseAccuracy>,
+    /// Disturbed pairs the phases leave out (0 when they were asked for).
+    pub disturbed_left_out: usize,
     pub memory: Option<MemoryAccuracy>,
     pub pairs: Vec<AccuracyPair>,
 }
@@ -70,7 +78,9 @@ fn sorted(mut v: Vec<f64>) -> Vec<f64> {
     v
 }
 
-pub fn report(rows: &[PredictedResultRow]) -> AccuracyReport {
+/// How past predictions did against what was measured; disturbed figures
+/// count only with `include_disturbed`.
+pub fn report(rows: &[PredictedResultRow], include_disturbed: bool) -> AccuracyReport {
     let mut pairs = Vec::new();
     let mut memory = Vec::new();
     let mut last_run = None;
@@ -98,12 +108,16 @@ pub fn report(rows: &[PredictedResultRow]) -> AccuracyReport {
             ratio: e.tokens_per_s / m,
             within_interval: e.low <= m && m <= e.high,
             basis: t.basis.source.clone(),
+            disturbed: r.disturbed,
         });
     }
     let phases = [Phase::Prefill, Phase::Decode]
         .into_iter()
         .filter_map(|phase| {
-            let mine: Vec<&AccuracyPair> = pairs.iter().filter(|p| p.phase == phase).collect();
+            let mine: Vec<&AccuracyPair> = pairs
+                .iter()
+                .filter(|p| p.phase == phase && (include_disturbed || !p.disturbed))
+                .collect();
             if mine.is_empty() {
                 return None;
             }
@@ -130,6 +144,11 @@ pub fn report(rows: &[PredictedResultRow]) -> AccuracyReport {
         }
     });
     AccuracyReport {
+        disturbed_left_out: if include_disturbed {
+            0
+        } else {
+            pairs.iter().filter(|p| p.disturbed).count()
+        },
         phases,
         memory,
         pairs,
@@ -157,6 +176,7 @@ mod tests {
             n_gen: 128,
             n_depth: 0,
             mean_tokens_per_s: measured,
+            disturbed: false,
         }
     }
 
@@ -197,7 +217,7 @@ mod tests {
             rows.push(row(i as i64, "pp512", 300.0, &p));
             rows.push(row(i as i64, "tg128", *m, &p));
         }
-        let r = report(&rows);
+        let r = report(&rows, false);
         assert_eq!(r.phases.len(), 2);
         let pp = &r.phases[0];
         assert_eq!(
@@ -218,7 +238,7 @@ mod tests {
     #[test]
     fn a_test_the_prediction_did_not_cover_is_left_out() {
         let p = prediction(300.0, 100.0);
-        let r = report(&[row(1, "pp512+tg128", 90.0, &p)]);
+        let r = report(&[row(1, "pp512+tg128", 90.0, &p)], false);
         assert!(r.pairs.is_empty() && r.phases.is_empty());
     }
 }

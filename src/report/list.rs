@@ -38,6 +38,14 @@ pub struct ListRow {
     /// fastest level's.
     pub tg_mean: Option<f64>,
     pub tg_test: Option<String>,
+    /// Whether the prefill and decode figures above were disturbed: shown
+    /// with a mark, never as clean.
+    pub pp_disturbed: bool,
+    pub tg_disturbed: bool,
+    /// Every finished test of the row that was disturbed ("tg128"; a
+    /// sweep's as "Q4_0 tg128"), so the list can mark the row and say why
+    /// its status is not a plain "ok".
+    pub disturbed: Vec<String>,
     pub levels: usize,
     pub sweep_id: Option<i64>,
     /// The machine that measured it ("CPU · 16 threads · 32 GiB"), so runs
@@ -81,12 +89,18 @@ pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
             .unwrap_or_else(|| "unknown machine".to_string())
     };
     let oldest = runs.iter().map(|r| r.id).min().unwrap_or(i64::MAX);
-    let mut first: HashMap<(i64, &str), (String, Option<f64>)> = HashMap::new();
+    let mut first: HashMap<(i64, &str), (String, Option<f64>, bool)> = HashMap::new();
+    let mut disturbed: HashMap<i64, Vec<String>> = HashMap::new();
     let heads = store.headlines(oldest).await?;
     for h in &heads {
-        first
-            .entry((h.run_id, h.kind.as_str()))
-            .or_insert_with(|| (h.test.clone(), h.mean_tokens_per_s));
+        if h.disturbed {
+            disturbed.entry(h.run_id).or_default().push(h.test.clone());
+        }
+        if matches!(h.kind.as_str(), "prompt" | "gen") {
+            first
+                .entry((h.run_id, h.kind.as_str()))
+                .or_insert_with(|| (h.test.clone(), h.mean_tokens_per_s, h.disturbed));
+        }
     }
     let mut rows: Vec<ListRow> = runs
         .iter()
@@ -107,6 +121,9 @@ pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
                 pp_test: pp.map(|x| x.0.clone()),
                 tg_mean: tg.and_then(|x| x.1),
                 tg_test: tg.map(|x| x.0.clone()),
+                pp_disturbed: pp.is_some_and(|x| x.2),
+                tg_disturbed: tg.is_some_and(|x| x.2),
+                disturbed: disturbed.remove(&r.id).unwrap_or_default(),
                 levels: 1,
                 sweep_id: r.sweep_id,
                 machine: label(r.machine_id),
@@ -115,22 +132,29 @@ pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
             }
         })
         .collect();
-    // Each sweep's fastest level per rate, from its runs in the list.
-    let mut best: HashMap<(i64, bool), (String, f64)> = HashMap::new();
+    // Each sweep's fastest level per rate, from its runs in the list, and
+    // its levels' disturbed tests.
+    let mut best: HashMap<(i64, bool), (String, f64, bool)> = HashMap::new();
+    let mut sweep_disturbed: HashMap<i64, Vec<String>> = HashMap::new();
     for r in rows.iter().filter(|r| r.sweep_id.is_some()) {
-        for (decode, test, mean) in [
-            (false, &r.pp_test, r.pp_mean),
-            (true, &r.tg_test, r.tg_mean),
+        let sweep = r.sweep_id.unwrap_or_default();
+        for (decode, test, mean, bad) in [
+            (false, &r.pp_test, r.pp_mean, r.pp_disturbed),
+            (true, &r.tg_test, r.tg_mean, r.tg_disturbed),
         ] {
             if let (Some(t), Some(m)) = (test, mean) {
                 let e = best
-                    .entry((r.sweep_id.unwrap_or_default(), decode))
-                    .or_insert_with(|| (t.clone(), m));
+                    .entry((sweep, decode))
+                    .or_insert_with(|| (t.clone(), m, bad));
                 if m > e.1 {
-                    *e = (t.clone(), m);
+                    *e = (t.clone(), m, bad);
                 }
             }
         }
+        sweep_disturbed
+            .entry(sweep)
+            .or_default()
+            .extend(r.disturbed.iter().map(|t| format!("{} {t}", r.quant)));
     }
     for s in store.sweeps(i64::MAX).await? {
         let pp = best.get(&(s.id, false));
@@ -164,6 +188,9 @@ pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
             pp_test: pp.map(|x| x.0.clone()),
             tg_mean: tg.map(|x| x.1),
             tg_test: tg.map(|x| x.0.clone()),
+            pp_disturbed: pp.is_some_and(|x| x.2),
+            tg_disturbed: tg.is_some_and(|x| x.2),
+            disturbed: sweep_disturbed.remove(&s.id).unwrap_or_default(),
             levels: levels.len(),
             sweep_id: Some(s.id),
             machine: label(s.machine_id),
@@ -195,6 +222,11 @@ pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
             pp_test: pp.map(|x| x.0),
             tg_mean: tg.as_ref().map(|x| x.1),
             tg_test: tg.map(|x| x.0),
+            // A server run's figures are per request under a concurrency
+            // the run chose; no disturbance verdict is made for them.
+            pp_disturbed: false,
+            tg_disturbed: false,
+            disturbed: Vec::new(),
             levels: 1,
             sweep_id: None,
             machine: label(s.machine_id),

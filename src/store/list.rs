@@ -31,13 +31,15 @@ pub struct MachineLabelRow {
     pub fingerprint: String,
 }
 
-/// A stored mean of one finished prefill or decode test.
+/// A stored mean of one finished test, and whether it was disturbed (other
+/// programs, or repetitions too spread to trust).
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct HeadlineRow {
     pub run_id: i64,
     pub test: String,
     pub kind: String,
     pub mean_tokens_per_s: Option<f64>,
+    pub disturbed: bool,
 }
 
 impl Store {
@@ -64,12 +66,14 @@ impl Store {
         .db(self)
     }
 
-    /// The finished prefill and decode means of runs `from_id` and newer, in
-    /// the order their tests ran.
+    /// The finished tests' means of runs `from_id` and newer, in the order
+    /// they ran, each with its disturbance verdict.
     pub async fn headlines(&self, from_id: i64) -> Result<Vec<HeadlineRow>> {
         sqlx::query_as(
-            "SELECT run_id, test, kind, mean_tokens_per_s FROM results
-             WHERE run_id >= ? AND status = ? AND kind IN ('prompt', 'gen')
+            "SELECT run_id, test, kind, mean_tokens_per_s,
+                    COALESCE(json_extract(disturbance_json, '$.disturbed'), 0) AS disturbed
+             FROM results
+             WHERE run_id >= ? AND status = ?
              ORDER BY id",
         )
         .bind(from_id)

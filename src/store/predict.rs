@@ -42,6 +42,8 @@ pub struct PredictedResultRow {
     pub n_gen: i64,
     pub n_depth: i64,
     pub mean_tokens_per_s: f64,
+    /// Other programs or an unsteady machine disturbed this figure.
+    pub disturbed: bool,
 }
 
 impl Store {
@@ -102,7 +104,8 @@ impl Store {
     pub async fn predicted_results(&self) -> Result<Vec<PredictedResultRow>> {
         sqlx::query_as(
             "SELECT r.id AS run_id, r.prediction_json, r.peak_rss_bytes, res.test, res.kind,
-                    res.n_prompt, res.n_gen, res.n_depth, res.mean_tokens_per_s
+                    res.n_prompt, res.n_gen, res.n_depth, res.mean_tokens_per_s,
+                    COALESCE(json_extract(res.disturbance_json, '$.disturbed'), 0) AS disturbed
              FROM results res JOIN runs r ON r.id = res.run_id
              WHERE r.prediction_json IS NOT NULL AND res.status = 'ok'
                AND res.mean_tokens_per_s > 0 AND res.n_parallel <= 1

@@ -29,3 +29,85 @@ fn sweep_rows_carry_their_fastest_levels_figures_and_runs_their_file_name() {
     assert_eq!(sweep.pp_test.as_deref(), Some("pp16"));
     assert_eq!(sweep.tg_test.as_deref(), Some("tg4"));
 }
+
+/// A finished run whose figure other programs disturbed is never listed as
+/// clean: its row names the test and marks the figure, `dyno runs` says so,
+/// and `predict --accuracy` leaves it out unless asked (the verdict is the
+/// one the measuring process stores; here it is written as a busy machine
+/// would have it, so the test does not depend on this machine's load).
+#[test]
+fn a_disturbed_figure_is_marked_in_the_list_and_left_out_of_accuracy() {
+    use dyno::telemetry::disturbance::{Disturbance, ProcessLoad};
+    let s = Scratch::new();
+    let o = s.bench("-p 16 -n 4 -r 2 --json");
+    assert_code(&o, 0);
+    let run_id = json(&o)["runs"][0]["run_id"].as_i64().unwrap();
+    let (rt, store) = store(&s.db());
+    let results = rt.block_on(store.results(run_id)).unwrap();
+    let verdict = |disturbed: bool| Disturbance {
+        disturbed,
+        reasons: if disturbed {
+            vec!["other programs kept 1.9 of 2 cores busy".into()]
+        } else {
+            vec![]
+        },
+        others_cpu_cores: Some(if disturbed { 1.9 } else { 0.0 }),
+        cores_in_use: 2,
+        steal_pct: None,
+        cv: Some(0.01),
+        processes: if disturbed {
+            vec![ProcessLoad {
+                name: "cc1plus".into(),
+                cpu_cores: 1.9,
+            }]
+        } else {
+            vec![]
+        },
+    };
+    for r in &results {
+        rt.block_on(store.set_result_disturbance(r.id, &verdict(r.test == "tg4")))
+            .unwrap();
+    }
+
+    let rows = rt.block_on(dyno::report::list::build(&store, 100)).unwrap();
+    let row = rows.iter().find(|r| r.id == run_id).unwrap();
+    assert_eq!(row.status, "ok");
+    assert_eq!(row.disturbed, vec!["tg4".to_string()]);
+    assert!(row.tg_disturbed && !row.pp_disturbed, "{row:?}");
+
+    let o = s.run_line("runs");
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("| ok (disturbed: tg4) |"),
+        "{}",
+        stdout(&o)
+    );
+
+    let o = s.run_line("predict --accuracy --json");
+    assert_code(&o, 0);
+    let a = json(&o);
+    assert_eq!(a["disturbed_left_out"], 1, "{a}");
+    let decode = a["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["phase"] == "decode");
+    assert!(
+        decode.is_none(),
+        "the only decode figure was disturbed: {a}"
+    );
+    let o = s.run_line("predict --accuracy");
+    assert!(
+        stdout(&o).contains("1 disturbed figure left out (--include-disturbed counts it)"),
+        "{}",
+        stdout(&o)
+    );
+    let o = s.run_line("predict --accuracy --include-disturbed --json");
+    let a = json(&o);
+    assert_eq!(a["disturbed_left_out"], 0);
+    assert!(a["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["phase"] == "decode" && p["n"] == 1));
+}

@@ -100,7 +100,18 @@ fn a_file_is_predicted_from_priors_then_from_its_own_runs_and_accounted_for() {
     assert_code(&o, 0);
     let run2 = &json(&o)["runs"][0];
     assert_eq!(run2["prediction"]["tests"][1]["basis"]["source"], "machine");
+    // Disturbed figures (a busy CI machine) are left out unless asked for.
     let o = s.run_line("predict --accuracy --json");
+    assert_code(&o, 0);
+    let clean = json(&o);
+    let counted: u64 = clean["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["n"].as_u64().unwrap())
+        .sum();
+    assert_eq!(counted + clean["disturbed_left_out"].as_u64().unwrap(), 4);
+    let o = s.run_line("predict --accuracy --include-disturbed --json");
     assert_code(&o, 0);
     let a = json(&o);
     let phases = a["phases"].as_array().unwrap();
@@ -113,7 +124,7 @@ fn a_file_is_predicted_from_priors_then_from_its_own_runs_and_accounted_for() {
     }
     assert_eq!(a["pairs"].as_array().unwrap().len(), 4);
     assert_eq!(a["memory"]["n"], 2, "peak RSS was measured for both runs");
-    let o = s.run_line("predict --accuracy");
+    let o = s.run_line("predict --accuracy --include-disturbed");
     assert_code(&o, 0);
     assert!(stdout(&o).contains("| decode | 2 |"), "{}", stdout(&o));
 

@@ -32,13 +32,13 @@ function listRows(n: number, limit = 1000): ResultListRow[] {
   const runs: ResultListRow[] = manyRuns(Math.min(n, limit)).runs.map((r) => ({
     target: String(r.run_id), kind: "run", id: r.run_id, title: r.model.name || r.model.file_name,
     file_name: r.model.file_name, quant: r.model.quant ?? "", arch: r.model.arch ?? "", status: r.status,
-    started_at: r.started_at, pp_mean: 100, pp_test: "pp128", tg_mean: 20, tg_test: "tg32", levels: 1, sweep_id: null,
+    started_at: r.started_at, pp_mean: 100, pp_test: "pp128", tg_mean: 20, tg_test: "tg32", pp_disturbed: false, tg_disturbed: false, disturbed: [], levels: 1, sweep_id: null,
     machine: "Xeon · 2 threads · 24 GiB", this_machine: true, server: null,
   }));
   const sweep: ResultListRow = {
     target: `sweep:${sweepDoc.sweep_id}`, kind: "sweep", id: sweepDoc.sweep_id, title: sweepDoc.runs[0].model.name || sweepDoc.runs[0].model.file_name,
     file_name: sweepDoc.runs[0].model.file_name, quant: sweepDoc.sweep.levels.map((l) => l.level).join(", "), arch: "",
-    status: sweepDoc.sweep.status, started_at: sweepDoc.sweep.created_at, pp_mean: null, pp_test: null, tg_mean: null, tg_test: null,
+    status: sweepDoc.sweep.status, started_at: sweepDoc.sweep.created_at, pp_mean: null, pp_test: null, tg_mean: null, tg_test: null, pp_disturbed: false, tg_disturbed: false, disturbed: [],
     levels: sweepDoc.sweep.levels.length, sweep_id: null, machine: "Xeon · 2 threads · 24 GiB", this_machine: true, server: null,
   };
   return [...runs, sweep].sort((a, b) => (a.started_at < b.started_at ? 1 : a.started_at > b.started_at ? -1 : 0));

@@ -8,4 +8,10 @@ export type AccuracyPair = { run_id: number, test: string, phase: PredictPhase, 
 /**
  * "machine" or "prior".
  */
-basis: string, };
+basis: string, 
+/**
+ * The measured figure was disturbed: listed, but in the phases'
+ * figures only when asked for, since it says more about the other
+ * programs than about the prediction.
+ */
+disturbed: boolean, };

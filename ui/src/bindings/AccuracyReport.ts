@@ -3,4 +3,13 @@ import type { AccuracyPair } from "./AccuracyPair";
 import type { MemoryAccuracy } from "./MemoryAccuracy";
 import type { PhaseAccuracy } from "./PhaseAccuracy";
 
-export type AccuracyReport = { phases: Array<PhaseAccuracy>, memory: MemoryAccuracy | null, pairs: Array<AccuracyPair>, };
+export type AccuracyReport = { 
+/**
+ * Over the clean pairs, or every pair when disturbed ones were asked
+ * for.
+ */
+phases: Array<PhaseAccuracy>, 
+/**
+ * Disturbed pairs the phases leave out (0 when they were asked for).
+ */
+disturbed_left_out: number, memory: MemoryAccuracy | null, pairs: Array<AccuracyPair>, };

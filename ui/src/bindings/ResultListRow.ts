@@ -29,7 +29,18 @@ pp_mean: number | null, pp_test: string | null,
  * A run's first finished decode test and its mean t/s; for a sweep, the
  * fastest level's.
  */
-tg_mean: number | null, tg_test: string | null, levels: number, sweep_id: number | null, 
+tg_mean: number | null, tg_test: string | null, 
+/**
+ * Whether the prefill and decode figures above were disturbed: shown
+ * with a mark, never as clean.
+ */
+pp_disturbed: boolean, tg_disturbed: boolean, 
+/**
+ * Every finished test of the row that was disturbed ("tg128"; a
+ * sweep's as "Q4_0 tg128"), so the list can mark the row and say why
+ * its status is not a plain "ok".
+ */
+disturbed: Array<string>, levels: number, sweep_id: number | null, 
 /**
  * The machine that measured it ("CPU · 16 threads · 32 GiB"), so runs
  * imported from other machines can be told apart and picked by machine.

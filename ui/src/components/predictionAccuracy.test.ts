@@ -27,9 +27,24 @@ afterEach(() => {
 
 describe("PredictionAccuracy", () => {
   it("says what will show before any run kept a prediction", async () => {
-    report.value = { phases: [], memory: null, pairs: [] };
+    report.value = { phases: [], disturbed_left_out: 0, memory: null, pairs: [] };
     const el = await show();
     expect(el.textContent).toContain("Each benchmark stores the prediction it made first");
+  });
+
+  it("leaves disturbed figures out and says how many, so a slowed run cannot pass as a bad prediction", async () => {
+    report.value = { phases: [], disturbed_left_out: 3, memory: null, pairs: [] };
+    let el = await show();
+    expect(el.querySelector("[data-testid=accuracy-left-out]")!.textContent).toContain("disturbed by other programs (3)");
+    document.body.innerHTML = "";
+    report.value = {
+      phases: [{ phase: "decode", n: 4, median_abs_error: 0.05, p90_abs_error: 0.1, median_ratio: 1, within_interval: 1 }],
+      disturbed_left_out: 1, memory: null, pairs: [],
+    };
+    el = await show();
+    expect(el.querySelector("[data-testid=accuracy-left-out]")!.textContent).toBe(
+      "1 disturbed figure is left out: other programs slowed it, not the prediction.",
+    );
   });
 
   it("gives each phase's typical and 90th-percentile error and the interval's coverage", async () => {
@@ -38,6 +53,7 @@ describe("PredictionAccuracy", () => {
         { phase: "prefill", n: 14, median_abs_error: 0.182, p90_abs_error: 0.41, median_ratio: 1.1, within_interval: 0.71 },
         { phase: "decode", n: 14, median_abs_error: 0.064, p90_abs_error: 0.15, median_ratio: 0.98, within_interval: 0.86 },
       ],
+      disturbed_left_out: 0,
       memory: { n: 14, median_ratio: 1.31, min_ratio: 1.1, max_ratio: 1.6 },
       pairs: [],
     };

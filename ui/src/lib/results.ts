@@ -18,6 +18,11 @@ export interface ResultRow {
   ppTest: string | null;
   tgMean: number | null;
   tgTest: string | null;
+  /** The figures above were disturbed by other programs: never shown as clean. */
+  ppDisturbed: boolean;
+  tgDisturbed: boolean;
+  /** Every disturbed test of the row ("tg128"; a sweep's "Q4_0 tg128"). */
+  disturbed: string[];
   levels: number;
   /** The machine that measured it, when the list says (null from full documents). */
   machine: string | null;
@@ -42,6 +47,9 @@ export function listRow(r: ResultListRow): ResultRow {
     ppTest: r.pp_test,
     tgMean: r.tg_mean,
     tgTest: r.tg_test,
+    ppDisturbed: r.pp_disturbed,
+    tgDisturbed: r.tg_disturbed,
+    disturbed: r.disturbed,
     levels: r.levels,
     machine: r.machine,
     thisMachine: r.this_machine,
@@ -73,6 +81,9 @@ export function runRow(run: Run): ResultRow {
     ppTest: pp?.test ?? null,
     tgMean: tg?.mean ?? null,
     tgTest: tg?.test ?? null,
+    ppDisturbed: !!pp && run.results.some((x) => x.test === pp.test && x.disturbed),
+    tgDisturbed: !!tg && run.results.some((x) => x.test === tg.test && x.disturbed),
+    disturbed: disturbedOf([run]),
     levels: 1,
     machine: null,
     thisMachine: false,
@@ -97,12 +108,30 @@ export function sweepRow(doc: SweepDoc): ResultRow {
     ppTest: null,
     tgMean: null,
     tgTest: null,
+    ppDisturbed: false,
+    tgDisturbed: false,
+    disturbed: disturbedOf(doc.runs, true),
     levels: levels.length,
     machine: null,
     thisMachine: false,
     server: null,
     haystack: `${title} ${doc.runs.map((r) => r.model.file_name).join(" ")} ${levels.join(" ")}`.toLowerCase(),
   };
+}
+
+/** The finished tests whose figures were disturbed: "tg128", or "Q4_0 tg128" by level. */
+export function disturbedOf(runs: Run[], byLevel = false): string[] {
+  return runs.flatMap((r) =>
+    r.results.filter((x) => x.status === "ok" && x.disturbed).map((x) => (byLevel ? `${r.model.quant ?? ""} ${x.test}`.trim() : x.test)),
+  );
+}
+
+/**
+ * The status a list shows: a run that finished but whose figures other
+ * programs disturbed is "disturbed", never a plain green "ok".
+ */
+export function shownStatus(r: Pick<ResultRow, "status" | "disturbed">): string {
+  return r.status === "ok" && r.disturbed.length > 0 ? "disturbed" : r.status;
 }
 
 /** A row's name in lists and pickers: "run 12", "sweep 3", "server run 2". */
@@ -131,7 +160,7 @@ export function filterRows(rows: ResultRow[], f: RowFilter): ResultRow[] {
   if (!words.length && !f.status && !f.kind) return rows;
   return rows.filter(
     (r) =>
-      (!f.status || r.status === f.status) &&
+      (!f.status || shownStatus(r) === f.status) &&
       (!f.kind || r.kind === f.kind) &&
       words.every((w) => r.haystack.includes(w)),
   );
