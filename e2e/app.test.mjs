@@ -7,7 +7,7 @@
 // and sets DYNO_APP, DYNO_TEST_MODELS and E2E_OUT.
 
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -72,16 +72,16 @@ async function attrs(selector, name) {
 }
 
 /** Run a sweep from the Sweep view and wait until it ends; returns the status text. */
-async function runSweep({ kind, files, base, levels }) {
+async function runSweep({ kind, files, base, levels, prompt = 32, gen = 8, reps = 1 }) {
   await (await byId("nav-sweep")).click();
   await (await byId("sweep-source-kind")).selectByAttribute("value", kind);
   if (files) await setValue("sweep-files", files.join("\n"));
   if (base) await setValue("sweep-base", base);
   if (levels !== undefined) await setValue("sweep-levels", levels);
   await (await byId("sweep-preset")).selectByAttribute("value", "custom");
-  await setValue("sweep-prompt", 32);
-  await setValue("sweep-gen", 8);
-  await setValue("sweep-reps", 1);
+  await setValue("sweep-prompt", prompt);
+  await setValue("sweep-gen", gen);
+  await setValue("sweep-reps", reps);
   const quality = await byId("sweep-quality");
   if (await quality.isSelected()) await quality.click();
   await (await byId("sweep-run")).click();
@@ -492,6 +492,36 @@ test("export writes a result card file", async () => {
   assert.ok(w >= 600, `the card preview is ${w} px wide at 1024×700`);
   await shot("export-1024");
   await browser.setWindowSize(1280, 820);
+});
+
+test("a benchmark timed while other programs are busy is marked disturbed in the list, never a plain ok", async () => {
+  // Real contention: one busy loop per core for the length of the run.
+  const burners = os.cpus().map(() => spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" }));
+  let status;
+  try {
+    status = await runSweep({ kind: "files", files: [SMOL], prompt: 32, gen: 16, reps: 2 });
+  } finally {
+    for (const b of burners) b.kill("SIGKILL");
+  }
+  assert.match(status, /^done/, `status: ${status}`);
+  await (await byId("nav-results")).click();
+  const back = await browser.$('[data-testid="results-back"]');
+  if (await back.isExisting()) await back.click();
+  // The newest run's row: its status says disturbed, and so do its figures.
+  await browser.waitUntil(async () => (await browser.$$('[data-testid="results-row"]')).length > 0, { timeout: 30_000 });
+  const runRow = await browser.$('[data-testid="results-row"]:not([data-target^="sweep"]):not([data-target^="serve"])');
+  const badge = await runRow.$('[data-testid="results-status-badge"]');
+  assert.equal(await badge.getText(), "disturbed", `the newest run's status: ${await runRow.getText()}`);
+  assert.match(await badge.getAttribute("title"), /disturbed: .*(pp32|tg16)/);
+  assert.ok((await runRow.$$('[data-testid="results-disturbed-mark"]')).length >= 1, "a disturbed figure carries its mark");
+  // The status filter offers it.
+  const options = await attrs('[data-testid="results-status"] option', "value");
+  assert.ok(options.includes("disturbed"), `status filter: ${options}`);
+  await shot("results-disturbed");
+  await (await runRow.$('[data-testid="results-open"]')).click();
+  assert.equal(await (await byId("run-status-badge", 30_000)).getText(), "disturbed");
+  await byId("disturbed-notes");
+  await (await byId("results-back")).click();
 });
 
 test("a corrupt model file shows a readable error, and a good one after it leaves nothing stale", async () => {

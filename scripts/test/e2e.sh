@@ -7,7 +7,8 @@
 # gives the Team journey its store: a fresh database on it per run, dropped
 # at the end. Without it that journey is skipped, and says so.
 # `bash scripts/test/e2e.sh bench` runs the app benchmarks (e2e/bench.mjs) instead,
-# on a database seeded with 1,000 runs.
+# on a database seeded with 1,000 runs. E2E_ONLY=REGEX runs only the journeys
+# whose names match it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/lib/env.sh
@@ -149,6 +150,10 @@ if [ "${1:-}" = bench ]; then
     python3 scripts/bench/seed-runs.py "$bin/dyno" "$DYNO_DB" 1000
   fi
   run=(node bench.mjs)
+elif [ -n "${E2E_ONLY:-}" ]; then
+  # A developer's shortcut: only the journeys whose names match (a regular
+  # expression), e.g. E2E_ONLY='starts|disturbed'.
+  run=(node --test --test-concurrency=1 "--test-name-pattern=$E2E_ONLY" app.test.mjs)
 else
   run=(npm test)
 fi

@@ -60,6 +60,11 @@ pub struct Matched {
     pub p_adjusted: Option<f64>,
     /// `p_adjusted` < 0.05.
     pub significant: bool,
+    /// A side's figure was disturbed by other programs (or repetitions too
+    /// spread to trust): the change may be the disturbance's, and every
+    /// form of the comparison marks it.
+    pub a_disturbed: bool,
+    pub b_disturbed: bool,
 }
 
 /// A result of one side with no counterpart on the other.
@@ -143,6 +148,7 @@ struct Entry {
     ci95: Option<f64>,
     unit: &'static str,
     higher_is_better: bool,
+    disturbed: bool,
 }
 
 impl Entry {
@@ -181,6 +187,7 @@ fn entries(r: &Report, by_level: bool) -> Vec<Entry> {
                 ci95: res.ci95_tokens_per_s,
                 unit: "t/s",
                 higher_is_better: true,
+                disturbed: res.disturbed,
             });
         }
     }
@@ -233,6 +240,8 @@ fn matched(a: &Entry, b: &Entry) -> Matched {
         p_value: stats::welch(sa, sb).map(|w| w.2),
         p_adjusted: None,
         significant: false,
+        a_disturbed: a.disturbed,
+        b_disturbed: b.disturbed,
     }
 }
 
@@ -327,6 +336,8 @@ fn serve_entries(r: &ServeReport) -> Vec<Entry> {
                 ci95: sum.ci95,
                 unit,
                 higher_is_better,
+                // Server runs get no disturbance verdict.
+                disturbed: false,
             });
         }
     }
@@ -461,11 +472,12 @@ pub fn table(c: &Comparison) -> String {
     } else {
         ("A t/s", "B t/s")
     };
-    let fig = |v: f64, unit: &str| {
+    let fig = |v: f64, unit: &str, disturbed: bool| {
+        let mark = if disturbed { " (disturbed)" } else { "" };
         if mixed {
-            format!("{v:.2} {unit}")
+            format!("{v:.2} {unit}{mark}")
         } else {
-            format!("{v:.2}")
+            format!("{v:.2}{mark}")
         }
     };
     let mut out = format!(
@@ -484,8 +496,8 @@ pub fn table(c: &Comparison) -> String {
             t.test,
             t.rate,
             conditions,
-            fig(t.a_tokens_per_s, &t.unit),
-            fig(t.b_tokens_per_s, &t.unit),
+            fig(t.a_tokens_per_s, &t.unit, t.a_disturbed),
+            fig(t.b_tokens_per_s, &t.unit, t.b_disturbed),
             t.ratio,
             t.change_pct,
             t.p_adjusted
@@ -507,6 +519,9 @@ pub fn table(c: &Comparison) -> String {
             "only in {}: {}{level} ({}; {}): {}\n",
             u.side, u.test, u.rate, u.conditions, u.reason
         ));
+    }
+    if c.tests.iter().any(|t| t.a_disturbed || t.b_disturbed) {
+        out.push_str("\n(disturbed): other programs were busy while that figure was timed; the change may be theirs (dyno show names them)\n");
     }
     if c.tests.iter().any(|t| !t.differs.is_empty()) {
         out.push_str("\nbold: the conditions that differ between A and B; the change is theirs as much as the runs'\n");

@@ -53,4 +53,10 @@ p_adjusted: number | null,
 /**
  * `p_adjusted` < 0.05.
  */
-significant: boolean, };
+significant: boolean, 
+/**
+ * A side's figure was disturbed by other programs (or repetitions too
+ * spread to trust): the change may be the disturbance's, and every
+ * form of the comparison marks it.
+ */
+a_disturbed: boolean, b_disturbed: boolean, };
