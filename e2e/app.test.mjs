@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
@@ -705,6 +706,29 @@ test("a sustained decode runs from the Benchmark form and charts its rate over t
 // A team store on a real PostgreSQL server (TLS, password auth), set up by
 // scripts/test/e2e.sh with a second machine's runs already pushed by the CLI.
 const TEAM_URL = process.env.E2E_TEAM_URL;
+
+test("a team URL with nothing listening fails at once, says so, and offers Try again", async () => {
+  // A port that was free a moment ago: nothing listens there.
+  const port = await new Promise((resolve) => {
+    const srv = net.createServer().listen(0, "127.0.0.1", () => {
+      const p = srv.address().port;
+      srv.close(() => resolve(p));
+    });
+  });
+  await (await byId("nav-team")).click();
+  assert.ok(await (await byId("team-no-server")).isExisting(), "the view says how a team gets a server");
+  await setValue("team-url", `postgres://dyno@127.0.0.1:${port}/dyno`);
+  const t0 = Date.now();
+  await (await byId("team-sync-now")).click();
+  const err = await byId("error", 10_000);
+  await browser.waitUntil(async () => /nothing is listening/.test(await err.getText()), { timeout: 10_000 });
+  const took = Date.now() - t0;
+  assert.match(await err.getText(), new RegExp(`127\\.0\\.0\\.1:${port}`));
+  assert.ok(took < 2_000, `the refusal took ${took} ms`);
+  assert.ok(await (await byId("team-sync-retry")).isExisting(), "Try again is offered");
+  await shot("team-refused");
+  await setValue("team-url", "");
+});
 
 test(
   "the Team view saves the store without its password, syncs, and ranks this machine against another",

@@ -964,3 +964,26 @@ fn telemetry_series_go_only_when_asked() {
         assert_eq!(a["rss_bytes"], b["rss_bytes"]);
     }
 }
+
+/// A team URL with nothing listening at its address fails at once (not
+/// after the pool's 20 s of retries) and says so, with the address; this
+/// needs no PostgreSQL server.
+#[test]
+fn a_refused_team_url_fails_at_once_and_names_the_address() {
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let s = Scratch::new();
+    let url = format!("postgres://dyno@127.0.0.1:{port}/team");
+    let t0 = Instant::now();
+    let o = s.dyno().args(["sync", &url]).output().unwrap();
+    let took = t0.elapsed();
+    assert_code(&o, 1);
+    let e = stderr(&o);
+    assert!(
+        e.contains(&format!("nothing is listening on 127.0.0.1:{port}")),
+        "{e}"
+    );
+    assert!(took < Duration::from_secs(5), "took {took:?}: {e}");
+}

@@ -312,6 +312,12 @@ impl TeamStore {
         let opts: AnyConnectOptions = trimmed
             .parse()
             .map_err(|e: sqlx::Error| bad_url(url, &scrub_text(&e.to_string(), url)))?;
+        if engine == Engine::Postgres {
+            probe(trimmed).await.map_err(|message| DynoError::Team {
+                store: label.clone(),
+                message,
+            })?;
+        }
         // A statement is logged only when slow, and never with its values.
         let opts = opts.log_statements(tracing::log::LevelFilter::Off);
         let pool = AnyPoolOptions::new()
@@ -834,6 +840,38 @@ fn scrub_text(text: &str, url: &str) -> String {
         }
     }
     t.replace(url.trim(), &redact(url))
+}
+
+/// Knock on the server's address before the pool connects: the pool retries
+/// a refused connection until its 20 s are up and then says only that it
+/// timed out, while a refused or unreachable address is known at once and
+/// has its own remedy. A server on a Unix socket (no host, or `host=` in
+/// the query) is left to the pool.
+async fn probe(url: &str) -> std::result::Result<(), String> {
+    let Ok(u) = url::Url::parse(url) else {
+        return Ok(());
+    };
+    let Some(host) = u.host_str().filter(|h| !h.is_empty()) else {
+        return Ok(());
+    };
+    if u.query_pairs().any(|(k, _)| k == "host" || k == "hostaddr") {
+        return Ok(());
+    }
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let port = u.port().unwrap_or(5432);
+    let knock = tokio::net::TcpStream::connect((host, port));
+    match tokio::time::timeout(Duration::from_secs(5), knock).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => Err(format!(
+            "nothing is listening on {host}:{port}; start the PostgreSQL server, or correct the host and port in the URL"
+        )),
+        Ok(Err(e)) => Err(format!(
+            "cannot reach {host}:{port} ({e}); check the host name and port in the URL"
+        )),
+        Err(_) => Err(format!(
+            "{host}:{port} did not answer within 5 s; check the host and port, and that no firewall stands between"
+        )),
+    }
 }
 
 /// What went wrong, in words a person can act on.
