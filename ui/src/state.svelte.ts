@@ -22,7 +22,9 @@ class Nav {
   /** A source the Sweep form should start from (set by Models). */
   sweepPrefill = $state.raw<SweepInput | null>(null);
 
+  /** Open a view at its top: the page's scroll belongs to the view left behind. */
   go(view: View) {
+    if (view !== this.view && typeof document !== "undefined") document.scrollingElement?.scrollTo?.(0, 0);
     this.view = view;
   }
   openResult(target: string) {

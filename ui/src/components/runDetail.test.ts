@@ -65,7 +65,7 @@ describe("RunDetail", () => {
     expect(nav.view).toBe("sweep");
     const spec = nav.sweepPrefill;
     expect(spec?.source).toEqual({ kind: "files", files: [base.model.path] });
-    expect([spec?.prompt, spec?.gen, spec?.reps, spec?.fresh]).toEqual([first.n_prompt, first.n_gen, base.config.reps, true]);
+    expect([spec?.prompt, spec?.gen, spec?.reps, spec?.fresh, spec?.quality]).toEqual([first.n_prompt, first.n_gen, base.config.reps, true, false]);
     nav.sweepPrefill = null;
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { plainHubError } from "./hubErrors";
+import { plainHubError, plainHubErrorInSettings } from "./hubErrors";
 
 describe("plainHubError", () => {
   it("turns a connection failure into a sentence with Retry, keeping the detail", () => {
@@ -47,5 +47,16 @@ describe("plainHubError", () => {
     const p = plainHubError({ code: "not_found", message: "repo a/b was not found on the hub; check the name" });
     expect(p.retry).toBe(false);
     expect(p.advice).toMatch(/spelling/);
+  });
+
+  it("on the Settings page points at the fields above, names the mirror, and offers no Open Settings", () => {
+    const raw =
+      "network error: could not reach http://127.0.0.1:9/ (error sending request for url (http://127.0.0.1:9/api/models?search=gguf): client error (Connect)); check the connection, or set HF_ENDPOINT (or --endpoint) for a mirror";
+    const p = plainHubErrorInSettings({ code: "network", message: raw });
+    expect(p.title).toBe("Dyno could not reach the hub (Hugging Face, or the mirror set above).");
+    expect(p.advice).toBe("Check that this computer is online, then try again. If your network uses a mirror, set its address above.");
+    expect(p.title + p.advice).not.toMatch(/https?:|HF_ENDPOINT|--endpoint/);
+    expect(p.settings).toBe(false);
+    expect(p.detail).toBe(raw);
   });
 });

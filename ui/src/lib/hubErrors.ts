@@ -19,6 +19,20 @@ export interface PlainError {
   detail: string;
 }
 
+/**
+ * The same, said on the Settings page itself: the fix is in the fields
+ * above, so the advice points there and no "Open Settings" is offered.
+ */
+export function plainHubErrorInSettings(e: ApiError): PlainError {
+  const p = plainHubError(e);
+  return {
+    ...p,
+    title: p.title.replace("could not reach Hugging Face", "could not reach the hub (Hugging Face, or the mirror set above)"),
+    advice: p.advice.replace(/\bin Settings\b/g, "above"),
+    settings: false,
+  };
+}
+
 export function plainHubError(e: ApiError): PlainError {
   const m = e.message;
   const detail = m;
