@@ -162,6 +162,13 @@ test("a folder added in the app lists its model, and two clicks benchmark it wit
   for (const [w, h] of [[1024, 700], [1920, 1080]]) {
     await browser.setWindowSize(w, h);
     await predicted.scrollIntoView();
+    await browser.pause(300);
+    // The row's buttons are in view at either size: no sideways scroll.
+    const wide = await browser.execute(() => {
+      const t = document.querySelector(".local-models")?.closest(".table-wrap");
+      return t ? t.scrollWidth > t.clientWidth + 1 : null;
+    });
+    assert.equal(wide, false, `the models table scrolls sideways at ${w} px`);
     await shot(`models-added-${w}`);
   }
   await browser.setWindowSize(1280, 820);
