@@ -304,6 +304,12 @@ test("a released model's shape is written from a small model's header with synth
   const file = text.match(/ to (\/.+\.synth\.gguf)\./)?.[1];
   assert.ok(file && fs.existsSync(file), `the written file: '${text}'`);
   await shot("synth-form");
+  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
+    await browser.setWindowSize(w, h);
+    await browser.pause(300);
+    await shot(`synth-form-${w}`);
+  }
+  await browser.setWindowSize(1280, 820);
   await (await byId("synth-close")).click();
 });
 

@@ -617,6 +617,28 @@ describe("App", () => {
     expect(cells[1]).toMatch(/no prediction/);
   });
 
+  it("a model's Sweep fills the Benchmark form with its plan and starts nothing until Run", async () => {
+    const api = await import("./api");
+    vi.mocked(api.models).mockResolvedValueOnce([
+      { origin: "folder", name: "f", file_name: "f16.gguf", model_name: null, path: "/m/f16.gguf", arch: "llama", quant: "F16", size_bytes: 3e8, n_params: 1.35e8, fit: "ram", error: null },
+    ]);
+    const before = vi.mocked(api.startSweep).mock.calls.length;
+    q("nav-models")!.click();
+    await settle();
+    q("model-sweep")!.click();
+    await settle();
+    expect(nav.view).toBe("sweep");
+    expect(vi.mocked(api.startSweep).mock.calls.length).toBe(before);
+    expect(q("sweep-ready")!.textContent).toContain("nothing has started");
+    expect((q("sweep-source-kind") as HTMLSelectElement).value).toBe("from");
+    expect((q("sweep-quality") as HTMLInputElement).checked).toBe(true);
+    vi.mocked(api.startSweep).mockImplementationOnce(async () => sweepDoc);
+    q("sweep-run")!.click();
+    await settle();
+    expect(vi.mocked(api.startSweep).mock.lastCall![0]).toMatchObject({ source: { kind: "from", base: "/m/f16.gguf" }, preset: "standard", quality: true });
+    expect(q("sweep-ready")).toBeNull();
+  });
+
   it("offers Benchmark… for a level in the cache, and Resume or Discard for an earlier partial download", async () => {
     const api = await import("./api");
     vi.mocked(api.hubSearch).mockResolvedValueOnce([{ id: "org/m-GGUF", downloads: 1, likes: 0, lastModified: null }]);
