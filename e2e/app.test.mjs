@@ -455,6 +455,17 @@ test("compare shows two runs side by side", async () => {
   assert.ok(runs.length >= 2, `run targets: ${values}`);
   await a.selectByAttribute("value", runs[0]);
   await b.selectByAttribute("value", runs[1]);
+  // The pickers tell A from B by what comes first (name and date), and B
+  // never offers the run chosen as A.
+  const picked = await browser.execute(() =>
+    ["compare-a", "compare-b"].map((id) => {
+      const s = document.querySelector(`[data-testid="${id}"]`);
+      return s.options[s.selectedIndex].textContent;
+    }),
+  );
+  assert.match(picked[0], /^run \d+ · /, picked[0]);
+  assert.notEqual(picked[0].slice(0, 30), picked[1].slice(0, 30), `A and B read alike: ${picked}`);
+  assert.ok(!(await attrs('[data-testid="compare-b"] option', "value")).includes(runs[0]), "B offers A's run");
   await (await byId("compare-run")).click();
   const table = await byId("compare-table", 30_000);
   const text = await table.getText();
@@ -472,6 +483,7 @@ test("compare shows two runs side by side", async () => {
     assert.ok(Math.abs(change - (b / a - 1) * 100) < 2, `change ${change}% against ${b}/${a}: ${cells}`);
   }
   assert.match(await (await byId("compare-summary")).getText(), /tests? compared/);
+  assert.match(await (await byId("compare-differs-first")).getText(), /^Measured (alike|differently)/);
   assert.ok(await (await byId("compare-chart")).$("svg").isExisting(), "the comparison is charted");
   await browser.setWindowSize(1920, 1080);
   await browser.pause(300);

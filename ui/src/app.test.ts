@@ -490,9 +490,33 @@ describe("App", () => {
     expect(q("compare-summary")!.textContent).toMatch(/B is faster in 2.*different conditions/);
     expect(q("compare-chart")!.querySelectorAll("svg").length).toBeGreaterThan(0);
     expect(q("compare-unmatched")!.textContent).toMatch(/only in B: pp64\+tg16 \(decode\) — A has no pp64\+tg16/);
-    // Picked by name, not by id alone.
+    // What differs comes first, and each side is named with its file and date.
+    expect(q("compare-differs-first")!.textContent).toContain("Measured differently: threads 1 → 2.");
+    expect(q("compare-sides")!.textContent).toMatch(/^A is run 1: .+, on .+\. B is run 2: .+, on .+\.$/);
+    // Picked by name and date first (a narrow picker cuts the file name, not those).
     const option = (q("compare-a") as HTMLSelectElement).options[1].textContent!;
-    expect(option).toMatch(/\(run \d+\)$/);
+    expect(option).toMatch(/^run \d+ · \d{4}-\d\d-\d\d \d\d:\d\d · /);
+    // B never offers the run chosen as A.
+    const bOptions = [...(q("compare-b") as HTMLSelectElement).options].map((o) => o.value);
+    expect(bOptions).not.toContain("1");
+  });
+
+  it("compares two rows ticked in the list", async () => {
+    const api = await import("./api");
+    q("nav-results")!.click();
+    await settle();
+    const boxes = [...qa("results-choose")] as HTMLInputElement[];
+    expect(boxes.length).toBeGreaterThanOrEqual(2);
+    expect((q("results-compare-chosen") as HTMLButtonElement).disabled).toBe(true);
+    const targets = [...qa("results-row")].slice(0, 2).map((r) => (r as HTMLElement).dataset.target!);
+    boxes[0].click();
+    boxes[1].click();
+    await settle();
+    expect((q("results-compare-chosen") as HTMLButtonElement).disabled).toBe(false);
+    q("results-compare-chosen")!.click();
+    await settle();
+    expect(vi.mocked(api.compare)).toHaveBeenLastCalledWith(targets[0], targets[1]);
+    expect(q("compare-summary")).not.toBeNull();
   });
 
   it("exports to the typed path and previews the card as an image", async () => {

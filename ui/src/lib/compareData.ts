@@ -69,6 +69,15 @@ export function summary(doc: CompareDoc): string {
   return `${n} test${n === 1 ? "" : "s"} compared: ${parts.join(", ")}.${differ ? " Some were measured under different conditions (marked): the change belongs to those as much as to the runs." : ""}`;
 }
 
+/**
+ * What differs between A and B, once each: the conditions that changed
+ * ("threads 1 → 2") over every matched test, so a person sees first
+ * whether the two were measured alike.
+ */
+export function differences(doc: CompareDoc): string[] {
+  return [...new Set(doc.tests.flatMap((t) => t.differs))];
+}
+
 /** A machine to pick runs by: its label, this machine first and named so. */
 export interface MachineChoice {
   machine: string;
