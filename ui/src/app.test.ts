@@ -295,6 +295,31 @@ describe("App", () => {
     expect(q("error")!.textContent).toContain("No GGUF model found");
   });
 
+  it("shows Quick's time from one estimator on the Overview and in the Benchmark form", async () => {
+    const api = await import("./api");
+    vi.mocked(api.models).mockResolvedValue([
+      { origin: "folder", name: "s", file_name: "small.gguf", model_name: null, path: "/m/small.gguf", arch: "llama", quant: "Q4_1", size_bytes: 1e8, n_params: 1e8, fit: "ram", error: null },
+    ]);
+    q("nav-results")!.click();
+    await settle();
+    q("nav-overview")!.click();
+    await settle();
+    await vi.waitFor(() => expect(q("quick-estimate")!.textContent).toContain("About 30 s on small.gguf, from earlier runs here."));
+    q("nav-sweep")!.click();
+    await settle();
+    (q("sweep-source-kind") as HTMLSelectElement).value = "files";
+    q("sweep-source-kind")!.dispatchEvent(new Event("change"));
+    const files = q("sweep-files") as HTMLTextAreaElement;
+    files.value = "/m/small.gguf";
+    files.dispatchEvent(new Event("input"));
+    (q("sweep-preset") as HTMLSelectElement).value = "quick";
+    q("sweep-preset")!.dispatchEvent(new Event("change"));
+    await settle();
+    await vi.waitFor(() => expect(q("sweep-estimate")!.textContent).toBe("Estimated: about 30 s."), { timeout: 2000 });
+    vi.mocked(api.models).mockReset();
+    vi.mocked(api.models).mockImplementation(async () => []);
+  });
+
   it("has every sweep form control", async () => {
     q("nav-sweep")!.click();
     flushSync();
