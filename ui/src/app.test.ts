@@ -176,6 +176,7 @@ vi.mock("./api", () => ({
     return sweepDoc;
   }),
   hubPull: vi.fn(),
+  serveRuns: vi.fn(async () => []),
   discardDownload: vi.fn(async (repo: string, path: string) => ({ repo, path, freed_bytes: 400 })),
   cancel: vi.fn(async () => true),
   newJobId: () => "job-1",
@@ -318,6 +319,24 @@ describe("App", () => {
     await vi.waitFor(() => expect(q("sweep-estimate")!.textContent).toBe("Estimated: about 30 s."), { timeout: 2000 });
     vi.mocked(api.models).mockReset();
     vi.mocked(api.models).mockImplementation(async () => []);
+  });
+
+  it("keeps the Servers form as it was left when the view is opened again", async () => {
+    q("nav-servers")!.click();
+    await settle();
+    const url = q("serve-url") as HTMLInputElement;
+    url.value = "http://10.0.0.7:1234";
+    url.dispatchEvent(new Event("input"));
+    const model = q("serve-model") as HTMLInputElement;
+    model.value = "qwen3-8b";
+    model.dispatchEvent(new Event("input"));
+    await settle();
+    q("nav-overview")!.click();
+    await settle();
+    q("nav-servers")!.click();
+    await settle();
+    expect((q("serve-url") as HTMLInputElement).value).toBe("http://10.0.0.7:1234");
+    expect((q("serve-model") as HTMLInputElement).value).toBe("qwen3-8b");
   });
 
   it("has every sweep form control", async () => {

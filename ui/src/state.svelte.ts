@@ -504,3 +504,14 @@ class TeamState {
 }
 
 export const team = new TeamState();
+
+/**
+ * The Servers view's form and last result, kept while the app runs so that
+ * leaving the view and coming back finds them as they were (the API key
+ * too, in memory only: it is never saved).
+ */
+export const serveMemory: { form: Record<string, unknown> | null; outcome: unknown; shown: unknown } = {
+  form: null,
+  outcome: null,
+  shown: null,
+};
