@@ -339,6 +339,32 @@ describe("App", () => {
     expect((q("serve-model") as HTMLInputElement).value).toBe("qwen3-8b");
   });
 
+  it("opens the Results list from the nav, not the detail opened before", async () => {
+    nav.openResult("1");
+    await settle();
+    expect(q("results-back")).not.toBeNull();
+    q("nav-overview")!.click();
+    await settle();
+    q("nav-results")!.click();
+    await settle();
+    expect(q("results-back")).toBeNull();
+    expect(qa("results-row").length).toBeGreaterThan(0);
+  });
+
+  it("lists the newest results on the Overview, each opening its detail", async () => {
+    resultsCache.clear();
+    q("nav-models")!.click();
+    await settle();
+    q("nav-overview")!.click();
+    await settle();
+    await vi.waitFor(() => expect(qa("recent-result").length).toBe(5));
+    expect(qa("recent-result")[0].textContent).toMatch(/^run \d+/);
+    (qa("recent-result")[0].querySelector("button") as HTMLButtonElement).click();
+    await settle();
+    expect(nav.view).toBe("results");
+    expect(nav.resultsTarget).not.toBeNull();
+  });
+
   it("has every sweep form control", async () => {
     q("nav-sweep")!.click();
     flushSync();

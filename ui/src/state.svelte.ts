@@ -25,6 +25,8 @@ class Nav {
   /** Open a view at its top: the page's scroll belongs to the view left behind. */
   go(view: View) {
     if (view !== this.view && typeof document !== "undefined") document.scrollingElement?.scrollTo?.(0, 0);
+    // "Results" in the nav is the list, not the detail opened last time.
+    if (view === "results") this.resultsTarget = null;
     this.view = view;
   }
   openResult(target: string) {
