@@ -316,7 +316,7 @@ describe("App", () => {
     (q("sweep-preset") as HTMLSelectElement).value = "quick";
     q("sweep-preset")!.dispatchEvent(new Event("change"));
     await settle();
-    await vi.waitFor(() => expect(q("sweep-estimate")!.textContent).toBe("Estimated: about 30 s."), { timeout: 2000 });
+    await vi.waitFor(() => expect(q("sweep-estimate")!.textContent).toBe("Estimated: about 30 s for the speed tests, plus the quality pass."), { timeout: 2000 });
     vi.mocked(api.models).mockReset();
     vi.mocked(api.models).mockImplementation(async () => []);
   });
@@ -583,10 +583,20 @@ describe("App", () => {
     boxes[1].click();
     await settle();
     expect((q("results-compare-chosen") as HTMLButtonElement).disabled).toBe(false);
+    const calls = vi.mocked(api.compare).mock.calls.length;
     q("results-compare-chosen")!.click();
     await settle();
     expect(vi.mocked(api.compare)).toHaveBeenLastCalledWith(targets[0], targets[1]);
+    expect(vi.mocked(api.compare).mock.calls.length).toBe(calls + 1);
     expect(q("compare-summary")).not.toBeNull();
+    // The pickers stay free: another B is kept, not put back to the ticked one.
+    const bSel = q("compare-b") as HTMLSelectElement;
+    const other = [...bSel.options].map((o) => o.value).find((v) => v && v !== targets[1])!;
+    bSel.value = other;
+    bSel.dispatchEvent(new Event("change"));
+    await settle();
+    expect((q("compare-b") as HTMLSelectElement).value).toBe(other);
+    expect(vi.mocked(api.compare).mock.calls.length).toBe(calls + 1);
   });
 
   it("exports to the typed path and previews the card as an image", async () => {

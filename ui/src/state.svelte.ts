@@ -30,6 +30,7 @@ class Nav {
     this.view = view;
   }
   openResult(target: string) {
+    if (typeof document !== "undefined") document.scrollingElement?.scrollTo?.(0, 0);
     this.resultsTarget = target;
     this.view = "results";
   }

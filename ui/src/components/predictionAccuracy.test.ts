@@ -35,7 +35,7 @@ describe("PredictionAccuracy", () => {
   it("leaves disturbed figures out and says how many, so a slowed run cannot pass as a bad prediction", async () => {
     report.value = { phases: [], disturbed_left_out: 3, memory: null, pairs: [] };
     let el = await show();
-    expect(el.querySelector("[data-testid=accuracy-left-out]")!.textContent).toContain("disturbed by other programs (3)");
+    expect(el.querySelector("[data-testid=accuracy-left-out]")!.textContent).toContain("was disturbed (3: a busy machine or unsteady repetitions)");
     document.body.innerHTML = "";
     report.value = {
       phases: [{ phase: "decode", n: 4, median_abs_error: 0.05, p90_abs_error: 0.1, median_ratio: 1, within_interval: 1 }],
@@ -43,7 +43,7 @@ describe("PredictionAccuracy", () => {
     };
     el = await show();
     expect(el.querySelector("[data-testid=accuracy-left-out]")!.textContent).toBe(
-      "1 disturbed figure is left out: other programs slowed it, not the prediction.",
+      "1 disturbed figure is left out: a busy machine or unsteady repetitions, not the prediction, decided it.",
     );
   });
 
