@@ -48,8 +48,12 @@ fn start(extra: &[&str]) -> Server {
             "127.0.0.1",
             "--port",
             &port.to_string(),
+            // One thread: the suite runs several llama.cpp processes on two
+            // cores at once, and spinning thread pools that outnumber the
+            // cores can stall a stream for a minute (CI timed out a request
+            // this way before the kill).
             "-t",
-            "2",
+            "1",
             "-c",
             "4096",
         ])
@@ -212,7 +216,7 @@ fn a_llama_server_killed_mid_run_gives_recorded_failures_and_the_run_ends() {
     let s = Scratch::new();
     let mut c = s.dyno();
     c.args(argv(&format!(
-        "serve-bench {} -p 32 -n 64 -c 1,2 -r 6 --timeout 120 --json",
+        "serve-bench {} -p 32 -n 64 -c 1,2 -r 6 --stall 300 --timeout 600 --json",
         server.url
     )))
     .stdout(Stdio::piped())
