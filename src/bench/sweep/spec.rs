@@ -74,8 +74,12 @@ impl SweepSpec {
     }
 
     /// The spec with absolute paths, so `./a.gguf` and `/x/a.gguf` match.
+    ///
+    /// Made absolute without following links: a hub cache's snapshot path
+    /// (`snapshots/REV/model.Q4_K_M.gguf`) links to a blob named by its
+    /// hash, and the level would otherwise be named and shown by that hash.
     pub fn canonical(&self) -> SweepSpec {
-        let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
         let mut s = self.clone();
         s.source = match &self.source {
             Source::Files(f) => Source::Files(f.iter().map(|p| abs(p)).collect()),
@@ -111,6 +115,32 @@ mod tests {
         let mut no_q = spec.clone();
         no_q.quality = None;
         assert_ne!(k, no_q.resume_key("machine-a"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_linked_file_keeps_its_own_name_when_made_absolute() {
+        let dir = tempfile::tempdir().unwrap();
+        let blob = dir.path().join("0f3a9c1e");
+        std::fs::write(&blob, b"GGUF").unwrap();
+        let link = dir.path().join("model.Q4_K_M.gguf");
+        std::os::unix::fs::symlink(&blob, &link).unwrap();
+        let spec = SweepSpec {
+            source: Source::Files(vec![link.clone()]),
+            levels: None,
+            request: BenchRequest::defaults(2),
+            quality: None,
+        };
+        assert_eq!(spec.canonical().source, Source::Files(vec![link]));
+        // A relative path still becomes absolute, so the resume key matches.
+        let rel = SweepSpec {
+            source: Source::From("base.gguf".into()),
+            ..spec.clone()
+        };
+        let Source::From(p) = rel.canonical().source else {
+            unreachable!()
+        };
+        assert!(p.is_absolute() && p.ends_with("base.gguf"), "{p:?}");
     }
 
     #[test]
