@@ -377,14 +377,16 @@ async fn runs(db: &Path, json: bool, limit: i64) -> Result<i32> {
         for r in &rows {
             let m = store.model(r.model_id).await?;
             let results = store.results(r.id).await?;
-            // A figure other programs disturbed is never listed as clean.
+            // A figure other programs disturbed is never listed as clean; a
+            // test that did not finish has no figure to mark.
             let disturbed: Vec<&str> = results
                 .iter()
                 .filter(|x| {
-                    x.disturbance_json.as_deref().is_some_and(|j| {
-                        serde_json::from_str::<crate::telemetry::disturbance::Disturbance>(j)
-                            .is_ok_and(|d| d.disturbed)
-                    })
+                    x.status == crate::vocab::status::ResultStatus::Ok
+                        && x.disturbance_json.as_deref().is_some_and(|j| {
+                            serde_json::from_str::<crate::telemetry::disturbance::Disturbance>(j)
+                                .is_ok_and(|d| d.disturbed)
+                        })
                 })
                 .map(|x| x.test.as_str())
                 .collect();
@@ -752,7 +754,7 @@ async fn synth(db: &std::path::Path, a: args::SynthArgs) -> Result<i32> {
         endpoint: a.endpoint.clone(),
         shape: a.shape.clone(),
         level: a.ggml_type.clone(),
-        out: a.out.as_ref().map(|p| p.display().to_string()),
+        out: a.out.clone(),
         replace: a.force,
         seed: Some(a.seed),
         dry_run: a.dry_run,

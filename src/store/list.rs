@@ -71,7 +71,8 @@ impl Store {
     pub async fn headlines(&self, from_id: i64) -> Result<Vec<HeadlineRow>> {
         sqlx::query_as(
             "SELECT run_id, test, kind, mean_tokens_per_s,
-                    COALESCE(json_extract(disturbance_json, '$.disturbed'), 0) AS disturbed
+                    CASE WHEN json_valid(disturbance_json)
+                         THEN COALESCE(json_extract(disturbance_json, '$.disturbed'), 0) ELSE 0 END AS disturbed
              FROM results
              WHERE run_id >= ? AND status = ?
              ORDER BY id",

@@ -105,7 +105,8 @@ impl Store {
         sqlx::query_as(
             "SELECT r.id AS run_id, r.prediction_json, r.peak_rss_bytes, res.test, res.kind,
                     res.n_prompt, res.n_gen, res.n_depth, res.mean_tokens_per_s,
-                    COALESCE(json_extract(res.disturbance_json, '$.disturbed'), 0) AS disturbed
+                    CASE WHEN json_valid(res.disturbance_json)
+                         THEN COALESCE(json_extract(res.disturbance_json, '$.disturbed'), 0) ELSE 0 END AS disturbed
              FROM results res JOIN runs r ON r.id = res.run_id
              WHERE r.prediction_json IS NOT NULL AND res.status = 'ok'
                AND res.mean_tokens_per_s > 0 AND res.n_parallel <= 1

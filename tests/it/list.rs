@@ -110,4 +110,18 @@ fn a_disturbed_figure_is_marked_in_the_list_and_left_out_of_accuracy() {
         .unwrap()
         .iter()
         .any(|p| p["phase"] == "decode" && p["n"] == 1));
+
+    // A verdict damaged on disk (a hand edit, a half-written import) reads
+    // as not disturbed; the list and the accuracy still answer.
+    rt.block_on(store.close());
+    sql(
+        &s.db(),
+        &format!("UPDATE results SET disturbance_json = '{{not json' WHERE run_id = {run_id}"),
+    );
+    let (rt, store) = crate::common::store(&s.db());
+    let rows = rt.block_on(dyno::report::list::build(&store, 100)).unwrap();
+    let row = rows.iter().find(|r| r.id == run_id).unwrap();
+    assert!(row.disturbed.is_empty() && !row.tg_disturbed, "{row:?}");
+    rt.block_on(store.close());
+    assert_code(&s.run_line("predict --accuracy --json"), 0);
 }
