@@ -242,6 +242,13 @@ pub async fn synth_file(
     .await
 }
 
+/// The name "Save as…" offers for a synthetic model: the one `dyno synth`
+/// would give it.
+#[tauri::command]
+pub fn synth_name(input: app::synth::SynthInput) -> String {
+    app::synth::suggested_name(&input)
+}
+
 /// The shapes and levels "Synthetic model…" offers.
 #[tauri::command]
 pub fn synth_options() -> app::synth::SynthOptions {

@@ -60,6 +60,7 @@ pub fn run() {
             commands::synth_level,
             commands::synth_file,
             commands::synth_options,
+            commands::synth_name,
             commands::compare,
             commands::card_svg,
             commands::export_text,

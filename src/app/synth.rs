@@ -421,10 +421,12 @@ pub struct SynthInput {
     #[ts(optional)]
     #[serde(default)]
     pub level: Option<String>,
-    /// Where to write; see [`DefaultPlace`] when absent.
+    /// Where to write; see [`DefaultPlace`] when absent. A path, so a
+    /// name the shell passed that is not UTF-8 reaches the file system as
+    /// given; a leading `~/` (typed in the app) is the home folder.
     #[ts(optional)]
     #[serde(default)]
-    pub out: Option<String>,
+    pub out: Option<PathBuf>,
     /// Replace `out` if it exists: `--force`, or a path the app's save
     /// dialog has already asked about. A file named by default is always
     /// replaced, since the same request and seed write the same bytes.
@@ -438,6 +440,30 @@ pub struct SynthInput {
     /// Describe the file (parameters, size) without writing it.
     #[serde(default)]
     pub dry_run: bool,
+}
+
+/// The level asked for, by its canonical name (`q4_k_m` is `Q4_K_M`).
+fn level_name(input: &SynthInput) -> Result<Option<String>> {
+    input
+        .level
+        .as_deref()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|l| crate::model::reshape::level(l).map(|l| l.name.to_string()))
+        .transpose()
+        .map_err(DynoError::BadInput)
+}
+
+/// The file name `synth_file` gives `input` when no `out` is asked for,
+/// offered by the app's save dialog so both name files by one rule. A level
+/// it does not know is named as typed; writing will refuse it.
+pub fn suggested_name(input: &SynthInput) -> String {
+    let trimmed = |o: &Option<String>| o.as_deref().map(str::trim).filter(|s| !s.is_empty());
+    let level = level_name(input)
+        .ok()
+        .flatten()
+        .or_else(|| trimmed(&input.level).map(String::from));
+    default_name(input.like.trim(), trimmed(&input.shape), level.as_deref())
 }
 
 /// Where a file with no `out` goes: the CLI writes beside the template (the
@@ -465,19 +491,22 @@ pub async fn synth_file(
             .filter(|s| !s.is_empty())
             .map(String::from)
     };
-    let (shape, level) = (blank(&input.shape), blank(&input.level));
-    let level = level
-        .map(|l| crate::model::reshape::level(&l).map(|l| l.name.to_string()))
-        .transpose()
-        .map_err(DynoError::BadInput)?;
+    let (shape, level) = (blank(&input.shape), level_name(input)?);
     let like = input.like.trim();
     if like.is_empty() {
         return Err(DynoError::BadInput(
             "choose the GGUF file whose header the synthetic model takes".into(),
         ));
     }
-    let (out, force) = match blank(&input.out) {
-        Some(o) => (super::expand_home(&o), input.replace),
+    let out = input
+        .out
+        .as_deref()
+        .filter(|p| p.to_str().is_none_or(|s| !s.trim().is_empty()));
+    let (out, force) = match out {
+        Some(o) => match o.to_str() {
+            Some(s) => (super::expand_home(s.trim()), input.replace),
+            None => (o.to_path_buf(), input.replace),
+        },
         None => {
             let name = default_name(like, shape.as_deref(), level.as_deref());
             let dir = match place {

@@ -453,7 +453,7 @@ fn the_apps_form_describes_a_shape_and_refuses_what_it_cannot_write() {
         like: model(SMOL).display().to_string(),
         shape: Some("llama-3.1-8b".into()),
         level: Some(level.into()),
-        out: Some(s.path("8b.gguf").display().to_string()),
+        out: Some(s.path("8b.gguf")),
         dry_run: true,
         ..SynthInput::default()
     };
@@ -502,6 +502,17 @@ fn the_apps_form_describes_a_shape_and_refuses_what_it_cannot_write() {
     assert_eq!(
         dyno::app::synth::default_name("org/Llama-3.2-1B-GGUF:Q8_0", None, None),
         "org-Llama-3.2-1B-GGUF-Q8_0.synth.gguf"
+    );
+    // The app's Save as… offers the same name, with the level as the
+    // form's list spells it whatever the case typed.
+    assert_eq!(
+        dyno::app::synth::suggested_name(&SynthInput {
+            like: " /m/SmolLM2-135M-Instruct.Q4_1.gguf ".into(),
+            shape: Some("llama-3.1-8b".into()),
+            level: Some("q4_k_m".into()),
+            ..SynthInput::default()
+        }),
+        "SmolLM2-135M-Instruct.Q4_1.llama-3.1-8b-Q4_K_M.synth.gguf"
     );
     let names = dyno::app::synth::options();
     assert!(names

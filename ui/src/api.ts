@@ -172,6 +172,8 @@ export function synthFile(input: SynthInput, jobId: string, onEvent: (e: JobEven
 }
 /** The named shapes and the levels "Synthetic model…" offers. */
 export const synthOptions = () => call<SynthOptions>("synth_options");
+/** The name `dyno synth` would give this synthetic model: what "Save as…" offers. */
+export const synthName = (input: SynthInput) => call<string>("synth_name", { input });
 /** Predictions for files on disk, one calibration for them all (the Models list). */
 export const predictFiles = (paths: string[]) => call<PredictedFile[]>("predict_files", { paths });
 /** Past predictions against what the runs measured: `dyno predict --accuracy --json`. */

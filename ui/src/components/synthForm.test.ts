@@ -7,6 +7,7 @@ import { describe, expect, it, vi } from "vitest";
 
 const synthFile = vi.fn();
 const cancel = vi.fn(async (_jobId: string) => true);
+const synthName = vi.fn(async (_input: unknown) => "SmolLM2-135M-Instruct.Q4_1.llama-3.1-8b-Q4_K_M.synth.gguf");
 vi.mock("../api", () => ({
   synthOptions: vi.fn(async () => ({
     shapes: [{ name: "llama-3.2-1b", arch: "llama" }, { name: "llama-3.1-8b", arch: "llama" }],
@@ -17,6 +18,8 @@ vi.mock("../api", () => ({
   cancel: (jobId: string) => cancel(jobId),
   pickTemplateFile: vi.fn(async () => "/models/SmolLM2-135M-Instruct.Q4_1.gguf"),
   pickSynthPath: vi.fn(async (p: string) => `/out/${p}`),
+  // The backend names the file (app::synth::suggested_name, tested in Rust).
+  synthName: (input: unknown) => synthName(input),
   presetEstimates: vi.fn(async () => []),
 }));
 const { default: SynthForm } = await import("./SynthForm.svelte");
@@ -58,6 +61,7 @@ describe("SynthForm", () => {
     pick("synth-level", "Q4_K_M");
     q("synth-save-as").click();
     await settle();
+    expect(synthName.mock.lastCall![0]).toMatchObject({ like: "/models/SmolLM2-135M-Instruct.Q4_1.gguf", shape: "llama-3.1-8b", level: "Q4_K_M" });
     expect((q("synth-out") as HTMLInputElement).value).toBe("/out/SmolLM2-135M-Instruct.Q4_1.llama-3.1-8b-Q4_K_M.synth.gguf");
 
     synthFile.mockResolvedValueOnce(outcome(true));
