@@ -35,7 +35,7 @@ pub struct SynthOutcome {
     pub arch: String,
     pub seed: u64,
     /// The shape asked for (`llama-3.1-8b Q4_0`); absent for `--like` alone,
-    /// whose header is the source's byte for byte.
+    /// whose header is the source's with Dyno's label added.
     pub shape: Option<String>,
     /// Parameters, and bytes of tensor data (what llama.cpp calls the
     /// model's size).
@@ -458,7 +458,9 @@ fn level_name(input: &SynthInput) -> Result<Option<String>> {
 /// offered by the app's save dialog so both name files by one rule. A level
 /// it does not know is named as typed; writing will refuse it.
 pub fn suggested_name(input: &SynthInput) -> String {
-    let trimmed = |o: &Option<String>| o.as_deref().map(str::trim).filter(|s| !s.is_empty());
+    fn trimmed(o: &Option<String>) -> Option<&str> {
+        o.as_deref().map(str::trim).filter(|s| !s.is_empty())
+    }
     let level = level_name(input)
         .ok()
         .flatten()
