@@ -842,34 +842,50 @@ fn scrub_text(text: &str, url: &str) -> String {
     t.replace(url.trim(), &redact(url))
 }
 
+/// The TCP address the pool will connect to, read as the driver reads the
+/// URL (`?host=`, `?hostaddr=`, `?port=`, and PGHOST, PGPORT where the URL
+/// is silent), with the address as a person writes it (`[::1]:5432`).
+/// `None` for a Unix socket, or a URL the driver will refuse in its own
+/// words.
+fn knock_address(url: &str) -> Option<(String, u16, String)> {
+    use std::str::FromStr;
+    let o = sqlx::postgres::PgConnectOptions::from_str(url).ok()?;
+    let host = o.get_host();
+    if o.get_socket().is_some() || host.starts_with('/') || host.is_empty() {
+        return None;
+    }
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    let port = o.get_port();
+    let shown = if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
+    Some((host, port, shown))
+}
+
 /// Knock on the server's address before the pool connects: the pool retries
 /// a refused connection until its 20 s are up and then says only that it
 /// timed out, while a refused or unreachable address is known at once and
-/// has its own remedy. A server on a Unix socket (no host, or `host=` in
-/// the query) is left to the pool.
+/// has its own remedy. A server on a Unix socket is left to the pool.
 async fn probe(url: &str) -> std::result::Result<(), String> {
-    let Ok(u) = url::Url::parse(url) else {
+    let Some((host, port, shown)) = knock_address(url) else {
         return Ok(());
     };
-    let Some(host) = u.host_str().filter(|h| !h.is_empty()) else {
-        return Ok(());
-    };
-    if u.query_pairs().any(|(k, _)| k == "host" || k == "hostaddr") {
-        return Ok(());
-    }
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let port = u.port().unwrap_or(5432);
-    let knock = tokio::net::TcpStream::connect((host, port));
+    let knock = tokio::net::TcpStream::connect((host.as_str(), port));
     match tokio::time::timeout(Duration::from_secs(5), knock).await {
         Ok(Ok(_)) => Ok(()),
         Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => Err(format!(
-            "nothing is listening on {host}:{port}; start the PostgreSQL server, or correct the host and port in the URL"
+            "nothing is listening on {shown}; start the PostgreSQL server, or correct the host and port in the URL"
         )),
         Ok(Err(e)) => Err(format!(
-            "cannot reach {host}:{port} ({e}); check the host name and port in the URL"
+            "cannot reach {shown} ({e}); check the host name and port in the URL"
         )),
         Err(_) => Err(format!(
-            "{host}:{port} did not answer within 5 s; check the host and port, and that no firewall stands between"
+            "{shown} did not answer within 5 s; check the host and port, and that no firewall stands between"
         )),
     }
 }
@@ -910,6 +926,33 @@ fn connect_error(label: &str, url: &str, e: sqlx::Error) -> DynoError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_knock_goes_where_the_driver_will_connect() {
+        let at = |u: &str| knock_address(u).map(|a| a.2);
+        assert_eq!(
+            at("postgres://ana@db.lab:6000/team").as_deref(),
+            Some("db.lab:6000")
+        );
+        assert_eq!(
+            at("postgres://ana@db.lab/team?port=6543").as_deref(),
+            Some("db.lab:6543")
+        );
+        assert_eq!(
+            at("postgresql://ana@[::1]:7/team").as_deref(),
+            Some("[::1]:7")
+        );
+        assert_eq!(
+            at("postgres://ana@db.lab/team?hostaddr=10.0.0.7&port=5433").as_deref(),
+            Some("10.0.0.7:5433")
+        );
+        // A Unix socket is the pool's to reach.
+        assert_eq!(at("postgres://ana@%2Fvar%2Frun%2Fpostgresql/team"), None);
+        assert_eq!(
+            at("postgres://ana@localhost/team?host=/var/run/postgresql"),
+            None
+        );
+    }
 
     #[test]
     fn a_password_never_survives_redaction() {
