@@ -56,40 +56,70 @@ pub struct ListRow {
     /// A server run's server and build ("llama-server b6000"); null for
     /// in-process runs and sweeps.
     pub server: Option<String>,
+    /// What a model with synthetic weights stands for ("twin of SmolLM2
+    /// 135M, seed 1"), so the list never shows its figures as the real
+    /// model's; null for a real model and for server runs.
+    pub synthetic: Option<String>,
 }
 
-/// Labels of the stored machines by id, and the id of this one (if stored).
-async fn machines(store: &Store) -> Result<(HashMap<i64, String>, Option<i64>)> {
-    let here = crate::machine::Machine::detect().fingerprint;
-    let mut labels = HashMap::new();
-    let mut this = None;
-    for m in store.machine_labels().await? {
-        if m.fingerprint == here {
-            this = Some(m.id);
-        }
-        labels.insert(
-            m.id,
-            format!(
-                "{} · {} threads · {}",
-                m.cpu.trim(),
-                m.cores_logical,
-                crate::units::human_bytes(m.memory_bytes.max(0) as u64)
-            ),
-        );
-    }
-    Ok((labels, this))
+/// The stored machines as a list names them, and which one is this one.
+struct Machines {
+    labels: HashMap<i64, String>,
+    here: Option<i64>,
 }
+
+impl Machines {
+    async fn load(store: &Store) -> Result<Machines> {
+        let fingerprint = crate::machine::Machine::detect().fingerprint;
+        let mut labels = HashMap::new();
+        let mut here = None;
+        for m in store.machine_labels().await? {
+            if m.fingerprint == fingerprint {
+                here = Some(m.id);
+            }
+            labels.insert(
+                m.id,
+                format!(
+                    "{} · {} threads · {}",
+                    m.cpu.trim(),
+                    m.cores_logical,
+                    crate::units::human_bytes(m.memory_bytes.max(0) as u64)
+                ),
+            );
+        }
+        Ok(Machines { labels, here })
+    }
+
+    fn label(&self, id: Option<i64>) -> String {
+        id.and_then(|i| self.labels.get(&i).cloned())
+            .unwrap_or_else(|| "unknown machine".to_string())
+    }
+
+    fn is_here(&self, id: Option<i64>) -> bool {
+        id.is_some() && id == self.here
+    }
+}
+
+/// A headline figure: its test, its mean, and whether it was disturbed.
+type Headline = (String, Option<f64>, bool);
 
 /// The newest `limit` runs and server runs, and every sweep, newest first.
 pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
+    let machines = Machines::load(store).await?;
+    let mut rows = run_rows(store, limit, &machines).await?;
+    let sweeps = sweep_rows(store, &rows, &machines).await?;
+    rows.extend(sweeps);
+    rows.extend(serve_rows(store, limit, &machines).await?);
+    // RFC 3339 UTC timestamps sort as strings.
+    rows.sort_by(|a, b| b.started_at.cmp(&a.started_at));
+    Ok(rows)
+}
+
+/// The newest `limit` runs, each with its first prefill and decode figure.
+async fn run_rows(store: &Store, limit: i64, machines: &Machines) -> Result<Vec<ListRow>> {
     let runs = store.run_list(limit.max(0)).await?;
-    let (labels, here) = machines(store).await?;
-    let label = |id: Option<i64>| {
-        id.and_then(|i| labels.get(&i).cloned())
-            .unwrap_or_else(|| "unknown machine".to_string())
-    };
     let oldest = runs.iter().map(|r| r.id).min().unwrap_or(i64::MAX);
-    let mut first: HashMap<(i64, &str), (String, Option<f64>, bool)> = HashMap::new();
+    let mut first: HashMap<(i64, &str), Headline> = HashMap::new();
     let mut disturbed: HashMap<i64, Vec<String>> = HashMap::new();
     let heads = store.headlines(oldest).await?;
     for h in &heads {
@@ -102,7 +132,7 @@ pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
                 .or_insert_with(|| (h.test.clone(), h.mean_tokens_per_s, h.disturbed));
         }
     }
-    let mut rows: Vec<ListRow> = runs
+    Ok(runs
         .iter()
         .map(|r| {
             let pp = first.get(&(r.id, "prompt"));
@@ -126,18 +156,22 @@ pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
                 disturbed: disturbed.remove(&r.id).unwrap_or_default(),
                 levels: 1,
                 sweep_id: r.sweep_id,
-                machine: label(r.machine_id),
-                this_machine: r.machine_id.is_some() && r.machine_id == here,
+                machine: machines.label(r.machine_id),
+                this_machine: machines.is_here(r.machine_id),
                 server: None,
+                synthetic: r.synthetic.clone(),
             }
         })
-        .collect();
-    // Each sweep's fastest level per rate, from its runs in the list, and
-    // its levels' disturbed tests.
+        .collect())
+}
+
+/// Every sweep, each with its fastest level's prefill and decode among
+/// `runs` (so its row is not blank) and its levels' disturbed tests.
+async fn sweep_rows(store: &Store, runs: &[ListRow], machines: &Machines) -> Result<Vec<ListRow>> {
     let mut best: HashMap<(i64, bool), (String, f64, bool)> = HashMap::new();
     let mut sweep_disturbed: HashMap<i64, Vec<String>> = HashMap::new();
-    for r in rows.iter().filter(|r| r.sweep_id.is_some()) {
-        let sweep = r.sweep_id.unwrap_or_default();
+    for r in runs {
+        let Some(sweep) = r.sweep_id else { continue };
         for (decode, test, mean, bad) in [
             (false, &r.pp_test, r.pp_mean, r.pp_disturbed),
             (true, &r.tg_test, r.tg_mean, r.tg_disturbed),
@@ -156,6 +190,7 @@ pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
             .or_default()
             .extend(r.disturbed.iter().map(|t| format!("{} {t}", r.quant)));
     }
+    let mut rows = Vec::new();
     for s in store.sweeps(i64::MAX).await? {
         let pp = best.get(&(s.id, false));
         let tg = best.get(&(s.id, true));
@@ -193,11 +228,19 @@ pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
             disturbed: sweep_disturbed.remove(&s.id).unwrap_or_default(),
             levels: levels.len(),
             sweep_id: Some(s.id),
-            machine: label(s.machine_id),
-            this_machine: s.machine_id.is_some() && s.machine_id == here,
+            machine: machines.label(s.machine_id),
+            this_machine: machines.is_here(s.machine_id),
             server: None,
+            synthetic: model.as_ref().and_then(|m| m.synthetic.clone()),
         });
     }
+    Ok(rows)
+}
+
+/// The newest `limit` server runs, each with the per-request medians of its
+/// first test that has them.
+async fn serve_rows(store: &Store, limit: i64, machines: &Machines) -> Result<Vec<ListRow>> {
+    let mut rows = Vec::new();
     for s in store.server_runs(limit.max(0)).await? {
         let r = crate::serve::report::load(store, s.id, false).await?;
         let r = super::export::serve::scrubbed(r, false);
@@ -229,12 +272,11 @@ pub async fn build(store: &Store, limit: i64) -> Result<Vec<ListRow>> {
             disturbed: Vec::new(),
             levels: 1,
             sweep_id: None,
-            machine: label(s.machine_id),
-            this_machine: s.machine_id.is_some() && s.machine_id == here,
+            machine: machines.label(s.machine_id),
+            this_machine: machines.is_here(s.machine_id),
             server: Some(r.server.label()),
+            synthetic: None,
         });
     }
-    // RFC 3339 UTC timestamps sort as strings.
-    rows.sort_by(|a, b| b.started_at.cmp(&a.started_at));
     Ok(rows)
 }
