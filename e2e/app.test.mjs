@@ -281,6 +281,11 @@ test("a hub level is measured before downloading it, from its header and synthet
   });
   assert.match(await status.getText(), /done/);
   await byId("level-chart", 30_000);
+  // Its figures are never listed as the real level's: Results marks them.
+  await (await byId("nav-results")).click();
+  const mark = await byId("results-synthetic", 30_000);
+  assert.match(await mark.getAttribute("title"), /synthetic weights: twin of .*seed 1/);
+  await shot("synth-level-results");
   // Nothing of the level was downloaded: the hub cache holds no blob of it.
   const blobs = path.join(process.env.HF_HOME ?? "", "hub", "models--dyno-test--SmolLM2-135M-Instruct-GGUF", "blobs");
   assert.ok(!fs.existsSync(blobs) || fs.readdirSync(blobs).length === 0, `blobs: ${fs.existsSync(blobs) && fs.readdirSync(blobs)}`);

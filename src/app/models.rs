@@ -80,6 +80,9 @@ pub struct LocalModel {
     pub size_bytes: Option<u64>,
     pub n_params: Option<u64>,
     pub fit: Option<Fit>,
+    /// What a file `dyno synth` wrote stands for ("twin of SmolLM2 135M,
+    /// seed 1"); null for a real model.
+    pub synthetic: Option<String>,
     /// Why the header could not be read, for a file that is listed anyway.
     pub error: Option<String>,
     /// Predicted speed, fit and quality on this machine
@@ -122,6 +125,7 @@ fn local(f: &Found, (ram, vram): (u64, u64)) -> LocalModel {
         size_bytes: f.info.as_ref().map(|i| i.size_bytes),
         n_params: f.info.as_ref().map(|i| i.n_params),
         fit: f.info.as_ref().map(|i| Fit::of(i.size_bytes, ram, vram)),
+        synthetic: f.info.as_ref().and_then(|i| i.synthetic.clone()),
         error: f.error.clone(),
         prediction: None,
     }

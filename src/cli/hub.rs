@@ -451,9 +451,14 @@ async fn list_models(store: &Store, json: bool) -> Result<i32> {
             .and_then(|p| p.prediction.as_ref());
         match &f.info {
             Some(i) => println!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {}{} | {} | {} | {} | {} | {} | {} | {} |",
                 f.origin.as_str(),
                 f.name,
+                if i.synthetic.is_some() {
+                    " (synthetic)"
+                } else {
+                    ""
+                },
                 i.arch,
                 i.quant,
                 human_bytes(i.size_bytes),

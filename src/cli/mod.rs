@@ -400,7 +400,10 @@ async fn runs(db: &Path, json: bool, limit: i64) -> Result<i32> {
                 r.id,
                 r.started_at,
                 status,
-                m.file_name,
+                match m.synthetic {
+                    Some(_) => format!("{} (synthetic)", m.file_name),
+                    None => m.file_name.clone(),
+                },
                 m.quant,
                 r.n_threads,
                 r.n_gpu_layers

@@ -41,6 +41,30 @@ pub struct ModelInfo {
     pub n_layers: Option<u64>,
     pub context_length: Option<u64>,
     pub gguf_version: u32,
+    /// What the file's synthetic weights stand for, from its
+    /// `dyno.synthetic.*` label ([`synthetic_label`]); `None` for a real
+    /// model. Its figures say how fast that shape runs, never how well.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synthetic: Option<String>,
+}
+
+/// The label of a file `dyno synth` wrote, in words: "twin of SmolLM2 135M,
+/// seed 1", or "llama-3.1-8b Q4_K_M from SmolLM2 135M's header, seed 1".
+/// `None` for a file without Dyno's label.
+pub fn synthetic_label(h: &gguf::Header) -> Option<String> {
+    let shape = h.get_str("dyno.synthetic.shape")?;
+    let like = h
+        .get_str("dyno.synthetic.like")
+        .unwrap_or("an unnamed model");
+    let seed = h
+        .get_u64("dyno.synthetic.seed")
+        .map(|s| format!(", seed {s}"))
+        .unwrap_or_default();
+    Some(if shape == reshape::TWIN {
+        format!("twin of {like}{seed}")
+    } else {
+        format!("{shape} from {like}'s header{seed}")
+    })
 }
 
 impl ModelInfo {
@@ -108,6 +132,7 @@ pub fn inspect_with_header(path: &Path) -> Result<(ModelInfo, gguf::Header), Dyn
         context_length: h.get_u64(&format!("{arch}.context_length")),
         gguf_version: h.version,
         arch,
+        synthetic: synthetic_label(&h),
     };
     Ok((info, h))
 }

@@ -840,23 +840,93 @@ fn metadata(
             }
         }
     }
+    n_kv += put_labels(
+        &mut kv,
+        label,
+        h.get_str("general.name").unwrap_or(arch),
+        seed,
+    );
+    Ok((kv, n_kv))
+}
+
+/// Append Dyno's `dyno.synthetic.*` entries (what shape, whose header, which
+/// seed), which mark the file as synthetic wherever it goes; returns how
+/// many were added.
+fn put_labels(kv: &mut Vec<u8>, shape: &str, like: &str, seed: u64) -> u64 {
     for (key, value) in [
-        ("dyno.synthetic.shape", label.to_string()),
-        (
-            "dyno.synthetic.like",
-            h.get_str("general.name").unwrap_or(arch).to_string(),
-        ),
+        ("dyno.synthetic.shape", shape),
+        ("dyno.synthetic.like", like),
     ] {
-        n_kv += 1;
-        put_str(&mut kv, key);
+        put_str(kv, key);
         kv.extend(8u32.to_le_bytes());
-        put_str(&mut kv, &value);
+        put_str(kv, value);
     }
-    n_kv += 1;
-    put_str(&mut kv, "dyno.synthetic.seed");
+    put_str(kv, "dyno.synthetic.seed");
     kv.extend(10u32.to_le_bytes());
     kv.extend(seed.to_le_bytes());
-    Ok((kv, n_kv))
+    3
+}
+
+/// The `dyno.synthetic.shape` of a twin: the template's own shape and types.
+pub const TWIN: &str = "twin";
+
+/// A twin's header: the template's, byte for byte, with the
+/// `dyno.synthetic.*` entries added after its metadata (any it had, from a
+/// synthetic template, replaced). The tensor list, its offsets and every
+/// key llama.cpp reads are untouched, so the twin measures as the template
+/// does; the entries only say that its figures come from synthetic weights.
+pub fn label_twin(template: &[u8], h: &Header, seed: u64) -> Result<(Vec<u8>, Header), String> {
+    let bad = || "the template's header could not be read again to label it".to_string();
+    let rd_u64 = |o: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(template.get(o..o + 8)?.try_into().ok()?))
+    };
+    let n_tensors = rd_u64(8).ok_or_else(bad)?;
+    let n_kv_in = rd_u64(16).ok_or_else(bad)?;
+    let mut pos = 24usize;
+    let mut kv = Vec::new();
+    let mut n_kv = 0u64;
+    for _ in 0..n_kv_in {
+        let (key, _, _, used) = raw_kv(template.get(pos..).ok_or_else(bad)?).ok_or_else(bad)?;
+        if !key.starts_with("dyno.synthetic.") {
+            kv.extend(&template[pos..pos + used]);
+            n_kv += 1;
+        }
+        pos += used;
+    }
+    // The tensor infos: name, dimensions, type and offset each.
+    let infos_start = pos;
+    for _ in 0..n_tensors {
+        let name_len = rd_u64(pos).ok_or_else(bad)? as usize;
+        pos = pos.checked_add(8 + name_len).ok_or_else(bad)?;
+        let n_dims = template
+            .get(pos..pos + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().expect("four bytes")))
+            .ok_or_else(bad)? as usize;
+        pos = pos
+            .checked_add(4 + 8 * n_dims + 4 + 8)
+            .filter(|&p| p <= template.len())
+            .ok_or_else(bad)?;
+    }
+    let like = h
+        .get_str("general.name")
+        .or(h.get_str("general.architecture"))
+        .unwrap_or("unknown")
+        .to_string();
+    n_kv += put_labels(&mut kv, TWIN, &like, seed);
+    let mut bytes = Vec::with_capacity(template.len() + 128);
+    bytes.extend(&template[..16]);
+    bytes.extend(n_kv.to_le_bytes());
+    bytes.extend(kv);
+    bytes.extend(&template[infos_start..pos]);
+    let align = h.alignment as usize;
+    bytes.resize(bytes.len().div_ceil(align) * align, 0);
+    let data_bytes = h.file_size.saturating_sub(h.data_offset);
+    let parsed = read_header_from(
+        std::io::Cursor::new(&bytes),
+        bytes.len() as u64 + data_bytes,
+    )
+    .map_err(|e| format!("the labelled header does not read back: {e}"))?;
+    Ok((bytes, parsed))
 }
 
 /// Special tokens (BOS, EOS, padding…) must stay inside a smaller

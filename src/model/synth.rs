@@ -1,5 +1,7 @@
 //! Synthetic weights: a model file with a real model's header and tensor
-//! layout, byte for byte, and made-up tensor data of each tensor's own type.
+//! layout, byte for byte but for Dyno's `dyno.synthetic.*` label (which
+//! llama.cpp ignores, and which makes every report say the figures are
+//! synthetic), and made-up tensor data of each tensor's own type.
 //!
 //! Why the data cannot simply be zeros (docs/method.md, "Synthetic weights",
 //! has the measurements): on the CPU ggml converts every block's f16 scale to
@@ -271,9 +273,11 @@ pub fn prepare(
     header_bytes.resize(h.data_offset as usize, 0);
     check(&h).map_err(PrepareError::Refused)?;
     let Some(req) = shape else {
+        let (header_bytes, header) =
+            reshape::label_twin(&header_bytes, &h, seed).map_err(PrepareError::Refused)?;
         return Ok(Prepared {
             header_bytes,
-            header: h,
+            header,
             shape_label: None,
         });
     };

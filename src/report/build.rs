@@ -175,6 +175,7 @@ async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
             },
             n_layers: m.n_layers.map(|v| v as u64),
             context_length: m.context_length.map(|v| v as u64),
+            synthetic: m.synthetic,
         },
         config: ConfigJson {
             n_threads: run.n_threads as u32,

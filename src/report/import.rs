@@ -303,6 +303,7 @@ pub async fn import_with(
             n_layers: run.model.n_layers,
             context_length: run.model.context_length,
             gguf_version: 3,
+            synthetic: run.model.synthetic.clone(),
         };
         let model_id = store.add_model_if_absent(&info).await?;
         let specs = run.results.iter().map(spec).collect::<Result<Vec<_>>>()?;

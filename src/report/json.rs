@@ -81,6 +81,12 @@ pub struct ModelJson {
     pub bits_per_weight: f64,
     pub n_layers: Option<u64>,
     pub context_length: Option<u64>,
+    /// Set when the file has synthetic weights (`dyno synth`): what they
+    /// stand for ("twin of SmolLM2 135M, seed 1"). Its figures are that
+    /// shape's speed here; its text and quality mean nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub synthetic: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]

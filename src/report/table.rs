@@ -211,10 +211,16 @@ fn grid(report: &Report) -> String {
 
     let mut rows: Vec<Vec<String>> = Vec::new();
     for run in &report.runs {
+        let model = run
+            .model_desc
+            .clone()
+            .unwrap_or_else(|| format!("{} {}", run.model.arch, run.model.quant));
         let mut fixed = vec![
-            run.model_desc
-                .clone()
-                .unwrap_or_else(|| format!("{} {}", run.model.arch, run.model.quant)),
+            // Never shown as the real model's figure (the note says of what).
+            match run.model.synthetic {
+                Some(_) => format!("{model} (synthetic)"),
+                None => model,
+            },
             weight_size(&run.model),
             human_params(run.model.n_params),
             run.backend.clone().unwrap_or_else(|| "-".into()),
@@ -334,6 +340,7 @@ pub(crate) fn notes(report: &Report) -> String {
             "\nTTFT of a test at @dN: the prompt follows N tokens already in the cache (restored, not timed), not an empty cache.\n",
         );
     }
+    out.push_str(&synthetic_notes(report));
     out.push_str(&super::laptop::disturbed_notes(report));
     out.push_str(&super::laptop::sustained_notes(report));
     out.push_str(&super::offload::table(&report.offload_sweep));
@@ -360,6 +367,27 @@ pub(crate) fn notes(report: &Report) -> String {
         out.push_str(&format!("backend modules: {}\n", modules.join(", ")));
     }
     out.push_str(&super::laptop::machine_state_notes(report));
+    out
+}
+
+/// What each model with synthetic weights stands for: its figures are that
+/// shape's speed here, and its text means nothing.
+pub(crate) fn synthetic_notes(report: &Report) -> String {
+    let mut out = String::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for run in &report.runs {
+        let Some(label) = run.model.synthetic.as_deref() else {
+            continue;
+        };
+        if seen.contains(&label) {
+            continue;
+        }
+        seen.push(label);
+        out.push_str(&format!(
+            "\nsynthetic weights ({}): {label}. The figures are the speed of that shape on this machine; its output is noise, so quality means nothing.\n",
+            run.model.file_name
+        ));
+    }
     out
 }
 
@@ -419,6 +447,7 @@ mod tests {
                 bits_per_weight: 0.0,
                 n_layers: Some(30),
                 context_length: None,
+                synthetic: None,
             },
             config: ConfigJson {
                 n_threads: 2,

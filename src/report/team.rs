@@ -93,7 +93,15 @@ pub fn to_team(report: &Report, uid: Option<&str>, telemetry: Option<String>) ->
         model: TeamModel {
             sha256: run.model.sha256.clone(),
             file_name: run.model.file_name.clone(),
-            name: run.model.name.clone(),
+            // The team store has no column for it, and a twin keeps the
+            // real model's name: its name says so wherever it is listed.
+            name: match &run.model.synthetic {
+                Some(_) => Some(format!(
+                    "{} (synthetic weights)",
+                    run.model.name.as_deref().unwrap_or(&run.model.file_name)
+                )),
+                None => run.model.name.clone(),
+            },
             arch: run.model.arch.clone(),
             quant: run.model.quant.clone(),
             size_bytes: run.model.size_bytes as i64,

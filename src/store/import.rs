@@ -94,9 +94,9 @@ impl Store {
         let path = m.path.to_string_lossy();
         sqlx::query(
             "INSERT INTO models (sha256, path, file_name, arch, name, quant, size_bytes, weight_bytes, n_params,
-                                 n_layers, context_length, gguf_version, file_mtime_ns, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
-             ON CONFLICT (path, sha256) DO NOTHING",
+                                 n_layers, context_length, gguf_version, file_mtime_ns, created_at, synthetic)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
+             ON CONFLICT (path, sha256) DO UPDATE SET synthetic = COALESCE(models.synthetic, excluded.synthetic)",
         )
         .bind(&m.sha256)
         .bind(&path)
@@ -111,6 +111,7 @@ impl Store {
         .bind(m.context_length.map(|v| v as i64))
         .bind(m.gguf_version as i64)
         .bind(now())
+        .bind(&m.synthetic)
         .execute(&self.pool)
         .await
         .db(self)?;

@@ -18,6 +18,7 @@ pub struct RunListRow {
     pub quant: String,
     pub arch: String,
     pub machine_id: Option<i64>,
+    pub synthetic: Option<String>,
 }
 
 /// A machine as a list names it: enough to tell this laptop from the
@@ -46,7 +47,8 @@ impl Store {
     /// The newest `limit` runs with their models.
     pub async fn run_list(&self, limit: i64) -> Result<Vec<RunListRow>> {
         sqlx::query_as(
-            "SELECT r.id, r.sweep_id, r.status, r.started_at, m.file_name, m.name, m.quant, m.arch, r.machine_id
+            "SELECT r.id, r.sweep_id, r.status, r.started_at, m.file_name, m.name, m.quant, m.arch, r.machine_id,
+                    m.synthetic
              FROM runs r JOIN models m ON m.id = r.model_id
              ORDER BY r.id DESC LIMIT ?",
         )

@@ -26,6 +26,8 @@ pub struct ModelRow {
     pub n_layers: Option<i64>,
     pub context_length: Option<i64>,
     pub gguf_version: i64,
+    /// [`ModelInfo::synthetic`].
+    pub synthetic: Option<String>,
 }
 
 impl Store {
@@ -52,9 +54,10 @@ impl Store {
     pub async fn upsert_model(&self, m: &ModelInfo, mtime_ns: i64) -> Result<i64> {
         sqlx::query_scalar(
             "INSERT INTO models (sha256, path, file_name, arch, name, quant, size_bytes, weight_bytes, n_params,
-                                 n_layers, context_length, gguf_version, file_mtime_ns, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-             ON CONFLICT (path, sha256) DO UPDATE SET file_mtime_ns = excluded.file_mtime_ns
+                                 n_layers, context_length, gguf_version, file_mtime_ns, created_at, synthetic)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (path, sha256) DO UPDATE SET file_mtime_ns = excluded.file_mtime_ns,
+                                                      synthetic = excluded.synthetic
              RETURNING id",
         )
         .bind(&m.sha256)
@@ -71,6 +74,7 @@ impl Store {
         .bind(m.gguf_version as i64)
         .bind(mtime_ns)
         .bind(now())
+        .bind(&m.synthetic)
         .fetch_one(&self.pool)
         .await
         .db(self)

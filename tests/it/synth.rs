@@ -24,8 +24,31 @@ fn synth(s: &Scratch, like: &Path, out: &Path, extra: &[&str]) -> std::process::
         .expect("dyno synth runs")
 }
 
-fn data_offset(p: &Path) -> u64 {
-    dyno::model::gguf::read_header(p).unwrap().data_offset
+/// `twin` is `real`'s twin: the same metadata but for Dyno's
+/// `dyno.synthetic.*` label (shape "twin"), the same tensor list with the
+/// same offsets, and as many bytes of data. Returns both headers.
+fn assert_twin(real: &Path, twin: &Path) -> (dyno::model::gguf::Header, dyno::model::gguf::Header) {
+    let (ha, hb) = (
+        dyno::model::gguf::read_header(real).unwrap(),
+        dyno::model::gguf::read_header(twin).unwrap(),
+    );
+    let mut rest = hb.metadata.clone();
+    rest.retain(|k, _| !k.starts_with("dyno.synthetic."));
+    assert_eq!(ha.metadata, rest, "{twin:?}: metadata");
+    assert_eq!(hb.get_str("dyno.synthetic.shape"), Some("twin"));
+    let tensors = |h: &dyno::model::gguf::Header| {
+        h.tensors
+            .iter()
+            .map(|t| (t.name.clone(), t.dims.clone(), t.ggml_type, t.offset))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(tensors(&ha), tensors(&hb), "{twin:?}: tensor list");
+    assert_eq!(
+        ha.file_size - ha.data_offset,
+        hb.file_size - hb.data_offset,
+        "{twin:?}: data bytes"
+    );
+    (ha, hb)
 }
 
 /// Mean block-scale spread per tensor role and type, from `synth --stats`.
@@ -70,14 +93,30 @@ fn a_synthetic_twin_keeps_the_header_and_the_real_scale_spread_and_loads() {
         assert_code(&o, 0);
         let j = json(&o);
         assert_eq!(j["path"].as_str().unwrap(), out.to_str().unwrap());
-        // Byte for byte up to the data, the same size, other data.
+        // The same metadata and tensor list (the tensors' offsets too), the
+        // same amount of data, other data; only Dyno's label is added.
+        let (ha, hb) = assert_twin(&real, &out);
+        assert_eq!(
+            hb.get_str("dyno.synthetic.like"),
+            ha.get_str("general.name")
+        );
+        assert_eq!(hb.get_u64("dyno.synthetic.seed"), Some(1));
         let (a, b) = (std::fs::read(&real).unwrap(), std::fs::read(&out).unwrap());
-        assert_eq!(a.len(), b.len());
-        let at = data_offset(&real) as usize;
-        assert_eq!(a[..at], b[..at], "{name}: the header differs");
-        assert_ne!(a[at..], b[at..]);
-        assert!(b[at..].iter().filter(|&&x| x != 0).count() > (b.len() - at) / 2);
+        let (at, bt) = (ha.data_offset as usize, hb.data_offset as usize);
+        assert_ne!(a[at..], b[bt..]);
+        assert!(b[bt..].iter().filter(|&&x| x != 0).count() > (b.len() - bt) / 2);
         assert_eq!(f(&j["stats"]["file_bytes"]) as usize, b.len());
+        // A twin of a twin carries one label, not two.
+        let again = s.path(&format!("synth-again-{name}"));
+        assert_code(&synth(&s, &out, &again, &["--seed", "2"]), 0);
+        let hc = dyno::model::gguf::read_header(&again).unwrap();
+        assert_eq!(
+            hc.metadata.len(),
+            hb.metadata.len(),
+            "{name}: labels replaced"
+        );
+        assert_eq!(hc.get_u64("dyno.synthetic.seed"), Some(2));
+        std::fs::remove_file(&again).unwrap();
         // The scales spread as the real model's do, role by role (the
         // measured spreads are 0.3 to 0.75 in log2; all-zero data gives 0,
         // random bytes over 5).
@@ -103,8 +142,34 @@ fn a_synthetic_twin_keeps_the_header_and_the_real_scale_spread_and_loads() {
             .output()
             .unwrap();
         assert_code(&o, 0);
-        assert!(tps(&json(&o), "tg4") > 0.0);
+        let j = json(&o);
+        assert!(tps(&j, "tg4") > 0.0);
+        // Its figures are never shown as the real model's: the run, its
+        // table, its list row and its CSV say what the weights stand for.
+        let label = format!("twin of {}, seed 1", ha.get_str("general.name").unwrap());
+        assert_eq!(j["runs"][0]["model"]["synthetic"], label.as_str(), "{name}");
+        let run_id = j["runs"][0]["run_id"].as_i64().unwrap();
+        let shown = stdout(&s.run_line(&format!("show {run_id}")));
+        assert!(shown.contains("(synthetic)"), "{shown}");
+        assert!(
+            shown.contains(&format!("synthetic weights (synth-{name}): {label}.")),
+            "{shown}"
+        );
+        let csv = stdout(&s.run_line(&format!("export {run_id} --format csv")));
+        assert!(csv.contains(&label), "{csv}");
+        let (rt, store) = crate::common::store(&s.db());
+        let rows = rt.block_on(dyno::report::list::build(&store, 100)).unwrap();
+        let row = rows
+            .iter()
+            .find(|r| r.id == run_id && r.kind == "run")
+            .unwrap();
+        assert_eq!(row.synthetic.as_deref(), Some(label.as_str()));
+        rt.block_on(store.close());
     }
+    // The real file's run carries no label.
+    let o = s.bench("-p 16 -n 4 -r 1 --json");
+    assert_code(&o, 0);
+    assert!(json(&o)["runs"][0]["model"].get("synthetic").is_none());
 }
 
 #[test]
@@ -370,16 +435,11 @@ fn a_hub_level_is_synthesised_from_its_header_alone() {
     let j = json(&o);
     assert_eq!(j["source"], "org/smol-GGUF:q4_1");
     let fetched = j["header_bytes_fetched"].as_u64().unwrap();
-    // The twin is the real file's header with synthetic data, of its size,
-    // from a small share of it: only ranged requests touched the file.
-    let (real, twin) = (
-        std::fs::read(model(SMOL)).unwrap(),
-        std::fs::read(&out).unwrap(),
-    );
-    assert_eq!(real.len(), twin.len());
-    let at = data_offset(&model(SMOL)) as usize;
-    assert_eq!(real[..at], twin[..at]);
-    assert!(fetched > 0 && fetched < real.len() as u64 / 10, "{fetched}");
+    // The twin is the real file's header (labelled) with synthetic data of
+    // its size, from a small share of it: only ranged requests touched it.
+    let real_len = std::fs::metadata(model(SMOL)).unwrap().len();
+    assert_twin(&model(SMOL), &out);
+    assert!(fetched > 0 && fetched < real_len / 10, "{fetched}");
     assert!(hub
         .requests()
         .iter()

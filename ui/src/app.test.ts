@@ -33,13 +33,13 @@ function listRows(n: number, limit = 1000): ResultListRow[] {
     target: String(r.run_id), kind: "run", id: r.run_id, title: r.model.name || r.model.file_name,
     file_name: r.model.file_name, quant: r.model.quant ?? "", arch: r.model.arch ?? "", status: r.status,
     started_at: r.started_at, pp_mean: 100, pp_test: "pp128", tg_mean: 20, tg_test: "tg32", pp_disturbed: false, tg_disturbed: false, disturbed: [], levels: 1, sweep_id: null,
-    machine: "Xeon · 2 threads · 24 GiB", this_machine: true, server: null,
+    machine: "Xeon · 2 threads · 24 GiB", this_machine: true, server: null, synthetic: null,
   }));
   const sweep: ResultListRow = {
     target: `sweep:${sweepDoc.sweep_id}`, kind: "sweep", id: sweepDoc.sweep_id, title: sweepDoc.runs[0].model.name || sweepDoc.runs[0].model.file_name,
     file_name: sweepDoc.runs[0].model.file_name, quant: sweepDoc.sweep.levels.map((l) => l.level).join(", "), arch: "",
     status: sweepDoc.sweep.status, started_at: sweepDoc.sweep.created_at, pp_mean: null, pp_test: null, tg_mean: null, tg_test: null, pp_disturbed: false, tg_disturbed: false, disturbed: [],
-    levels: sweepDoc.sweep.levels.length, sweep_id: null, machine: "Xeon · 2 threads · 24 GiB", this_machine: true, server: null,
+    levels: sweepDoc.sweep.levels.length, sweep_id: null, machine: "Xeon · 2 threads · 24 GiB", this_machine: true, server: null, synthetic: null,
   };
   return [...runs, sweep].sort((a, b) => (a.started_at < b.started_at ? 1 : a.started_at > b.started_at ? -1 : 0));
 }
@@ -113,7 +113,7 @@ vi.mock("./api", () => ({
   addModelPlace: vi.fn(async (path: string) => ({
     place: { path, kind: "folder" },
     added: true,
-    models: [{ origin: "folder", name: "m.gguf", file_name: "m.gguf", model_name: "M", path: `${path}/m.gguf`, arch: "llama", quant: "Q4_1", size_bytes: 1e8, n_params: 1e8, fit: "ram", error: null }],
+    models: [{ origin: "folder", name: "m.gguf", file_name: "m.gguf", model_name: "M", path: `${path}/m.gguf`, arch: "llama", quant: "Q4_1", size_bytes: 1e8, n_params: 1e8, fit: "ram", synthetic: null, error: null }],
   })),
   removeModelPlace: vi.fn(async () => true),
   presetEstimates: vi.fn(async () =>
@@ -299,7 +299,7 @@ describe("App", () => {
   it("shows Quick's time from one estimator on the Overview and in the Benchmark form", async () => {
     const api = await import("./api");
     vi.mocked(api.models).mockResolvedValue([
-      { origin: "folder", name: "s", file_name: "small.gguf", model_name: null, path: "/m/small.gguf", arch: "llama", quant: "Q4_1", size_bytes: 1e8, n_params: 1e8, fit: "ram", error: null },
+      { origin: "folder", name: "s", file_name: "small.gguf", model_name: null, path: "/m/small.gguf", arch: "llama", quant: "Q4_1", size_bytes: 1e8, n_params: 1e8, fit: "ram", synthetic: null, error: null },
     ]);
     q("nav-results")!.click();
     await settle();
@@ -310,9 +310,7 @@ describe("App", () => {
     await settle();
     (q("sweep-source-kind") as HTMLSelectElement).value = "files";
     q("sweep-source-kind")!.dispatchEvent(new Event("change"));
-    const files = q("sweep-files") as HTMLTextAreaElement;
-    files.value = "/m/small.gguf";
-    files.dispatchEvent(new Event("input"));
+    type("sweep-files", "/m/small.gguf");
     (q("sweep-preset") as HTMLSelectElement).value = "quick";
     q("sweep-preset")!.dispatchEvent(new Event("change"));
     await settle();
@@ -421,9 +419,7 @@ describe("App", () => {
     plan.value = "sustained";
     plan.dispatchEvent(new Event("change"));
     flushSync();
-    const minutes = q("sweep-sustain") as HTMLInputElement;
-    minutes.value = "2";
-    minutes.dispatchEvent(new Event("input"));
+    type("sweep-sustain", "2");
     q("sweep-cooldown")!.click();
     flushSync();
     q("sweep-run")!.click();
@@ -436,9 +432,7 @@ describe("App", () => {
   it("shows a hub error readably", async () => {
     q("nav-models")!.click();
     await settle();
-    const input = q("hub-query") as HTMLInputElement;
-    input.value = "llama";
-    input.dispatchEvent(new Event("input"));
+    type("hub-query", "llama");
     flushSync();
     q("hub-search")!.click();
     await settle();
@@ -673,9 +667,7 @@ describe("App", () => {
     });
     q("nav-models")!.click();
     await settle();
-    const input = q("hub-query") as HTMLInputElement;
-    input.value = "m";
-    input.dispatchEvent(new Event("input"));
+    type("hub-query", "m");
     flushSync();
     q("hub-search")!.click();
     await settle();
@@ -710,8 +702,8 @@ describe("App", () => {
   it("predicts each model on disk beside its row, and says when it cannot", async () => {
     const api = await import("./api");
     vi.mocked(api.models).mockResolvedValueOnce([
-      { origin: "folder", name: "a", file_name: "a.gguf", model_name: null, path: "/m/a.gguf", arch: "llama", quant: "Q4_1", size_bytes: 1e8, n_params: 1e8, fit: "ram", error: null },
-      { origin: "folder", name: "b", file_name: "b.gguf", model_name: null, path: "/m/b.gguf", arch: "llama", quant: "Q8_0", size_bytes: 2e8, n_params: 1e8, fit: "ram", error: null },
+      { origin: "folder", name: "a", file_name: "a.gguf", model_name: null, path: "/m/a.gguf", arch: "llama", quant: "Q4_1", size_bytes: 1e8, n_params: 1e8, fit: "ram", synthetic: null, error: null },
+      { origin: "folder", name: "b", file_name: "b.gguf", model_name: null, path: "/m/b.gguf", arch: "llama", quant: "Q8_0", size_bytes: 2e8, n_params: 1e8, fit: "ram", synthetic: null, error: null },
     ]);
     q("nav-models")!.click();
     await settle();
@@ -724,7 +716,7 @@ describe("App", () => {
   it("a model's Sweep fills the Benchmark form with its plan and starts nothing until Run", async () => {
     const api = await import("./api");
     vi.mocked(api.models).mockResolvedValueOnce([
-      { origin: "folder", name: "f", file_name: "f16.gguf", model_name: null, path: "/m/f16.gguf", arch: "llama", quant: "F16", size_bytes: 3e8, n_params: 1.35e8, fit: "ram", error: null },
+      { origin: "folder", name: "f", file_name: "f16.gguf", model_name: null, path: "/m/f16.gguf", arch: "llama", quant: "F16", size_bytes: 3e8, n_params: 1.35e8, fit: "ram", synthetic: null, error: null },
     ]);
     const before = vi.mocked(api.startSweep).mock.calls.length;
     q("nav-models")!.click();
@@ -778,9 +770,7 @@ describe("App", () => {
     const ctx = q("predict-ctx") as HTMLInputElement;
     ctx.value = "8192";
     ctx.dispatchEvent(new Event("input"));
-    const tps = q("predict-min-tps") as HTMLInputElement;
-    tps.value = "30";
-    tps.dispatchEvent(new Event("input"));
+    type("predict-min-tps", "30");
     flushSync();
     q("predict-again")!.click();
     await settle();
@@ -804,8 +794,8 @@ describe("App", () => {
     const api = await import("./api");
     runCount = 0;
     vi.mocked(api.models).mockResolvedValue([
-      { origin: "hf-cache", name: "o/r/big.gguf", file_name: "big.gguf", model_name: "Big", path: "/m/big.gguf", arch: "llama", quant: "Q8_0", size_bytes: 2e9, n_params: 1e9, fit: "ram", error: null },
-      { origin: "folder", name: "small.gguf", file_name: "small.gguf", model_name: "Small", path: "/m/small.gguf", arch: "llama", quant: "Q4_1", size_bytes: 1e8, n_params: 1e8, fit: "ram", error: null },
+      { origin: "hf-cache", name: "o/r/big.gguf", file_name: "big.gguf", model_name: "Big", path: "/m/big.gguf", arch: "llama", quant: "Q8_0", size_bytes: 2e9, n_params: 1e9, fit: "ram", synthetic: null, error: null },
+      { origin: "folder", name: "small.gguf", file_name: "small.gguf", model_name: "Small", path: "/m/small.gguf", arch: "llama", quant: "Q4_1", size_bytes: 1e8, n_params: 1e8, fit: "ram", synthetic: null, error: null },
     ]);
     // Start afresh with nothing measured; this sweep ends at once.
     vi.mocked(api.startSweep).mockImplementationOnce(async () => sweepDoc);
@@ -899,8 +889,8 @@ describe("App", () => {
     const api = await import("./api");
     // Both the first-run card and the quick sweep list the models.
     vi.mocked(api.models).mockResolvedValue([
-      { origin: "folder", name: "big", file_name: "big.gguf", model_name: null, path: "/m/big.gguf", arch: "llama", quant: "F16", size_bytes: 2e9, n_params: 1e9, fit: "ram", error: null },
-      { origin: "folder", name: "small", file_name: "small.gguf", model_name: null, path: "/m/small.gguf", arch: "llama", quant: "Q4_1", size_bytes: 1e8, n_params: 1e8, fit: "ram", error: null },
+      { origin: "folder", name: "big", file_name: "big.gguf", model_name: null, path: "/m/big.gguf", arch: "llama", quant: "F16", size_bytes: 2e9, n_params: 1e9, fit: "ram", synthetic: null, error: null },
+      { origin: "folder", name: "small", file_name: "small.gguf", model_name: null, path: "/m/small.gguf", arch: "llama", quant: "Q4_1", size_bytes: 1e8, n_params: 1e8, fit: "ram", synthetic: null, error: null },
     ]);
     await settle();
     q("quick-sweep")!.click();
@@ -930,9 +920,7 @@ describe("App", () => {
     });
     q("nav-sweep")!.click();
     flushSync();
-    const files = q("sweep-files") as HTMLTextAreaElement;
-    files.value = "/m/small.gguf";
-    files.dispatchEvent(new Event("input"));
+    type("sweep-files", "/m/small.gguf");
     flushSync();
     q("sweep-run")!.click();
     await settle();
@@ -986,9 +974,7 @@ describe("App", () => {
     }
     q("nav-sweep")!.click();
     flushSync();
-    const files = q("sweep-files") as HTMLTextAreaElement;
-    files.value = "/m/small.gguf";
-    files.dispatchEvent(new Event("input"));
+    type("sweep-files", "/m/small.gguf");
     flushSync();
 
     /** DOM mutation batches (each one a render) while a sweep sends a `ms` burst. */

@@ -48,6 +48,7 @@ fn csv_row(r: &Report, run: &RunJson, res: &ResultJson) -> Vec<(&'static str, Va
         ("model_file_bytes", json!(run.model.size_bytes)),
         ("model_n_params", json!(run.model.n_params)),
         ("bits_per_weight", json!(run.model.bits_per_weight)),
+        ("model_synthetic", json!(run.model.synthetic)),
         ("cpu", json!(m.cpu)),
         ("cores", json!(m.cores)),
         ("memory_bytes", json!(m.memory_bytes)),

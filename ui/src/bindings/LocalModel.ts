@@ -26,6 +26,11 @@ file_name: string,
  */
 model_name: string | null, path: string, arch: string | null, quant: string | null, size_bytes: number | null, n_params: number | null, fit: Fit | null, 
 /**
+ * What a file `dyno synth` wrote stands for ("twin of SmolLM2 135M,
+ * seed 1"); null for a real model.
+ */
+synthetic: string | null, 
+/**
  * Why the header could not be read, for a file that is listed anyway.
  */
 error: string | null, 

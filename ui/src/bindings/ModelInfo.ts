@@ -4,4 +4,10 @@ export type ModelInfo = { path: string, file_name: string, sha256: string, arch:
 /**
  * Bytes of tensor data, what one decode step streams.
  */
-weight_bytes: number, bits_per_weight: number, n_layers: number | null, context_length: number | null, };
+weight_bytes: number, bits_per_weight: number, n_layers: number | null, context_length: number | null, 
+/**
+ * Set when the file has synthetic weights (`dyno synth`): what they
+ * stand for ("twin of SmolLM2 135M, seed 1"). Its figures are that
+ * shape's speed here; its text and quality mean nothing.
+ */
+synthetic?: string, };

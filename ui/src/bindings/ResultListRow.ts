@@ -54,4 +54,10 @@ this_machine: boolean,
  * A server run's server and build ("llama-server b6000"); null for
  * in-process runs and sweeps.
  */
-server: string | null, };
+server: string | null, 
+/**
+ * What a model with synthetic weights stands for ("twin of SmolLM2
+ * 135M, seed 1"), so the list never shows its figures as the real
+ * model's; null for a real model and for server runs.
+ */
+synthetic: string | null, };

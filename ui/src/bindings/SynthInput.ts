@@ -23,7 +23,9 @@ shape?: string,
  */
 level?: string, 
 /**
- * Where to write; see [`DefaultPlace`] when absent.
+ * Where to write; see [`DefaultPlace`] when absent. A path, so a
+ * name the shell passed that is not UTF-8 reaches the file system as
+ * given; a leading `~/` (typed in the app) is the home folder.
  */
 out?: string, 
 /**

@@ -16,7 +16,7 @@ source: string,
 header_bytes_fetched: number, path: string, arch: string, seed: number, 
 /**
  * The shape asked for (`llama-3.1-8b Q4_0`); absent for `--like` alone,
- * whose header is the source's byte for byte.
+ * whose header is the source's with Dyno's label added.
  */
 shape: string | null, 
 /**

@@ -70,6 +70,7 @@ describe("picking by machine", () => {
     machine,
     thisMachine: here,
     server: null,
+    synthetic: null,
     haystack: "",
   });
   const rows = [row(1, "Zen 4 · 32 threads · 64 GiB", false), row(2, "Xeon · 2 threads · 24 GiB", true), row(3, null, false)];

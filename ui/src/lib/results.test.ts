@@ -41,9 +41,9 @@ describe("results rows", () => {
   it("maps result_list rows as they come, filterable by file, level and arch", () => {
     const rows = rowsFromList([
       { target: "sweep:3", kind: "sweep", id: 3, title: "SmolLM2", file_name: "smol-Q8_0.gguf", quant: "Q8_0, Q4_0", arch: "llama",
-        status: "ok", started_at: "2027-01-02T00:00:00Z", pp_mean: null, pp_test: null, tg_mean: null, tg_test: null, pp_disturbed: false, tg_disturbed: false, disturbed: [], levels: 2, sweep_id: null, machine: "Xeon · 2 threads · 24 GiB", this_machine: true, server: null },
+        status: "ok", started_at: "2027-01-02T00:00:00Z", pp_mean: null, pp_test: null, tg_mean: null, tg_test: null, pp_disturbed: false, tg_disturbed: false, disturbed: [], levels: 2, sweep_id: null, machine: "Xeon · 2 threads · 24 GiB", this_machine: true, server: null, synthetic: null },
       { target: "12", kind: "run", id: 12, title: "SmolLM2", file_name: "smol-Q4_0.gguf", quant: "Q4_0", arch: "llama",
-        status: "failed", started_at: "2027-01-01T00:00:00Z", pp_mean: 812.5, pp_test: "pp512", tg_mean: 41.2, tg_test: "tg128", pp_disturbed: false, tg_disturbed: false, disturbed: [], levels: 1, sweep_id: 3, machine: "Xeon · 2 threads · 24 GiB", this_machine: true, server: null },
+        status: "failed", started_at: "2027-01-01T00:00:00Z", pp_mean: 812.5, pp_test: "pp512", tg_mean: 41.2, tg_test: "tg128", pp_disturbed: false, tg_disturbed: false, disturbed: [], levels: 1, sweep_id: 3, machine: "Xeon · 2 threads · 24 GiB", this_machine: true, server: null, synthetic: null },
     ]);
     expect(rows.map((r) => r.target)).toEqual(["sweep:3", "12"]);
     expect(rows[1]).toMatchObject({ kind: "run", id: 12, quant: "Q4_0", status: "failed", startedAt: "2027-01-01T00:00:00Z",
@@ -56,7 +56,7 @@ describe("results rows", () => {
   it("shows a finished run whose figures were disturbed as 'disturbed', never a plain 'ok', and filters by it", () => {
     const base = { kind: "run" as const, title: "SmolLM2", file_name: "smol.gguf", quant: "Q4_1", arch: "llama", status: "ok",
       started_at: "2027-01-01T00:00:00Z", pp_mean: 121, pp_test: "pp128", tg_mean: 9.3, tg_test: "tg32", levels: 1, sweep_id: null,
-      machine: "Xeon", this_machine: true, server: null };
+      machine: "Xeon", this_machine: true, server: null, synthetic: null };
     const rows = rowsFromList([
       { ...base, target: "2", id: 2, pp_disturbed: false, tg_disturbed: true, disturbed: ["tg32"] },
       { ...base, target: "1", id: 1, pp_disturbed: false, tg_disturbed: false, disturbed: [] },
@@ -68,12 +68,23 @@ describe("results rows", () => {
     // A failed run stays failed whatever else was disturbed.
     expect(shownStatus({ status: "failed", disturbed: ["tg32"] })).toBe("failed");
   });
+  it("carries a synthetic model's label, and 'synthetic' in the filter finds its runs", () => {
+    const base = { kind: "run" as const, title: "SmolLM2", file_name: "smol.gguf", quant: "Q4_1", arch: "llama", status: "ok",
+      started_at: "2027-01-01T00:00:00Z", pp_mean: 121, pp_test: "pp128", tg_mean: 90, tg_test: "tg32", levels: 1, sweep_id: null,
+      machine: "Xeon", this_machine: true, server: null, pp_disturbed: false, tg_disturbed: false, disturbed: [] };
+    const rows = rowsFromList([
+      { ...base, target: "2", id: 2, synthetic: "twin of SmolLM2 135M, seed 1" },
+      { ...base, target: "1", id: 1, synthetic: null },
+    ]);
+    expect(rows.map((r) => r.synthetic)).toEqual(["twin of SmolLM2 135M, seed 1", null]);
+    expect(filterRows(rows, { text: "synthetic", status: "", kind: "" }).map((r) => r.target)).toEqual(["2"]);
+  });
   it("lists a server run with its server, filterable by kind and by the server's name", () => {
     const [row] = rowsFromList([
       { target: "serve:2", kind: "serve", id: 2, title: "SmolLM2-135M-Instruct.Q4_1.gguf", file_name: "SmolLM2-135M-Instruct.Q4_1.gguf",
         quant: "", arch: "", status: "ok", started_at: "2027-01-03T00:00:00Z", pp_mean: 502, pp_test: "pp128+tg32 @d0 c1",
         tg_mean: 176, tg_test: "pp128+tg32 @d0 c1", pp_disturbed: false, tg_disturbed: false, disturbed: [], levels: 1, sweep_id: null, machine: "Xeon · 2 threads · 24 GiB", this_machine: true,
-        server: "llama-server b6000" },
+        server: "llama-server b6000", synthetic: null },
     ]);
     expect(rowName(row)).toBe("server run 2");
     expect(row.server).toBe("llama-server b6000");

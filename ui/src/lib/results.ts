@@ -29,6 +29,8 @@ export interface ResultRow {
   thisMachine: boolean;
   /** A server run's server and build ("llama-server b6000"); null otherwise. */
   server: string | null;
+  /** What a model with synthetic weights stands for ("twin of SmolLM2 135M, seed 1"); null for a real model. */
+  synthetic: string | null;
   /** Lower-case text the filter matches against. */
   haystack: string;
 }
@@ -54,7 +56,8 @@ export function listRow(r: ResultListRow): ResultRow {
     machine: r.machine,
     thisMachine: r.this_machine,
     server: r.server,
-    haystack: `${r.title} ${r.file_name} ${r.quant} ${r.arch} ${r.machine}${r.server ? ` ${r.server}` : ""}`.toLowerCase(),
+    synthetic: r.synthetic,
+    haystack: `${r.title} ${r.file_name} ${r.quant} ${r.arch} ${r.machine}${r.server ? ` ${r.server}` : ""}${r.synthetic ? " synthetic" : ""}`.toLowerCase(),
   };
 }
 
@@ -88,7 +91,8 @@ export function runRow(run: Run): ResultRow {
     machine: null,
     thisMachine: false,
     server: null,
-    haystack: `${title} ${run.model.file_name} ${run.model.quant ?? ""} ${run.model.arch ?? ""}`.toLowerCase(),
+    synthetic: run.model.synthetic ?? null,
+    haystack: `${title} ${run.model.file_name} ${run.model.quant ?? ""} ${run.model.arch ?? ""}${run.model.synthetic ? " synthetic" : ""}`.toLowerCase(),
   };
 }
 
@@ -115,7 +119,8 @@ export function sweepRow(doc: SweepDoc): ResultRow {
     machine: null,
     thisMachine: false,
     server: null,
-    haystack: `${title} ${doc.runs.map((r) => r.model.file_name).join(" ")} ${levels.join(" ")}`.toLowerCase(),
+    synthetic: first?.model.synthetic ?? null,
+    haystack: `${title} ${doc.runs.map((r) => r.model.file_name).join(" ")} ${levels.join(" ")}${first?.model.synthetic ? " synthetic" : ""}`.toLowerCase(),
   };
 }
 
