@@ -180,27 +180,58 @@ fn esc(s: &str) -> String {
     out
 }
 
-/// A generous estimate of a string's width in DejaVu Sans (a wide face):
-/// text is cut to fit by this, so erring wide only cuts a little early.
-pub(super) fn width_px(s: &str, size: f64) -> f64 {
+/// The bundled faces, parsed once, for measuring text as it will be drawn.
+fn faces() -> &'static [ttf_parser::Face<'static>; 2] {
+    static FACES: OnceLock<[ttf_parser::Face<'static>; 2]> = OnceLock::new();
+    FACES.get_or_init(|| {
+        [FONT_REGULAR, FONT_BOLD]
+            .map(|b| ttf_parser::Face::parse(b, 0).expect("the bundled font parses"))
+    })
+}
+
+/// The width of `s` at `size` px in the bundled face: the sum of its
+/// glyphs' advances, as the renderer lays them out (kerning only narrows
+/// DejaVu's pairs, so this never comes out short). A character the face
+/// lacks counts as a wide one.
+fn measure(s: &str, size: f64, bold: bool) -> f64 {
+    let face = &faces()[usize::from(bold)];
+    let em = f64::from(face.units_per_em());
     s.chars()
-        .map(|c| match c {
-            'i' | 'l' | 'j' | '.' | ',' | ':' | ';' | '|' | '\'' | '!' | ' ' | '(' | ')' => 0.36,
-            'm' | 'w' | 'M' | 'W' | '@' | '%' => 0.95,
-            c if c.is_ascii_uppercase() || c.is_ascii_digit() => 0.7,
-            _ => 0.62,
+        .map(|c| {
+            face.glyph_index(c)
+                .and_then(|g| face.glyph_hor_advance(g))
+                .map_or(1.0, |a| f64::from(a) / em)
         })
         .sum::<f64>()
         * size
 }
 
-/// `s` cut with an ellipsis to fit `max` pixels.
+/// Width of `s` in the regular face, in px.
+pub(super) fn width_px(s: &str, size: f64) -> f64 {
+    measure(s, size, false)
+}
+
+/// Width of `s` in the bold face, in px.
+pub(super) fn width_bold_px(s: &str, size: f64) -> f64 {
+    measure(s, size, true)
+}
+
+/// `s` cut with an ellipsis to fit `max` pixels (regular face).
 pub(super) fn fit(s: &str, size: f64, max: f64) -> String {
-    if width_px(s, size) <= max {
+    fit_face(s, size, max, false)
+}
+
+/// [`fit`] for bold text.
+pub(super) fn fit_bold(s: &str, size: f64, max: f64) -> String {
+    fit_face(s, size, max, true)
+}
+
+fn fit_face(s: &str, size: f64, max: f64, bold: bool) -> String {
+    if measure(s, size, bold) <= max {
         return s.to_string();
     }
     let mut out: String = s.chars().collect();
-    while !out.is_empty() && width_px(&out, size) + width_px("…", size) > max {
+    while !out.is_empty() && measure(&out, size, bold) + measure("…", size, bold) > max {
         out.pop();
     }
     format!("{}…", out.trim_end())
@@ -208,6 +239,11 @@ pub(super) fn fit(s: &str, size: f64, max: f64) -> String {
 
 /// Greedy word wrap into at most `lines` lines of `max` pixels.
 pub(super) fn wrap(s: &str, size: f64, max: f64, lines: usize) -> Vec<String> {
+    wrap_face(s, size, max, lines, false)
+}
+
+/// [`wrap`] in the regular or the bold face.
+fn wrap_face(s: &str, size: f64, max: f64, lines: usize, bold: bool) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut cur = String::new();
     for word in s.split_whitespace() {
@@ -216,7 +252,7 @@ pub(super) fn wrap(s: &str, size: f64, max: f64, lines: usize) -> Vec<String> {
         } else {
             format!("{cur} {word}")
         };
-        if width_px(&candidate, size) <= max || cur.is_empty() {
+        if measure(&candidate, size, bold) <= max || cur.is_empty() {
             cur = candidate;
         } else {
             out.push(std::mem::take(&mut cur));
@@ -229,9 +265,11 @@ pub(super) fn wrap(s: &str, size: f64, max: f64, lines: usize) -> Vec<String> {
     if out.len() > lines {
         let rest = out[lines - 1..].join(" ");
         out.truncate(lines - 1);
-        out.push(fit(&rest, size, max));
+        out.push(fit_face(&rest, size, max, bold));
     }
-    out.into_iter().map(|l| fit(&l, size, max)).collect()
+    out.into_iter()
+        .map(|l| fit_face(&l, size, max, bold))
+        .collect()
 }
 
 /// A rate with three significant figures ("1234", "73.5", "4.21").
@@ -339,8 +377,20 @@ fn header(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>) {
         None if r.runs.len() == 1 => "benchmark".to_string(),
         None => format!("{} runs", r.runs.len()),
     };
+    // A twin keeps the real model's name: the card must say what it is.
+    let what = match first.and_then(|run| run.model.synthetic.as_ref()) {
+        Some(_) => format!("{what} · synthetic weights"),
+        None => what,
+    };
     s.text(106.0, 52.0, 17.0, MUTED, "normal", &what);
-    s.text(40.0, 92.0, 32.0, TEXT, "bold", &fit(&title, 32.0, 1120.0));
+    s.text(
+        40.0,
+        92.0,
+        32.0,
+        TEXT,
+        "bold",
+        &fit_bold(&title, 32.0, 1120.0),
+    );
     if let Some(run) = first {
         let md = &run.model;
         let model_line = if sweep.is_some() {
@@ -352,23 +402,22 @@ fn header(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>) {
                 &md.sha256[..md.sha256.len().min(12)]
             )
         } else {
+            // Weights as llama-bench's "size", the file apart, each named:
+            // the Models view lists the file's size.
             format!(
-                "{} · {} · {} params · {} · sha256 {}",
+                "{} · {} · {} params · {} weights in a {} file · sha256 {}",
                 md.file_name,
                 md.quant,
                 human_params(md.n_params).trim(),
                 super::table::weight_size(md),
+                human_bytes(md.size_bytes),
                 &md.sha256[..md.sha256.len().min(12)]
             )
         };
-        s.text(
-            40.0,
-            122.0,
-            16.0,
-            MUTED,
-            "normal",
-            &fit(&model_line, 16.0, 1120.0),
-        );
+        // A long file name takes a second line rather than being cut.
+        for (i, l) in wrap(&model_line, 16.0, 1120.0, 2).iter().enumerate() {
+            s.text(40.0, 122.0 + 20.0 * i as f64, 16.0, MUTED, "normal", l);
+        }
     }
 }
 
@@ -376,13 +425,23 @@ fn header(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>) {
 /// beside them, and across a failed row the reason instead of bars.
 fn chart(s: &mut Svg, rows: &[Row], tests: &Tests) {
     let left = 40.0;
-    let label_col = 92.0;
+    // As wide as the widest label ("Q4_K_M *"), so no level name is cut.
+    let label_col = rows
+        .iter()
+        .map(|r| width_bold_px(&format!("{} *", r.label), 16.0) + 12.0)
+        .fold(92.0_f64, f64::max)
+        .min(180.0);
     let top = 180.0;
     let bottom = 512.0;
     let n = rows.len().max(1);
     let row_h = ((bottom - top) / n as f64).min(44.0);
     for (i, row) in rows.iter().enumerate() {
-        let y = top + i as f64 * row_h + row_h / 2.0 + 6.0;
+        // A lone row's label stands beside its large figures.
+        let y = if rows.len() == 1 && row.failed.is_none() {
+            top + 112.0
+        } else {
+            top + i as f64 * row_h + row_h / 2.0 + 6.0
+        };
         let colour = if row.failed.is_some() { BAD } else { TEXT };
         // A disturbed row is starred; the context panel says why.
         let label = if row.disturbed.is_some() {
@@ -396,12 +455,19 @@ fn chart(s: &mut Svg, rows: &[Row], tests: &Tests) {
             16.0,
             colour,
             "bold",
-            &fit(&label, 16.0, label_col - 8.0),
+            &fit_bold(&label, 16.0, label_col - 8.0),
         );
     }
     let px = left + label_col;
-    let pw = 196.0;
     let gap = 16.0;
+    // Three panels share what the labels leave, up to the context column.
+    let pw = (CONTEXT_X - 30.0 - px - 2.0 * gap) / 3.0;
+    if let [one] = rows {
+        if one.failed.is_none() {
+            lone(s, px, pw + gap, top, one, tests);
+            return;
+        }
+    }
     let t_s = |v: f64| num(v);
     let ms = |v: f64| format!("{} ms", num(v));
     panel(
@@ -453,30 +519,102 @@ fn chart(s: &mut Svg, rows: &[Row], tests: &Tests) {
     }
 }
 
+/// One run's three figures, written large: a bar scaled to itself would
+/// say nothing. Each stands in its own column with its colour, its test and
+/// its unit; a figure the run did not measure says so.
+fn lone(s: &mut Svg, px: f64, step: f64, top: f64, row: &Row, tests: &Tests) {
+    let w = step - 16.0;
+    let columns = [
+        (
+            format!("prefill {}", tests.pp.as_deref().unwrap_or("")),
+            PP,
+            row.pp.map(num),
+            "tokens per second",
+            "no prompt test in this run",
+        ),
+        (
+            format!("decode {}", tests.tg.as_deref().unwrap_or("")),
+            TG,
+            row.tg.map(num),
+            "tokens per second",
+            "no generation test in this run",
+        ),
+        (
+            format!("TTFT {}", tests.ttft.as_deref().unwrap_or("")),
+            TTFT,
+            row.ttft_ms.map(num),
+            "ms to the first token",
+            "no pp+tg test in this run",
+        ),
+    ];
+    for (i, (title, colour, value, unit, missing)) in columns.into_iter().enumerate() {
+        let x = px + i as f64 * step;
+        s.text(
+            x,
+            top - 12.0,
+            15.0,
+            MUTED,
+            "normal",
+            &fit(title.trim(), 15.0, w),
+        );
+        s.rect(x, top + 4.0, w, 4.0, colour, 2.0);
+        match value {
+            Some(v) => {
+                let mut size = 52.0;
+                while size > 24.0 && width_bold_px(&v, size) > w {
+                    size -= 4.0;
+                }
+                s.text(x, top + 120.0, size, colour, "bold", &v);
+                s.text(x, top + 150.0, 15.0, MUTED, "normal", &fit(unit, 15.0, w));
+            }
+            None => {
+                s.text(x, top + 120.0, 52.0, MUTED, "bold", "–");
+                for (j, l) in wrap(missing, 14.0, w, 2).iter().enumerate() {
+                    s.text(x, top + 150.0 + 18.0 * j as f64, 14.0, MUTED, "normal", l);
+                }
+            }
+        }
+    }
+}
+
 /// The right column's left edge and width.
 pub(super) const CONTEXT_X: f64 = 790.0;
 pub(super) const CONTEXT_W: f64 = 370.0;
 
-/// The right column, one block under another: a small heading, then lines
-/// cut to the column's width.
+/// The right column, one block under another: a small heading, then its
+/// lines, each wrapped onto a second (indented) line rather than cut, down
+/// to `bottom` (the column's last baseline).
 pub(super) struct Blocks {
     pub(super) y: f64,
+    pub(super) bottom: f64,
 }
 
 impl Blocks {
     pub(super) fn block(&mut self, s: &mut Svg, head: &str, lines: &[String]) {
+        if self.y > self.bottom - 20.0 {
+            return;
+        }
         s.text(CONTEXT_X, self.y, 13.0, MUTED, "bold", head);
         self.y += 21.0;
+        const INDENT: f64 = 14.0;
         for l in lines {
-            s.text(
-                CONTEXT_X,
-                self.y,
-                15.0,
-                TEXT,
-                "normal",
-                &fit(l, 15.0, CONTEXT_W),
-            );
-            self.y += 20.0;
+            let parts = if width_px(l, 15.0) <= CONTEXT_W {
+                vec![l.clone()]
+            } else {
+                wrap(l, 15.0, CONTEXT_W - INDENT, 2)
+            };
+            for (i, part) in parts.iter().enumerate() {
+                if self.y > self.bottom {
+                    break;
+                }
+                let x = if i == 0 {
+                    CONTEXT_X
+                } else {
+                    CONTEXT_X + INDENT
+                };
+                s.text(x, self.y, 15.0, TEXT, "normal", part);
+                self.y += 20.0;
+            }
         }
         self.y += 8.0;
     }
@@ -495,7 +633,26 @@ fn context(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>, rows: &[Row]) {
         PANEL,
         10.0,
     );
-    let mut blocks = Blocks { y: 180.0 };
+    let mut blocks = Blocks {
+        y: 180.0,
+        bottom: 508.0,
+    };
+    // A starred row's figure was taken while the machine was busy: the
+    // card must not travel without saying so, so it comes first, before
+    // anything the column may run out of room for.
+    if let Some((row, why)) = rows
+        .iter()
+        .find_map(|r| r.disturbed.as_ref().map(|w| (r, w)))
+    {
+        let n = rows.iter().filter(|r| r.disturbed.is_some()).count();
+        let head = if n == 1 {
+            "* DISTURBED WHILE TIMED".to_string()
+        } else {
+            format!("* DISTURBED WHILE TIMED ({n} ROWS)")
+        };
+        let l = [format!("{}: {why}", row.label)];
+        blocks.block(s, &head, &l);
+    }
     let mut hw = vec![format!("{} · {} cores", m.cpu, m.cores)];
     let mut mem = format!("{} RAM", human_bytes(m.memory_bytes));
     if let Some(bw) = m.memory_bandwidth_bytes_per_s {
@@ -585,21 +742,6 @@ fn context(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>, rows: &[Row]) {
         vec![tpj.iter().take(2).cloned().collect::<Vec<_>>().join(" · ")]
     };
     blocks.block(s, "ENERGY (DECODE)", &energy);
-    // A starred row's figure was taken while the machine was busy: the
-    // card must not travel without saying so.
-    if let Some((row, why)) = rows
-        .iter()
-        .find_map(|r| r.disturbed.as_ref().map(|w| (r, w)))
-    {
-        let n = rows.iter().filter(|r| r.disturbed.is_some()).count();
-        let head = if n == 1 {
-            "* DISTURBED WHILE TIMED".to_string()
-        } else {
-            format!("* DISTURBED WHILE TIMED ({n} ROWS)")
-        };
-        let l = wrap(&format!("{}: {why}", row.label), 15.0, CONTEXT_W, 2);
-        blocks.block(s, &head, &l);
-    }
     // What this means, for the recommended level or the one run.
     let pick = sweep
         .and_then(|sw| sw.recommendation.as_deref())
@@ -630,7 +772,7 @@ fn context(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>, rows: &[Row]) {
             .filter_map(|r| r.kld.map(|k| format!("{} {:.3}", r.label, k)))
             .collect();
         if !kld.is_empty() {
-            let l = wrap(&kld.join(" · "), 15.0, CONTEXT_W, 2);
+            let l = [kld.join(" · ")];
             blocks.block(s, "KL DIVERGENCE FROM THE REFERENCE", &l);
         }
     }
@@ -639,14 +781,16 @@ fn context(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>, rows: &[Row]) {
 /// A sweep's recommendation, under the chart.
 fn recommendation(s: &mut Svg, sweep: Option<&SweepJson>) {
     if let Some(rec) = sweep.and_then(|sw| sw.recommendation.as_deref()) {
-        s.text(
-            40.0,
-            548.0,
-            17.0,
-            TEXT,
-            "bold",
-            &fit(&format!("→ {rec}"), 17.0, 1120.0),
-        );
+        let text = format!("→ {rec}");
+        if width_bold_px(&text, 17.0) <= 1120.0 {
+            s.text(40.0, 548.0, 17.0, TEXT, "bold", &text);
+            return;
+        }
+        // A long one takes two lines, set a little smaller.
+        let lines = wrap_face(&text, 16.0, 1120.0, 2, true);
+        for (i, l) in lines.iter().enumerate() {
+            s.text(40.0, 538.0 + 20.0 * i as f64, 16.0, TEXT, "bold", l);
+        }
     }
 }
 
@@ -751,9 +895,7 @@ mod tests {
 
     #[test]
     fn the_team_block_counts_its_machines_in_words() {
-        let doc: serde_json::Value =
-            serde_json::from_str(include_str!("../../tests/fixtures/sweep-export.json")).unwrap();
-        let mut r: Report = serde_json::from_value(doc).unwrap();
+        let mut r: Report = serde_json::from_value(fixture()).unwrap();
         r.runs.truncate(1);
         let team = |machines| TeamMedian {
             machines,
@@ -769,6 +911,68 @@ mod tests {
         assert!(one.contains("prefill pp64: no team figure"));
         r.team = Some(team(3));
         assert!(svg(&r, None).contains("VS TEAM (3 MACHINES)"));
+    }
+
+    /// A four-level sweep's export, as `dyno export` writes it.
+    fn fixture() -> serde_json::Value {
+        serde_json::from_str(include_str!("../../tests/fixtures/sweep-export.json")).unwrap()
+    }
+
+    /// Every text element's content, as drawn.
+    fn texts(svg: &str) -> Vec<String> {
+        svg.lines()
+            .filter(|l| l.starts_with("<text"))
+            .map(|l| l[l.find('>').unwrap() + 1..l.rfind("</text>").unwrap()].to_string())
+            .collect()
+    }
+
+    #[test]
+    fn no_text_on_the_card_is_cut_and_a_lone_run_is_written_large() {
+        let doc = fixture();
+        let sweep: SweepJson = serde_json::from_value(doc["sweep"].clone()).unwrap();
+        let r: Report = serde_json::from_value(doc).unwrap();
+        let mut one = r.clone();
+        one.runs.truncate(1);
+        // A long file name wraps onto a second line instead.
+        one.runs[0].model.file_name =
+            "Meta-Llama-3.1-8B-Instruct-abliterated-uncensored-v2.Q4_K_M.imatrix-calibrated.gguf"
+                .into();
+        for (what, card) in [
+            ("sweep", svg(&r, Some(&sweep))),
+            ("runs", svg(&r, None)),
+            ("one run", svg(&one, None)),
+        ] {
+            let cut: Vec<String> = texts(&card)
+                .into_iter()
+                .filter(|t| t.contains('…'))
+                .collect();
+            assert!(cut.is_empty(), "{what}: {cut:?}");
+        }
+        // The lone run's decode is its own large figure, not a bar.
+        let one_svg = svg(&one, None);
+        let tg = one.runs[0]
+            .results
+            .iter()
+            .find(|x| x.kind == "gen")
+            .and_then(|x| x.mean_tokens_per_s)
+            .unwrap();
+        assert!(
+            one_svg.contains(&format!(
+                r#"font-size="52" fill="{TG}" font-weight="bold">{}</text>"#,
+                num(tg)
+            )),
+            "{one_svg}"
+        );
+        assert!(one_svg.contains("synthetic") == one.runs[0].model.synthetic.is_some());
+    }
+
+    #[test]
+    fn a_card_of_synthetic_weights_says_so() {
+        let mut r: Report = serde_json::from_value(fixture()).unwrap();
+        r.runs.truncate(1);
+        assert!(!svg(&r, None).contains("synthetic weights"));
+        r.runs[0].model.synthetic = Some("twin of SmolLM2 135M, seed 1".into());
+        assert!(svg(&r, None).contains("benchmark · synthetic weights"));
     }
 
     #[test]

@@ -15,8 +15,8 @@
 use std::fmt::Write as _;
 
 use super::card::{
-    fit, num, width_px, Blocks, Svg, BAD, BG, CONTEXT_W, CONTEXT_X, FAMILY, HEIGHT, MUTED, PANEL,
-    PP, TEXT, TG, TTFT, WIDTH,
+    fit, fit_bold, num, width_bold_px, width_px, Blocks, Svg, BAD, BG, CONTEXT_W, CONTEXT_X,
+    FAMILY, HEIGHT, MUTED, PANEL, PP, TEXT, TG, TTFT, WIDTH,
 };
 use crate::serve::report::ServeReport;
 use crate::serve::request::TokenSource;
@@ -172,7 +172,7 @@ fn panel(s: &mut Svg, p: &PanelSpec, row_h: f64, bars: &[Bar]) {
         14.0,
         p.colour,
         "bold",
-        &fit(p.title, 14.0, p.w),
+        &fit_bold(p.title, 14.0, p.w),
     );
     s.text(
         p.x,
@@ -274,7 +274,7 @@ fn header(s: &mut Svg, r: &ServeReport) {
         RunStatus::Ok => ("status ok".to_string(), MUTED),
         other => (other.as_str().to_uppercase(), BAD),
     };
-    let sx = WIDTH as f64 - 40.0 - width_px(&status, 17.0);
+    let sx = WIDTH as f64 - 40.0 - width_bold_px(&status, 17.0);
     s.text(sx, 52.0, 17.0, colour, "bold", &status);
     // The model file where the server names one (llama-server); else the
     // name the requests used (Ollama's `qwen3:8b`), as it is.
@@ -287,10 +287,17 @@ fn header(s: &mut Svg, r: &ServeReport) {
     // Model file names run long; a smaller title keeps the quant at their
     // end before any of it is cut.
     let mut size = 32.0;
-    while size > 24.0 && width_px(&title, size) > 1120.0 {
+    while size > 24.0 && width_bold_px(&title, size) > 1120.0 {
         size -= 2.0;
     }
-    s.text(40.0, 92.0, size, TEXT, "bold", &fit(&title, size, 1120.0));
+    s.text(
+        40.0,
+        92.0,
+        size,
+        TEXT,
+        "bold",
+        &fit_bold(&title, size, 1120.0),
+    );
     s.text(
         40.0,
         122.0,
@@ -323,7 +330,7 @@ fn chart(s: &mut Svg, all: &[Row]) {
     let size = if row_h < 30.0 { 14.0 } else { 16.0 };
     let label_w = shown
         .iter()
-        .map(|r| width_px(&r.label, size))
+        .map(|r| width_bold_px(&r.label, size))
         .fold(0.0_f64, f64::max)
         .clamp(48.0, 200.0);
     for (i, row) in shown.iter().enumerate() {
@@ -335,7 +342,7 @@ fn chart(s: &mut Svg, all: &[Row]) {
             size,
             colour,
             "bold",
-            &fit(&row.label, size, label_w),
+            &fit_bold(&row.label, size, label_w),
         );
     }
     if all.len() > shown.len() {
@@ -530,7 +537,10 @@ fn context(s: &mut Svg, r: &ServeReport) {
         PANEL,
         10.0,
     );
-    let mut blocks = Blocks { y: 180.0 };
+    let mut blocks = Blocks {
+        y: 180.0,
+        bottom: CONTEXT_BOTTOM,
+    };
     let sv = &r.server;
     let mut server = vec![
         server_label(r),
