@@ -523,6 +523,17 @@ test("export writes a result card file", async () => {
   assert.ok(w >= 600, `the card preview is ${w} px wide at 1024×700`);
   await shot("export-1024");
   await browser.setWindowSize(1280, 820);
+  // No text on the card is cut: every line fits, wrapped where it must.
+  await (await byId("export-format")).selectByAttribute("value", "svg");
+  const svgFile = path.join(scratch, "card.svg");
+  await setValue("export-path", svgFile);
+  await (await byId("export-save")).click();
+  await browser.waitUntil(async () => /card\.svg/.test(await (await byId("export-done")).getText()), {
+    timeout: 60_000,
+    timeoutMsg: "the SVG card was not saved",
+  });
+  const cut = [...fs.readFileSync(svgFile, "utf8").matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]).filter((t) => t.includes("…"));
+  assert.deepEqual(cut, [], "text cut on the card");
 });
 
 test("a benchmark timed while other programs are busy is marked disturbed in the list, never a plain ok", async () => {

@@ -591,6 +591,11 @@ pub(super) struct Blocks {
 
 impl Blocks {
     pub(super) fn block(&mut self, s: &mut Svg, head: &str, lines: &[String]) {
+        self.block_of(s, head, lines, 2);
+    }
+
+    /// [`Blocks::block`], each line taking up to `most` lines.
+    pub(super) fn block_of(&mut self, s: &mut Svg, head: &str, lines: &[String], most: usize) {
         if self.y > self.bottom - 20.0 {
             return;
         }
@@ -601,7 +606,7 @@ impl Blocks {
             let parts = if width_px(l, 15.0) <= CONTEXT_W {
                 vec![l.clone()]
             } else {
-                wrap(l, 15.0, CONTEXT_W - INDENT, 2)
+                wrap(l, 15.0, CONTEXT_W - INDENT, most)
             };
             for (i, part) in parts.iter().enumerate() {
                 if self.y > self.bottom {
@@ -650,8 +655,9 @@ fn context(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>, rows: &[Row]) {
         } else {
             format!("* DISTURBED WHILE TIMED ({n} ROWS)")
         };
+        // The reason names the programs, and may take a few lines.
         let l = [format!("{}: {why}", row.label)];
-        blocks.block(s, &head, &l);
+        blocks.block_of(s, &head, &l, 4);
     }
     let mut hw = vec![format!("{} · {} cores", m.cpu, m.cores)];
     let mut mem = format!("{} RAM", human_bytes(m.memory_bytes));
@@ -930,7 +936,19 @@ mod tests {
     fn no_text_on_the_card_is_cut_and_a_lone_run_is_written_large() {
         let doc = fixture();
         let sweep: SweepJson = serde_json::from_value(doc["sweep"].clone()).unwrap();
-        let r: Report = serde_json::from_value(doc).unwrap();
+        let mut r: Report = serde_json::from_value(doc).unwrap();
+        // A disturbance names the programs, at length.
+        let res = &mut r.runs[1].results[1];
+        res.disturbed = true;
+        res.disturbance = Some(crate::telemetry::disturbance::Disturbance {
+            disturbed: true,
+            reasons: vec!["2 cores in use (0.35 cores: WebKitWebProcess 0.2, WebKitNetworkProcess 0.1, dyno-app 0.05)".into()],
+            others_cpu_cores: Some(0.35),
+            cores_in_use: 2,
+            steal_pct: None,
+            cv: Some(0.01),
+            processes: Vec::new(),
+        });
         let mut one = r.clone();
         one.runs.truncate(1);
         // A long file name wraps onto a second line instead.
