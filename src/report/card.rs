@@ -625,11 +625,11 @@ impl Blocks {
     }
 }
 
-/// The right column: machine, build, energy, what the speed means, and a
-/// sweep's divergence from its reference.
+/// The right column: a disturbance first, then machine, build, the team,
+/// energy, what the speed means, and a sweep's divergence from its
+/// reference.
 fn context(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>, rows: &[Row]) {
     let first = r.runs.first();
-    let m = &r.machine;
     s.rect(
         CONTEXT_X - 18.0,
         150.0,
@@ -644,21 +644,49 @@ fn context(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>, rows: &[Row]) {
     };
     // A starred row's figure was taken while the machine was busy: the
     // card must not travel without saying so, so it comes first, before
-    // anything the column may run out of room for.
-    if let Some((row, why)) = rows
-        .iter()
-        .find_map(|r| r.disturbed.as_ref().map(|w| (r, w)))
-    {
-        let n = rows.iter().filter(|r| r.disturbed.is_some()).count();
-        let head = if n == 1 {
-            "* DISTURBED WHILE TIMED".to_string()
-        } else {
-            format!("* DISTURBED WHILE TIMED ({n} ROWS)")
-        };
-        // The reason names the programs, and may take a few lines.
-        let l = [format!("{}: {why}", row.label)];
-        blocks.block_of(s, &head, &l, 4);
+    // anything the column may run out of room for. The reason names the
+    // programs, and may take a few lines.
+    if let Some((head, lines)) = disturbed_block(rows) {
+        blocks.block_of(s, &head, &lines, 4);
     }
+    blocks.block(s, "MACHINE", &machine_lines(&r.machine));
+    blocks.block(s, "BACKEND", &backend_lines(first, &r.machine));
+    if let (Some(t), Some(run)) = (&r.team, first) {
+        let (head, lines) = team_block(t, run);
+        blocks.block(s, &head, &lines);
+    }
+    blocks.block(s, "ENERGY (DECODE)", &energy_lines(rows));
+    if let Some(lines) = meaning_lines(r, sweep) {
+        blocks.block(s, "WHAT THIS MEANS", &lines);
+    }
+    if sweep.is_some() {
+        let kld: Vec<String> = rows
+            .iter()
+            .filter_map(|r| r.kld.map(|k| format!("{} {:.3}", r.label, k)))
+            .collect();
+        if !kld.is_empty() {
+            let l = [kld.join(" · ")];
+            blocks.block(s, "KL DIVERGENCE FROM THE REFERENCE", &l);
+        }
+    }
+}
+
+/// The heading and line of the rows timed while the machine was busy.
+fn disturbed_block(rows: &[Row]) -> Option<(String, Vec<String>)> {
+    let (row, why) = rows
+        .iter()
+        .find_map(|r| r.disturbed.as_ref().map(|w| (r, w)))?;
+    let n = rows.iter().filter(|r| r.disturbed.is_some()).count();
+    let head = if n == 1 {
+        "* DISTURBED WHILE TIMED".to_string()
+    } else {
+        format!("* DISTURBED WHILE TIMED ({n} ROWS)")
+    };
+    Some((head, vec![format!("{}: {why}", row.label)]))
+}
+
+/// CPU, memory (with its measured bandwidth) and up to two GPUs.
+fn machine_lines(m: &MachineJson) -> Vec<String> {
     let mut hw = vec![format!("{} · {} cores", m.cpu, m.cores)];
     let mut mem = format!("{} RAM", human_bytes(m.memory_bytes));
     if let Some(bw) = m.memory_bandwidth_bytes_per_s {
@@ -675,7 +703,13 @@ fn context(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>, rows: &[Row]) {
             human_bytes(g.memory_total_bytes)
         ));
     }
-    blocks.block(s, "MACHINE", &hw);
+    hw
+}
+
+/// The backend, the llama.cpp build, and the modules that measured (a
+/// dynamic-backends build), GPU first: the engine a figure came from, down
+/// to its file's hash.
+fn backend_lines(first: Option<&RunJson>, m: &MachineJson) -> Vec<String> {
     let backend = first
         .and_then(|x| x.backend.clone())
         .or_else(|| m.backend.clone())
@@ -684,8 +718,6 @@ fn context(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>, rows: &[Row]) {
         .and_then(|x| x.llama_cpp_build.clone())
         .or_else(|| m.llama_cpp_build.clone())
         .unwrap_or_else(|| "-".into());
-    // The modules that measured (a dynamic-backends build), GPU first: the
-    // engine a figure came from, down to its file's hash.
     let mut lines = vec![backend, build];
     if let Some(run) = first {
         let mut mods: Vec<&crate::vocab::ModuleRef> =
@@ -693,48 +725,50 @@ fn context(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>, rows: &[Row]) {
         mods.sort_by_key(|m| m.backend == "CPU");
         lines.extend(mods.iter().take(2).map(|m| m.label()));
     }
-    blocks.block(s, "BACKEND", &lines);
-    // Against the team (`--vs-team`): the median of per-machine medians for
-    // this file and level, decode and prefill apart.
-    if let (Some(t), Some(run)) = (&r.team, first) {
-        let mine = |kind: &str| {
-            run.results
-                .iter()
-                .find(|x| x.kind == kind && x.status == crate::vocab::status::ResultStatus::Ok)
-                .and_then(|x| x.mean_tokens_per_s)
-        };
-        let size = |p: &str, n: Option<u32>| n.map_or_else(String::new, |n| format!(" {p}{n}"));
-        let line = |what: String, team: Option<f64>, me: Option<f64>| match (team, me) {
-            (Some(t), Some(m)) => format!(
-                "{what} median {} t/s · run {:+.0}%",
-                num(t),
-                (m / t - 1.0) * 100.0
-            ),
-            (Some(t), None) => format!("{what} median {} t/s", num(t)),
-            _ => format!("{what}: no team figure"),
-        };
-        blocks.block(
-            s,
-            &format!(
-                "VS TEAM ({} MACHINE{})",
-                t.machines,
-                if t.machines == 1 { "" } else { "S" }
-            ),
-            &[
-                line(
-                    format!("decode{}", size("tg", t.n_gen)),
-                    t.decode_tps,
-                    mine("gen"),
-                ),
-                line(
-                    format!("prefill{}", size("pp", t.n_prompt)),
-                    t.prefill_tps,
-                    mine("prompt"),
-                ),
-            ],
-        );
-    }
-    // Energy: only where a power reading covered decode; say so otherwise.
+    lines
+}
+
+/// Against the team (`--vs-team`): the median of per-machine medians for
+/// this file and level, decode and prefill apart, and this run's difference.
+fn team_block(t: &super::json::TeamMedian, run: &RunJson) -> (String, Vec<String>) {
+    let mine = |kind: &str| {
+        run.results
+            .iter()
+            .find(|x| x.kind == kind && x.status == ResultStatus::Ok)
+            .and_then(|x| x.mean_tokens_per_s)
+    };
+    let size = |p: &str, n: Option<u32>| n.map_or_else(String::new, |n| format!(" {p}{n}"));
+    let line = |what: String, team: Option<f64>, me: Option<f64>| match (team, me) {
+        (Some(t), Some(m)) => format!(
+            "{what} median {} t/s · run {:+.0}%",
+            num(t),
+            (m / t - 1.0) * 100.0
+        ),
+        (Some(t), None) => format!("{what} median {} t/s", num(t)),
+        _ => format!("{what}: no team figure"),
+    };
+    let head = format!(
+        "VS TEAM ({} MACHINE{})",
+        t.machines,
+        if t.machines == 1 { "" } else { "S" }
+    );
+    let lines = vec![
+        line(
+            format!("decode{}", size("tg", t.n_gen)),
+            t.decode_tps,
+            mine("gen"),
+        ),
+        line(
+            format!("prefill{}", size("pp", t.n_prompt)),
+            t.prefill_tps,
+            mine("prompt"),
+        ),
+    ];
+    (head, lines)
+}
+
+/// Tokens per joule where a power reading covered decode; said otherwise.
+fn energy_lines(rows: &[Row]) -> Vec<String> {
     let tpj: Vec<String> = rows
         .iter()
         .filter_map(|r| {
@@ -742,13 +776,15 @@ fn context(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>, rows: &[Row]) {
                 .map(|v| format!("{} {} tokens/J", r.label, num(v)))
         })
         .collect();
-    let energy = if tpj.is_empty() {
+    if tpj.is_empty() {
         vec!["tokens per joule: no power reading".to_string()]
     } else {
         vec![tpj.iter().take(2).cloned().collect::<Vec<_>>().join(" · ")]
-    };
-    blocks.block(s, "ENERGY (DECODE)", &energy);
-    // What this means, for the recommended level or the one run.
+    }
+}
+
+/// What the speed means in words, for the recommended level or the one run.
+fn meaning_lines(r: &Report, sweep: Option<&SweepJson>) -> Option<Vec<String>> {
     let pick = sweep
         .and_then(|sw| sw.recommendation.as_deref())
         .and_then(|rec| rec.split(':').next())
@@ -760,28 +796,16 @@ fn context(s: &mut Svg, r: &Report, sweep: Option<&SweepJson>, rows: &[Row]) {
                     .find_map(|&id| r.runs.iter().find(|x| x.run_id == id))
             })
         })
-        .or(first);
-    if let Some(meaning) = pick.and_then(|p| p.what_this_means.as_ref().map(|w| (p, w))) {
-        let (p, w) = meaning;
-        let mut l = vec![format!(
-            "{}: {:.1} words/s ({:.2} tokens per word)",
-            p.model.quant, w.words_per_s, w.tokens_per_word
-        )];
-        if let Some(t) = w.reply_500_words_s {
-            l.push(format!("a 500-word reply in {t:.1} s"));
-        }
-        blocks.block(s, "WHAT THIS MEANS", &l);
+        .or(r.runs.first())?;
+    let w = pick.what_this_means.as_ref()?;
+    let mut l = vec![format!(
+        "{}: {:.1} words/s ({:.2} tokens per word)",
+        pick.model.quant, w.words_per_s, w.tokens_per_word
+    )];
+    if let Some(t) = w.reply_500_words_s {
+        l.push(format!("a 500-word reply in {t:.1} s"));
     }
-    if sweep.is_some() {
-        let kld: Vec<String> = rows
-            .iter()
-            .filter_map(|r| r.kld.map(|k| format!("{} {:.3}", r.label, k)))
-            .collect();
-        if !kld.is_empty() {
-            let l = [kld.join(" · ")];
-            blocks.block(s, "KL DIVERGENCE FROM THE REFERENCE", &l);
-        }
-    }
+    Some(l)
 }
 
 /// A sweep's recommendation, under the chart.
