@@ -322,12 +322,8 @@ describe("App", () => {
   it("keeps the Servers form as it was left when the view is opened again", async () => {
     q("nav-servers")!.click();
     await settle();
-    const url = q("serve-url") as HTMLInputElement;
-    url.value = "http://10.0.0.7:1234";
-    url.dispatchEvent(new Event("input"));
-    const model = q("serve-model") as HTMLInputElement;
-    model.value = "qwen3-8b";
-    model.dispatchEvent(new Event("input"));
+    type("serve-url", "http://10.0.0.7:1234");
+    type("serve-model", "qwen3-8b");
     await settle();
     q("nav-overview")!.click();
     await settle();
@@ -412,9 +408,7 @@ describe("App", () => {
     vi.mocked(api.startSweep).mockImplementationOnce(async () => sweepDoc);
     q("nav-sweep")!.click();
     flushSync();
-    const files = q("sweep-files") as HTMLTextAreaElement;
-    files.value = "/m/a.gguf";
-    files.dispatchEvent(new Event("input"));
+    type("sweep-files", "/m/a.gguf");
     const plan = q("sweep-preset") as HTMLSelectElement;
     plan.value = "sustained";
     plan.dispatchEvent(new Event("change"));
@@ -748,9 +742,7 @@ describe("App", () => {
     });
     q("nav-models")!.click();
     await settle();
-    const input = q("hub-query") as HTMLInputElement;
-    input.value = "m";
-    input.dispatchEvent(new Event("input"));
+    type("hub-query", "m");
     flushSync();
     q("hub-search")!.click();
     await settle();
@@ -767,9 +759,7 @@ describe("App", () => {
     expect(row("Q5_0").querySelector('[data-testid="level-predicted"]')!.textContent).toMatch(/no prediction/);
     expect(q("predict-advice")!.textContent).toMatch(/largest level predicted at 10 t\/s or faster: Q8_0/);
     // A longer context and a faster bar: asked again with both.
-    const ctx = q("predict-ctx") as HTMLInputElement;
-    ctx.value = "8192";
-    ctx.dispatchEvent(new Event("input"));
+    type("predict-ctx", "8192");
     type("predict-min-tps", "30");
     flushSync();
     q("predict-again")!.click();
@@ -941,9 +931,7 @@ describe("App", () => {
     const box = q("sweep-fresh") as HTMLInputElement;
     expect(box.type).toBe("checkbox");
     expect(box.checked).toBe(false);
-    const files = q("sweep-files") as HTMLTextAreaElement;
-    files.value = "/m/small.gguf";
-    files.dispatchEvent(new Event("input"));
+    type("sweep-files", "/m/small.gguf");
     flushSync();
     q("sweep-run")!.click();
     await settle();
