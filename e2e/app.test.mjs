@@ -286,6 +286,26 @@ test("a hub level is measured before downloading it, from its header and synthet
   const mark = await byId("results-synthetic", 30_000);
   assert.match(await mark.getAttribute("title"), /synthetic weights: twin of .*seed 1/);
   await shot("synth-level-results");
+  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
+    await browser.setWindowSize(w, h);
+    await browser.pause(300);
+    await shot(`synth-level-results-${w}`);
+  }
+  await browser.setWindowSize(1280, 820);
+  // The run's page says what the weights stand for, under its header.
+  let opened = false;
+  for (const row of await browser.$$('[data-testid="results-row"]')) {
+    const run = !(await row.getAttribute("data-target")).includes(":");
+    if (run && (await row.$('[data-testid="results-synthetic"]').isExisting())) {
+      await (await row.$('[data-testid="results-open"]')).click();
+      opened = true;
+      break;
+    }
+  }
+  assert.ok(opened, "a run of the twin is listed");
+  const note = await byId("run-synthetic", 30_000);
+  assert.match(await note.getText(), /twin of .*seed 1.*quality means nothing/s);
+  await shot("synth-level-run");
   // Nothing of the level was downloaded: the hub cache holds no blob of it.
   const blobs = path.join(process.env.HF_HOME ?? "", "hub", "models--dyno-test--SmolLM2-135M-Instruct-GGUF", "blobs");
   assert.ok(!fs.existsSync(blobs) || fs.readdirSync(blobs).length === 0, `blobs: ${fs.existsSync(blobs) && fs.readdirSync(blobs)}`);
