@@ -72,6 +72,13 @@ async function attrs(selector, name) {
   return out;
 }
 
+/** The visible text of every element `selector` finds. */
+async function texts(selector) {
+  const out = [];
+  for (const el of await browser.$$(selector)) out.push(await el.getText());
+  return out;
+}
+
 /** Run a sweep from the Sweep view and wait until it ends; returns the status text. */
 async function runSweep({ kind, files, base, levels, prompt = 32, gen = 8, reps = 1 }) {
   await (await byId("nav-sweep")).click();
@@ -192,15 +199,23 @@ test("a folder added in the app lists its model, and two clicks benchmark it wit
     timeoutMsg: "the benchmark did not end in 5 minutes",
   });
   assert.match(await status.getText(), /done/);
-  const chart = await byId("level-chart", 30_000);
-  const levels = await attrs('[data-testid="level-chart"] [data-testid="level-group"]', "data-level");
-  assert.deepEqual(levels, ["Q4_1"], `bar groups: ${levels}`);
+  // One benchmark is one result: the run of this file, charted, never a sweep.
+  const result = await byId("bench-result", 30_000);
+  assert.equal((await result.$$('[data-testid="run-detail"]')).length, 1);
+  assert.ok(!(await browser.$('[data-testid="level-chart"]').isExisting()), "a benchmark shows no sweep chart");
+  const chart = await result.$('[data-testid="run-chart"]');
   // The Standard preset's plan: llama-bench's pp512 and tg128.
   assert.match(await chart.getText(), /pp512/);
   assert.match(await chart.getText(), /tg128/);
   await chart.scrollIntoView();
   console.log(`folder journey: benchmark to chart in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   await shot("first-benchmark");
+  await (await byId("nav-results")).click();
+  await browser.waitUntil(async () => (await browser.$$('[data-testid="results-row"]')).length > 0, { timeout: 30_000 });
+  const targets = await attrs('[data-testid="results-row"]', "data-target");
+  assert.equal(targets.length, 1, `one benchmark, one row in Results: ${targets}`);
+  assert.ok(!targets[0].includes(":"), `the row is the run, not a sweep: ${targets}`);
+  await shot("first-benchmark-results");
 });
 
 test("Settings point the app at a mirror and save a token outside the database", async () => {
@@ -280,7 +295,7 @@ test("a hub level is measured before downloading it, from its header and synthet
     timeoutMsg: "the benchmark of the synthetic twin did not end in 5 minutes",
   });
   assert.match(await status.getText(), /done/);
-  await byId("level-chart", 30_000);
+  await byId("bench-result", 30_000);
   // Its figures are never listed as the real level's: Results marks them.
   await (await byId("nav-results")).click();
   const mark = await byId("results-synthetic", 30_000);
@@ -399,7 +414,7 @@ test("a model found on the hub is downloaded, resumed after a cut, and benchmark
     timeoutMsg: "the benchmark of the downloaded model did not end in 5 minutes",
   });
   assert.match(await status.getText(), /done/);
-  await byId("level-chart", 30_000);
+  await byId("bench-result", 30_000);
   // The download resumed: the cache holds one verified blob of the full size.
   const blobs = path.join(process.env.HF_HOME ?? "", "hub", "models--dyno-test--SmolLM2-135M-Instruct-GGUF", "blobs");
   const files = fs.readdirSync(blobs);
@@ -582,8 +597,23 @@ test("a benchmark timed while other programs are busy is marked disturbed in the
   await shot("results-disturbed");
   await (await runRow.$('[data-testid="results-open"]')).click();
   assert.equal(await (await byId("run-status-badge", 30_000)).getText(), "disturbed");
-  await byId("disturbed-notes");
-  await (await byId("results-back")).click();
+  const flagged = await texts('[data-testid="disturbed-notes"] li strong');
+  assert.ok(flagged.length >= 1, "the notes name the disturbed tests");
+  // Measured again, on a quiet machine: exactly the flagged tests, as a run
+  // of its own, followed on the Benchmark page; the first run is kept.
+  await (await byId("measure-again")).click();
+  const again = await byId("sweep-status");
+  await browser.waitUntil(async () => /done|failed|cancelled/.test(await again.getText()), {
+    timeout: 120_000,
+    interval: 500,
+    timeoutMsg: "measuring the disturbed tests again did not end in 2 minutes",
+  });
+  assert.match(await again.getText(), /^done/);
+  const cells = await texts('[data-testid="bench-result"] [data-testid="run-detail"] tbody tr td:first-child');
+  const measured = cells.map((t) => t.replace("disturbed", "").trim()).filter(Boolean);
+  assert.deepEqual([...measured].sort(), [...flagged].sort(), `measured again: ${cells}`);
+  await shot("measured-again");
+  await (await byId("nav-results")).click();
 });
 
 test("a corrupt model file shows a readable error, and a good one after it leaves nothing stale", async () => {

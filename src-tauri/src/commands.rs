@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use dyno::app::bench::{BenchForm, BenchInput};
 use dyno::app::{self, hub as app_hub, models as app_models};
 use dyno::app::{presets::Estimate, results, sweep::SweepInput};
 use dyno::hub::RepoSummary;
@@ -388,6 +389,55 @@ pub async fn start_sweep(
         ));
     }
     report
+}
+
+/// Benchmark one file with a preset, or measure a run's disturbed tests
+/// again: one result (its runs), as `dyno bench` makes, never a sweep.
+#[tauri::command]
+pub async fn start_bench(
+    app: State<'_, App>,
+    form: BenchForm,
+    job_id: String,
+    on_event: Channel<JobEvent>,
+) -> AppResult<Report> {
+    let (guard, cancel) = app.jobs.start(&job_id, Kind::Bench)?;
+    let cancelled = cancel.clone();
+    let timing = crate::jobs::Timing(app.jobs.timing.clone());
+    let benched = with_store(app.db.clone(), move |s, _| {
+        Box::pin(async move {
+            let _guard = guard;
+            let quiet = timing.0.clone();
+            let _live = LiveTelemetry::start(on_event.clone(), quiet.clone());
+            let mut ui = ToUi::quieted(on_event, cancel.clone(), quiet);
+            let machine = dyno::machine::Machine::detect();
+            let worker = app::bench::worker(600)?;
+            let done = match form {
+                BenchForm::Preset {
+                    path,
+                    preset,
+                    retry_disturbed,
+                } => {
+                    let mut input =
+                        BenchInput::preset(app::expand_home(path.trim()), preset, &machine);
+                    input.retry_disturbed = retry_disturbed.unwrap_or(0);
+                    app::bench::run(s, &machine, &input, worker, cancel, &mut ui).await?
+                }
+                BenchForm::Again { run_id } => {
+                    let how = app::bench::Measuring::default();
+                    app::bench::again(s, &machine, run_id, how, worker, cancel, &mut ui).await?
+                }
+            };
+            Ok(done.report)
+        })
+    })
+    .await;
+    if cancelled.is_cancelled() {
+        return Err(AppError::new(
+            "cancelled",
+            "the benchmark was cancelled; what was measured before the cancel is saved in Results.",
+        ));
+    }
+    benched
 }
 
 /// Download one file of a hub repo (resumable, sha256-verified).

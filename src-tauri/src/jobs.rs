@@ -12,12 +12,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use dyno::app::bench::BenchProgress;
 use dyno::bench::sweep::{SweepEvent, SweepReporter};
 use dyno::bench::{BenchEvent, Flow, Reporter};
 use dyno::error::{DynoError, Result};
 use dyno::hub::download::PullProgress;
 use dyno::quantize::QuantizeProgress;
 use dyno::telemetry::Sampler;
+use dyno::vocab::status::LevelStatus;
 use dyno::worker::client::Cancel;
 use tauri::ipc::Channel;
 
@@ -289,6 +291,35 @@ impl Reporter for ToUi {
         } else {
             Flow::Continue
         }
+    }
+}
+
+/// A benchmark's models are shown as the levels of its plan, so the one
+/// progress view follows a benchmark and a sweep alike.
+impl BenchProgress for ToUi {
+    /// The page plans from the preset it started.
+    fn planned(&mut self, _: u64) {}
+
+    fn note(&mut self, text: &str) {
+        self.send(JobEvent::Warning {
+            message: text.to_string(),
+        });
+    }
+
+    fn model(&mut self, index: usize, total: usize, name: &str) {
+        self.send(JobEvent::Level {
+            level: name.to_string(),
+            index: index as u32,
+            total: total as u32,
+        });
+    }
+
+    fn model_done(&mut self, name: &str, status: LevelStatus) {
+        self.send(JobEvent::LevelFinished {
+            level: name.to_string(),
+            status,
+            error: None,
+        });
     }
 }
 

@@ -67,6 +67,7 @@ pub fn run() {
             commands::export_card,
             commands::cancel,
             commands::start_sweep,
+            commands::start_bench,
             commands::hub_pull,
             settings::hub_settings,
             settings::set_hub_endpoint,

@@ -5,6 +5,7 @@
 //! alike); nothing here prints or knows about a terminal or a window, and
 //! nothing here uses `cli/`: the layers above call down, never across.
 
+pub mod bench;
 pub mod compare;
 pub mod downloads;
 pub mod export;

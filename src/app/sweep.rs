@@ -161,8 +161,7 @@ pub async fn run(
     reporter: &mut dyn SweepReporter,
     pull: &mut dyn PullProgress,
 ) -> Result<Option<SweepReport>> {
-    let worker = WorkerOptions::current(std::time::Duration::from_secs(a.opts.timeout_s.max(1)))
-        .map_err(|e| DynoError::io("cannot find Dyno's executable to start a worker", e))?;
+    let worker = super::bench::worker(a.opts.timeout_s)?;
     match execute(store, db, a, worker, cancel, reporter, pull).await? {
         Some(done) => Ok(Some(super::results::sweep(store, done.sweep_id).await?)),
         None => Ok(None),

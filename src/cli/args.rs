@@ -514,8 +514,13 @@ pub enum ServeApi {
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// GGUF model files.
-    #[arg(required = true, value_name = "MODEL")]
+    #[arg(required_unless_present = "again", value_name = "MODEL")]
     pub models: Vec<PathBuf>,
+    /// Measure again the tests of run RUN_ID that were flagged as disturbed,
+    /// with its file, setup and repetitions, as a run of its own (the first
+    /// is kept). The app's "Measure these again" does the same.
+    #[arg(long, value_name = "RUN_ID", conflicts_with_all = ["models", "retry_disturbed"])]
+    pub again: Option<i64>,
     /// Measure a test flagged as disturbed (other programs busy, steal time,
     /// or repetitions spread past a quiet machine's) again, up to N times;
     /// each attempt is a run of its own, and the disturbed one is kept.

@@ -14,20 +14,17 @@ pub mod team;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use args::{BenchArgs, Cli, Command};
 
-use crate::bench::plan::Plan;
-use crate::bench::run::{prepare_model, run_model, BenchContext, BenchOutcome};
+use crate::app::bench::{BenchInput, Benched, Measuring};
 use crate::error::{DynoError, Result};
 use crate::machine::Machine;
 use crate::report::{self};
 use crate::store::default_db_path;
-use crate::telemetry::disturbance::Disturbance;
 use crate::units::{human_bytes, human_params};
 use crate::vocab::status::RunStatus;
-use crate::worker::client::{Cancel, WorkerOptions};
+use crate::worker::client::Cancel;
 
 /// Exit code of a benchmark the user cancelled (128 + SIGINT, as shells use).
 pub const EXIT_CANCELLED: i32 = 130;
@@ -159,8 +156,8 @@ pub fn main(cli: Cli) -> Result<i32> {
 
 pub use crate::app::open_store;
 
-/// Worker settings and a cancel switch that Ctrl-C flips.
-fn start_bench(timeout_s: u64) -> Result<(WorkerOptions, Cancel)> {
+/// A cancel switch that Ctrl-C flips.
+fn ctrl_c() -> Cancel {
     let cancel = Cancel::default();
     let on_signal = cancel.clone();
     tokio::spawn(async move {
@@ -168,154 +165,52 @@ fn start_bench(timeout_s: u64) -> Result<(WorkerOptions, Cancel)> {
             on_signal.cancel();
         }
     });
-    let worker = WorkerOptions::current(Duration::from_secs(timeout_s.max(1)))
-        .map_err(|e| DynoError::io("cannot find the dyno executable to start a worker", e))?;
-    Ok((worker, cancel))
-}
-
-/// Run `dyno bench`'s plan (checked by the caller) and read its runs back
-/// as the report: the measuring half of `dyno bench`.
-async fn measure(
-    store: &crate::store::Store,
-    machine: &Machine,
-    a: &BenchArgs,
-) -> Result<(report::Report, BenchOutcome)> {
-    let req = a.opts.request(machine.default_threads());
-    let machine_id = store.upsert_machine(machine).await?;
-    // The decode roofline needs the memory bandwidth: measured once per
-    // machine (about a second) and then read from the database.
-    crate::app::hw::ensure_inventory(store, machine_id, machine, false).await?;
-    let args_json = serde_json::json!({ "models": a.models, "request": req }).to_string();
-    let sweep_id = store.create_sweep("bench", machine_id, &args_json).await?;
-
-    let (worker, cancel) = start_bench(a.opts.timeout_s)?;
-    let ctx = BenchContext {
-        store,
-        machine_id,
-        sweep_id: Some(sweep_id),
-        worker,
-        cancel: cancel.clone(),
-        telemetry: !a.opts.no_telemetry,
-        memory_check: !a.opts.no_memory_check,
-        cooldown: a.opts.cooldown.map(crate::bench::run::Cooldown::new),
-    };
-    let plan = Plan {
-        models: a.models.clone(),
-        request: req,
-    };
-    let mut reporter =
-        progress::Progress::new(plan.total_samples(), std::io::stderr().is_terminal());
-    let mut out = BenchOutcome::default();
-    let power = crate::telemetry::power::PowerState::now();
-    if power.source == Some(crate::telemetry::power::PowerSource::Battery) {
-        reporter.note(
-            &format!(
-                "measuring {}: laptops usually run slower unplugged, so these figures compare only with other battery runs; plug in for AC figures",
-                power.describe().unwrap_or_else(|| "on battery".into())
-            ),
-            0,
-        );
-    }
-    for path in &plan.models {
-        if out.cancelled || cancel.is_cancelled() {
-            out.cancelled = true;
-            break;
-        }
-        let model = prepare_model(store, path).await?;
-        run_model(&ctx, &model, &plan.request, &mut reporter, &mut out).await?;
-    }
-    retry_disturbed(&ctx, &plan, a.retry_disturbed, &mut reporter, &mut out).await?;
-    reporter.finish();
-
-    let rows = store.sweep_runs(sweep_id).await?;
-    let report = report::build(store, &rows, machine).await?;
-    Ok((report, out))
-}
-
-/// Measure the tests flagged as disturbed again, up to `attempts` times,
-/// each time only those still flagged in the last attempt. Every attempt is
-/// a run of its own under the same `dyno bench` sweep, so nothing measured
-/// is replaced: the report shows the disturbed figure and the new one.
-async fn retry_disturbed(
-    ctx: &BenchContext<'_>,
-    plan: &Plan,
-    attempts: u32,
-    reporter: &mut progress::Progress,
-    out: &mut BenchOutcome,
-) -> Result<()> {
-    let store = ctx.store;
-    let mut last: Vec<i64> = out.run_ids.clone();
-    for attempt in 1..=attempts {
-        if out.cancelled || ctx.cancel.is_cancelled() {
-            break;
-        }
-        // The verdicts are stored with each result; no report is needed.
-        let mut todo = Vec::new();
-        for id in &last {
-            let Some(row) = store.run(*id).await? else {
-                continue;
-            };
-            let flagged: Vec<String> = store
-                .results(*id)
-                .await?
-                .into_iter()
-                .filter(|r| {
-                    r.disturbance_json
-                        .as_deref()
-                        .and_then(|j| serde_json::from_str::<Disturbance>(j).ok())
-                        .is_some_and(|d| d.disturbed)
-                })
-                .map(|r| r.test)
-                .collect();
-            let Ok(mut config) = serde_json::from_str::<crate::vocab::RunConfig>(&row.config_json)
-            else {
-                continue;
-            };
-            config.tests.retain(|t| flagged.contains(&t.name()));
-            if !config.tests.is_empty() {
-                todo.push((store.model(row.model_id).await?.path, config));
-            }
-        }
-        if todo.is_empty() {
-            break;
-        }
-        let n: usize = todo.iter().map(|(_, c)| c.tests.len()).sum();
-        reporter.note(
-            &format!(
-                "re-measuring {n} disturbed test{} (attempt {attempt} of {attempts})",
-                if n == 1 { "" } else { "s" }
-            ),
-            n as u64 * u64::from(plan.request.reps),
-        );
-        let before = out.run_ids.len();
-        for (path, config) in &todo {
-            let model = prepare_model(store, Path::new(path)).await?;
-            crate::bench::run::run_config(ctx, &model, config, &plan.request, reporter, out)
-                .await?;
-        }
-        last = out.run_ids[before..].to_vec();
-    }
-    Ok(())
+    cancel
 }
 
 async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
     let machine = Machine::detect();
-    a.opts.request(machine.default_threads()).validate()?;
-    // Read every header before anything runs (the database included), so a
-    // bad file fails in milliseconds rather than after an hour of other
-    // models, and leaves nothing behind.
-    for m in &a.models {
-        crate::model::inspect(m)?;
+    let input = BenchInput {
+        models: a.models.clone(),
+        request: a.opts.request(machine.default_threads()),
+        retry_disturbed: a.retry_disturbed,
+        measuring: Measuring {
+            telemetry: !a.opts.no_telemetry,
+            memory_check: !a.opts.no_memory_check,
+            cooldown_s: a.opts.cooldown,
+        },
+    };
+    if a.again.is_none() {
+        input.check()?;
     }
+    let worker = crate::app::bench::worker(a.opts.timeout_s)?;
     let store = open_store(db).await?;
-    let measured = measure(&store, &machine, &a).await;
-    let (report, out) = match measured {
-        Ok(m) => m,
-        Err(e) => {
-            store.close().await;
-            return Err(e);
+    let mut reporter = progress::Progress::new(0, std::io::stderr().is_terminal());
+    let measured = match a.again {
+        Some(run_id) => {
+            let how = input.measuring.clone();
+            crate::app::bench::again(
+                &store,
+                &machine,
+                run_id,
+                how,
+                worker,
+                ctrl_c(),
+                &mut reporter,
+            )
+            .await
+        }
+        None => {
+            crate::app::bench::run(&store, &machine, &input, worker, ctrl_c(), &mut reporter).await
         }
     };
+    reporter.finish();
+    store.close().await;
+    let Benched {
+        report,
+        outcome: out,
+        ..
+    } = measured?;
     if a.opts.json {
         println!(
             "{}",
@@ -324,7 +219,6 @@ async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
     } else {
         print!("{}", report::table::bench_table(&report));
     }
-    store.close().await;
 
     if out.cancelled {
         eprintln!("dyno: cancelled; what was measured before the cancel is saved (dyno runs)");

@@ -3,6 +3,7 @@
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::app::bench::BenchProgress;
 use crate::bench::sweep::{SweepEvent, SweepReporter};
 use crate::bench::{BenchEvent, Flow, Reporter};
 use crate::quantize::QuantizeProgress;
@@ -38,13 +39,6 @@ impl Progress {
             label: String::new(),
             said_unavailable: false,
         }
-    }
-
-    /// Say something between runs, and grow the bar by the repetitions it
-    /// adds.
-    pub fn note(&mut self, s: &str, extra_samples: u64) {
-        self.bar.inc_length(extra_samples);
-        self.line(format!("dyno: {s}"));
     }
 
     pub fn finish(&self) {
@@ -144,6 +138,16 @@ impl Reporter for Progress {
             }
         }
         Flow::Continue
+    }
+}
+
+impl BenchProgress for Progress {
+    fn planned(&mut self, samples: u64) {
+        self.bar.set_length(samples);
+    }
+
+    fn note(&mut self, text: &str) {
+        self.line(format!("dyno: {text}"));
     }
 }
 

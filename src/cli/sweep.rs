@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 
 use super::args::SweepArgs;
-use super::{hub::Bytes, open_store, progress, start_bench, EXIT_CANCELLED};
+use super::{ctrl_c, hub::Bytes, open_store, progress, EXIT_CANCELLED};
 use crate::app::sweep::{execute, Executed};
 use crate::bench::sweep::{Source, SweepSpec};
 use crate::error::Result;
@@ -13,7 +13,7 @@ use crate::vocab::status::LevelStatus;
 
 pub async fn sweep(db: &Path, a: SweepArgs) -> Result<i32> {
     let store = open_store(db).await?;
-    let (worker, cancel) = start_bench(a.opts.timeout_s)?;
+    let (worker, cancel) = (crate::app::bench::worker(a.opts.timeout_s)?, ctrl_c());
     let mut reporter = progress::Progress::new(0, std::io::stderr().is_terminal());
     let done = execute(
         &store,

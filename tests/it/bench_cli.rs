@@ -345,3 +345,78 @@ fn more_sequences_than_the_batch_size_are_decoded_in_chunks() {
     let prefill = samples(&par["prefill_tokens_per_s"]["samples"]);
     assert!(prefill[0] > 0.0 && prefill[0].is_finite(), "{prefill:?}");
 }
+
+/// `dyno bench --again RUN` (the app's "Measure these again") measures
+/// exactly the tests of that run flagged as disturbed, with its setup and
+/// repetitions, as a run of its own; the first run and its figures stay.
+#[test]
+fn again_measures_only_the_flagged_tests_with_the_same_setup() {
+    let s = Scratch::new();
+    let first = json(&s.bench("-p 16 -n 8 --pg 16,4 -r 2 -t 1 --json"));
+    let run_id = first["runs"][0]["run_id"].as_i64().unwrap();
+    let verdict = serde_json::json!({
+        "disturbed": true,
+        "reasons": ["other programs kept 1.5 cores busy"],
+        "others_cpu_cores": 1.5,
+        "cores_in_use": 1,
+        "steal_pct": null,
+        "cv": 0.2,
+        "processes": []
+    });
+    // Only these two are flagged, whatever the suite beside this test did
+    // to the first run's own verdicts.
+    sql(
+        &s.db(),
+        &format!("UPDATE results SET disturbance_json = NULL WHERE run_id = {run_id}"),
+    );
+    sql(
+        &s.db(),
+        &format!(
+            "UPDATE results SET disturbance_json = '{verdict}' WHERE run_id = {run_id} AND test IN ('tg8', 'pp16+tg4')"
+        ),
+    );
+
+    let o = s.run_line(&format!("bench --again {run_id} --json"));
+    assert_code(&o, 0);
+    let again = json(&o);
+    let runs = again["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "one new run: {again}");
+    let new = &runs[0];
+    assert_ne!(new["run_id"].as_i64().unwrap(), run_id);
+    let tests: Vec<&str> = new["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["test"].as_str().unwrap())
+        .collect();
+    assert_eq!(tests, ["tg8", "pp16+tg4"], "only the flagged tests");
+    // The same setup and repetitions as the first run.
+    for key in ["n_threads", "n_batch", "n_ubatch"] {
+        assert_eq!(new["config"][key], first["runs"][0]["config"][key], "{key}");
+    }
+    assert_eq!(new["results"][0]["samples_ns"].as_array().unwrap().len(), 2);
+    assert_eq!(new["model"]["sha256"], first["runs"][0]["model"]["sha256"]);
+
+    // Both runs are kept: the disturbed figures and the new ones.
+    let shown = json(&s.run_line(&format!("show {run_id} --json")));
+    assert_eq!(shown["runs"][0]["results"][1]["disturbed"], true);
+
+    // A run with nothing flagged, and one that is not there, say so.
+    let new_id = new["run_id"].as_i64().unwrap();
+    sql(
+        &s.db(),
+        &format!("UPDATE results SET disturbance_json = NULL WHERE run_id = {new_id}"),
+    );
+    let o = s.run_line(&format!("bench --again {new_id}"));
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("has no disturbed test to measure again"),
+        "{}",
+        stderr(&o)
+    );
+    let o = s.run_line("bench --again 999");
+    assert!(stderr(&o).contains("no run 999"), "{}", stderr(&o));
+    // A model path and --again together are refused before anything runs.
+    let o = s.run_line(&format!("bench SMOL --again {run_id}"));
+    assert_code(&o, 2);
+}

@@ -40,6 +40,7 @@ import type {
   RunsDoc,
   SweepDoc,
   SweepInput,
+  BenchForm,
   SyncProgress,
   SyncReport,
   SyncRequest,
@@ -193,6 +194,11 @@ export const appInfo = () => call<AppInfo>("app_info");
 
 export function startSweep(spec: SweepInput, jobId: string, onEvent: (e: JobEvent) => void) {
   return call<SweepDoc>("start_sweep", { spec, jobId, onEvent: channel(onEvent) });
+}
+
+/** One benchmark (a preset on one file, or a run's disturbed tests again): its runs, never a sweep. */
+export function startBench(form: BenchForm, jobId: string, onEvent: (e: JobEvent) => void) {
+  return call<RunsDoc>("start_bench", { form, jobId, onEvent: channel(onEvent) });
 }
 
 /** Benchmark a running server (and the same model in-process, with `input.engine`). */

@@ -175,6 +175,13 @@ vi.mock("./api", () => ({
     onEvent({ kind: "level_finished", level: "Q4_1", status: "ok", error: null });
     return sweepDoc;
   }),
+  startBench: vi.fn(async (_form: unknown, _job: string, onEvent: (e: unknown) => void) => {
+    onEvent({ kind: "level", level: "small.gguf", index: 0, total: 1 });
+    onEvent({ kind: "test_started", run_id: 1, test: "pp128", quiet: true, reps: 3, warmup: true });
+    onEvent({ kind: "test_finished", run_id: 1, test: "pp128", status: "ok", error: null });
+    onEvent({ kind: "level_finished", level: "small.gguf", status: "ok", error: null });
+    return { schema_version: 1, machine: sweepDoc.machine, runs: sweepDoc.runs.slice(0, 1) };
+  }),
   hubPull: vi.fn(),
   serveRuns: vi.fn(async () => []),
   discardDownload: vi.fn(async (repo: string, path: string) => ({ repo, path, freed_bytes: 400 })),
@@ -787,8 +794,7 @@ describe("App", () => {
       { origin: "hf-cache", name: "o/r/big.gguf", file_name: "big.gguf", model_name: "Big", path: "/m/big.gguf", arch: "llama", quant: "Q8_0", size_bytes: 2e9, n_params: 1e9, fit: "ram", synthetic: null, error: null },
       { origin: "folder", name: "small.gguf", file_name: "small.gguf", model_name: "Small", path: "/m/small.gguf", arch: "llama", quant: "Q4_1", size_bytes: 1e8, n_params: 1e8, fit: "ram", synthetic: null, error: null },
     ]);
-    // Start afresh with nothing measured; this sweep ends at once.
-    vi.mocked(api.startSweep).mockImplementationOnce(async () => sweepDoc);
+    // Start afresh with nothing measured; the benchmark ends at once.
     vi.mocked(api.resultList).mockResolvedValueOnce([]);
     unmount(app!);
     resultsCache.clear();
@@ -811,8 +817,11 @@ describe("App", () => {
       flushSync();
       q("preset-start")!.click();
       await settle();
-      expect(vi.mocked(api.startSweep).mock.lastCall![0]).toEqual({ source: { kind: "files", files: ["/m/small.gguf"] }, preset: "quick", quality: false });
-      expect(q("sweep-status")).not.toBeNull();
+      // One benchmark of the file, never a sweep: its result is its run.
+      expect(vi.mocked(api.startBench).mock.lastCall![0]).toEqual({ kind: "preset", path: "/m/small.gguf", preset: "quick" });
+      expect(q("sweep-status")!.textContent).toMatch(/^done/);
+      expect(q("bench-result")!.querySelectorAll('[data-testid="run-detail"]').length).toBe(1);
+      expect(q("level-chart")).toBeNull();
     } finally {
       vi.mocked(api.models).mockResolvedValue([]);
     }
@@ -875,7 +884,7 @@ describe("App", () => {
     expect(vi.mocked(api.hubSearch).mock.lastCall![0]).toBe("SmolLM2 135M");
   });
 
-  it("runs a quick sweep and follows it to done", async () => {
+  it("runs a quick benchmark and follows it to done", async () => {
     const api = await import("./api");
     // Both the first-run card and the quick sweep list the models.
     vi.mocked(api.models).mockResolvedValue([
@@ -883,18 +892,28 @@ describe("App", () => {
       { origin: "folder", name: "small", file_name: "small.gguf", model_name: null, path: "/m/small.gguf", arch: "llama", quant: "Q4_1", size_bytes: 1e8, n_params: 1e8, fit: "ram", synthetic: null, error: null },
     ]);
     await settle();
+    let open = () => {};
+    vi.mocked(api.startBench).mockImplementationOnce(async (_form, _job, onEvent) => {
+      onEvent({ kind: "level", level: "small.gguf", index: 0, total: 1 });
+      onEvent({ kind: "test_started", run_id: 1, test: "pp128", quiet: false, reps: 3, warmup: true });
+      onEvent({ kind: "sample", run_id: 1, test: "pp128", rep: 1, reps: 2 });
+      await new Promise<void>((r) => (open = r));
+      onEvent({ kind: "level_finished", level: "small.gguf", status: "ok", error: null });
+      return { schema_version: 1, machine: sweepDoc.machine, runs: sweepDoc.runs.slice(0, 1) };
+    });
     q("quick-sweep")!.click();
     await settle();
     vi.mocked(api.models).mockResolvedValue([]);
-    expect(vi.mocked(api.startSweep).mock.lastCall![0]).toEqual({
-      source: { kind: "files", files: ["/m/small.gguf"] }, preset: "quick", quality: false,
-    });
-    expect(q("sweep-status")!.textContent).toBe("running: level 1/1 Q4_1 — pp128 rep 1/2");
+    // The smallest model, benchmarked once: one result, not a sweep.
+    expect(vi.mocked(api.startBench).mock.lastCall![0]).toEqual({ kind: "preset", path: "/m/small.gguf", preset: "quick" });
+    expect(q("sweep-status")!.textContent).toBe("running: level 1/1 small.gguf — pp128 rep 1/2");
     expect(q("sweep-cancel")!.hasAttribute("disabled")).toBe(false);
+    open();
     sweepGate.open();
     await settle();
     expect(q("sweep-status")!.textContent).toBe("done");
-    expect(q("level-chart")).not.toBeNull();
+    expect(q("run-detail")).not.toBeNull();
+    expect(q("level-chart")).toBeNull();
   });
 
   it("says cancelled when the user cancels a sweep", async () => {

@@ -5,6 +5,7 @@
 
 import * as api from "./api";
 import { nav, sweepJob } from "./state.svelte";
+import { PRESET_TESTS } from "./lib/progressPlan";
 import type { ApiError, PlaceAdded, Preset } from "./types";
 
 /**
@@ -15,9 +16,11 @@ import type { ApiError, PlaceAdded, Preset } from "./types";
 export function benchmark(path: string, preset: Preset = "standard", tests?: string[]): ApiError | null {
   if (sweepJob.running) return { code: "busy", message: "A benchmark is already running; wait for it or cancel it under Sweep." };
   nav.go("sweep");
-  // The preset's tests as the backend planned them (the picker's estimate),
-  // so the overall progress counts exactly those.
-  void sweepJob.start({ source: { kind: "files", files: [path] }, preset, quality: false }, tests);
+  // One benchmark, one result: the runs of this file, never a sweep. The
+  // preset's tests as the backend planned them (the picker's estimate), so
+  // the overall progress counts exactly those.
+  const spec = { source: { kind: "files" as const, files: [path] }, preset, quality: false };
+  void sweepJob.startBench({ kind: "preset", path, preset }, tests ?? PRESET_TESTS[preset], spec);
   return null;
 }
 

@@ -8,7 +8,7 @@ import { planOf, type SweepPlan } from "./lib/progressPlan";
 import type { RatePoint } from "./lib/download";
 import { emptySeries, pushTelemetry, type TelemetrySeries } from "./lib/telemetry";
 import { columnValues, initialSync, levelKey, levelQuery, reduceSync, splitPassword, withPassword, type SyncState } from "./lib/team";
-import type { ApiError, JobEvent, PullResult, SweepDoc, SweepInput, SyncReport, TeamQuery, TeamRanking, TeamStatus } from "./types";
+import type { ApiError, BenchForm, JobEvent, PullResult, RunsDoc, SweepDoc, SweepInput, SyncReport, TeamQuery, TeamRanking, TeamStatus } from "./types";
 
 export type View = "overview" | "models" | "sweep" | "results" | "servers" | "team" | "export" | "settings";
 
@@ -61,6 +61,8 @@ class SweepJob {
   /** The clock (performance.now(), ms) as of the last render: elapsed time and ETA read it. */
   nowMs = $state(0);
   result = $state.raw<SweepDoc | null>(null);
+  /** A benchmark's result: its runs (a benchmark is never a sweep). */
+  benchResult = $state.raw<RunsDoc | null>(null);
   error = $state.raw<ApiError | null>(null);
   /** Bumped (at most once a render) when telemetry arrived; the chart redraws on it. */
   tick = $state(0);
@@ -118,15 +120,42 @@ class SweepJob {
    * knows them better than the spec does (a preset's `PresetEstimate.tests`).
    */
   async start(spec: SweepInput, tests?: string[]): Promise<void> {
+    await this.follow(spec, planOf(spec, tests), (jobId, onEvent) => api.startSweep(spec, jobId, onEvent), (doc) => {
+      this.result = doc;
+      return doc.sweep.status === "cancelled";
+    });
+  }
+
+  /**
+   * Run one benchmark: `tests` are what it measures (a preset's, or the
+   * disturbed tests measured again), for the overall progress. `spec` is
+   * the same benchmark as the Benchmark form would write it, or null.
+   */
+  async startBench(form: BenchForm, tests: string[], spec: SweepInput | null = null): Promise<void> {
+    const plan: SweepPlan = { tests, layerSettings: 1, quality: false };
+    await this.follow(spec, plan, (jobId, onEvent) => api.startBench(form, jobId, onEvent), (doc) => {
+      this.benchResult = doc;
+      return false;
+    });
+  }
+
+  /** Start a job with `call`, follow its events, and keep its result with `done` (true if it says cancelled). */
+  private async follow<T>(
+    spec: SweepInput | null,
+    plan: SweepPlan,
+    call: (jobId: string, onEvent: (e: JobEvent) => void) => Promise<T>,
+    done: (result: T) => boolean,
+  ): Promise<void> {
     if (this.running) {
-      this.error = { code: "busy", message: "A sweep is already running; cancel it or wait for it to finish." };
+      this.error = { code: "busy", message: "A benchmark is already running; cancel it or wait for it to finish." };
       return;
     }
     const jobId = api.newJobId("sweep");
     this.jobId = jobId;
     this.spec = spec;
-    this.plan = planOf(spec, tests);
+    this.plan = plan;
     this.result = null;
+    this.benchResult = null;
     this.error = null;
     this.series = emptySeries();
     this.tick = 0;
@@ -143,16 +172,15 @@ class SweepJob {
       this.schedule();
     };
     try {
-      const doc = await api.startSweep(spec, jobId, onEvent);
+      const result = await call(jobId, onEvent);
       if (this.jobId !== jobId) return;
-      this.result = doc;
-      const phase = doc.sweep.status === "cancelled" ? "cancelled" : "done";
+      const phase = done(result) ? "cancelled" : "done";
       this.set(finish(this.pending, phase, null, performance.now()));
     } catch (e) {
       if (this.jobId !== jobId) return;
       const err = e as ApiError;
       if (err.code === "cancelled") {
-        // The backend saved the finished levels; its message says so.
+        // The backend saved what was measured; its message says so.
         this.set(finish(this.pending, "cancelled", err.message, performance.now()));
       } else {
         this.error = err;

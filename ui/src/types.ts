@@ -58,6 +58,7 @@ export type {
   SweepDoc,
   SweepInfo,
   SweepInput,
+  BenchForm,
   SweepLevel,
   SweepSource,
   TestResult,

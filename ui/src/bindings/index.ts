@@ -7,6 +7,7 @@ export type { AppInfo } from "./AppInfo";
 export type { BackendModule } from "./BackendModule";
 export type { BackendModules } from "./BackendModules";
 export type { Basis } from "./Basis";
+export type { BenchForm } from "./BenchForm";
 export type { ClientMachine } from "./ClientMachine";
 export type { CompareDoc } from "./CompareDoc";
 export type { CompareTest } from "./CompareTest";

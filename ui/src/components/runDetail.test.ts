@@ -3,11 +3,12 @@
 // was busy carries a "disturbed" badge, and the run says why under its
 // table, naming the program; a quiet run shows neither.
 import { flushSync, mount, unmount } from "svelte";
-import { afterEach, describe, expect, it } from "vitest";
+import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import sweepFiles from "../fixtures/sweep-files.json";
 import type { Run, RunsDoc, SweepDoc } from "../types";
 import RunDetail from "./RunDetail.svelte";
-import { nav } from "../state.svelte";
+import { nav, sweepJob } from "../state.svelte";
 
 window.matchMedia ??= ((query: string) =>
   ({ matches: false, media: query, addEventListener() {}, removeEventListener() {}, addListener() {}, removeListener() {} }) as unknown as MediaQueryList);
@@ -37,7 +38,7 @@ afterEach(() => {
 });
 
 describe("RunDetail", () => {
-  it("flags a disturbed result and names what disturbed it", () => {
+  it("flags a disturbed result and names what disturbed it", async () => {
     const [first, ...rest] = base.results;
     const disturbed = {
       ...first,
@@ -59,14 +60,29 @@ describe("RunDetail", () => {
     const notes = el.querySelector("[data-testid=disturbed-notes]")?.textContent ?? "";
     expect(notes).toContain(first.test);
     expect(notes).toContain("stress-ng 0.95");
-    // "Measure these again…" fills the Benchmark form for that test.
+    // "Measure these again" measures exactly that run's flagged tests, as
+    // one benchmark followed on the Benchmark page.
+    const calls: [string, Record<string, unknown>][] = [];
+    let finish = () => {};
+    mockIPC(async (cmd, args) => {
+      calls.push([cmd, args as Record<string, unknown>]);
+      await new Promise<void>((r) => (finish = r));
+      return { schema_version: 1, machine: sweep.machine, runs: [] };
+    });
     (el.querySelector("[data-testid=measure-again]") as HTMLButtonElement).click();
     flushSync();
     expect(nav.view).toBe("sweep");
-    const spec = nav.sweepPrefill;
-    expect(spec?.source).toEqual({ kind: "files", files: [base.model.path] });
-    expect([spec?.prompt, spec?.gen, spec?.reps, spec?.fresh, spec?.quality]).toEqual([first.n_prompt, first.n_gen, base.config.reps, true, false]);
-    nav.sweepPrefill = null;
+    expect(calls.map(([cmd, a]) => [cmd, a.form])).toEqual([["start_bench", { kind: "again", run_id: base.run_id }]]);
+    expect(sweepJob.plan?.tests).toEqual([first.test]);
+    expect(sweepJob.running).toBe(true);
+    // A second press while it runs says why nothing starts.
+    (el.querySelector("[data-testid=measure-again]") as HTMLButtonElement).click();
+    flushSync();
+    expect(el.querySelector("[data-testid=measure-again-error]")?.textContent).toMatch(/already running/);
+    expect(calls.length).toBe(1);
+    finish();
+    await vi.waitFor(() => expect(sweepJob.running).toBe(false));
+    clearMocks();
   });
 
   it("sets each measured rate against the prediction made before the run", () => {
