@@ -337,7 +337,7 @@ test("a released model's shape is written from a small model's header with synth
   await (await byId("synth-check")).click();
   const checked = await byId("synth-checked", 30_000);
   // SmolLM2-360M's published shape: 362 M parameters.
-  assert.match(await checked.getText(), /smollm2-360m Q4_0: 36\dM parameters, 216\.8 MiB of weights/);
+  assert.match(await checked.getText(), /smollm2-360m Q4_0: 36\d\.\d\d M parameters, 216\.8 MiB of weights/);
   await (await byId("synth-write")).click();
   const written = await byId("synth-written", 120_000);
   const text = await written.getText();

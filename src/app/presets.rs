@@ -96,14 +96,20 @@ impl Plan {
         t
     }
 
-    /// Tokens prefilled and decoded by one model, warm-up included.
-    fn tokens(&self) -> (f64, f64) {
+    /// Tokens each test prefills and decodes, warm-up included, in the
+    /// order of [`Plan::tests`].
+    fn test_tokens(&self) -> Vec<(f64, f64)> {
         let runs = f64::from(self.reps + 1);
-        let pp: f64 = self.n_prompt.iter().map(|&p| f64::from(p)).sum::<f64>()
-            + f64::from(self.n_prompt.first().copied().unwrap_or(0));
-        let tg: f64 = self.n_gen.iter().map(|&n| f64::from(n)).sum::<f64>()
-            + f64::from(self.n_gen.first().copied().unwrap_or(0));
-        (pp * runs, tg * runs)
+        let mut t: Vec<(f64, f64)> = self
+            .n_prompt
+            .iter()
+            .map(|&p| (f64::from(p) * runs, 0.0))
+            .collect();
+        t.extend(self.n_gen.iter().map(|&n| (0.0, f64::from(n) * runs)));
+        if let (Some(&p), Some(&n)) = (self.n_prompt.first(), self.n_gen.first()) {
+            t.push((f64::from(p) * runs, f64::from(n) * runs));
+        }
+        t
     }
 }
 
@@ -126,6 +132,11 @@ pub struct Estimate {
     pub tests: Vec<String>,
     /// Seconds for the whole plan, model loads included.
     pub seconds: f64,
+    /// Seconds for each of `tests`, in order (warm-up included): `seconds`
+    /// is their sum and `load_seconds`.
+    pub test_seconds: Vec<f64>,
+    /// Seconds to load the model once, before its first test.
+    pub load_seconds: f64,
     /// A range around `seconds`: the estimate is rough.
     pub seconds_low: f64,
     pub seconds_high: f64,
@@ -186,13 +197,29 @@ impl Rates {
     /// Seconds for `plan` on a model of `weight_bytes` and `n_params`,
     /// loading it `loads` times.
     pub fn seconds(&self, plan: &Plan, weight_bytes: u64, n_params: u64, loads: u32) -> f64 {
-        let (pp, tg) = plan.tokens();
+        self.test_seconds(plan, weight_bytes, n_params)
+            .iter()
+            .sum::<f64>()
+            + load_seconds(weight_bytes) * f64::from(loads)
+    }
+
+    /// Seconds for each of `plan`'s tests (warm-up included, loads not), in
+    /// the order of [`Plan::tests`]: the running ETA spreads the estimate
+    /// over the tests with these, as a long decode test takes longer than a
+    /// prefill test.
+    pub fn test_seconds(&self, plan: &Plan, weight_bytes: u64, n_params: u64) -> Vec<f64> {
         let pp_rate = self.prefill_flops / (2.0 * n_params.max(1) as f64);
         let tg_rate = self.decode_bytes_per_s / weight_bytes.max(1) as f64;
-        // A load reads the file at about 1 GB/s, and starts a worker.
-        let load = 1.0 + weight_bytes as f64 / 1e9;
-        pp / pp_rate + tg / tg_rate + load * f64::from(loads)
+        plan.test_tokens()
+            .iter()
+            .map(|(pp, tg)| pp / pp_rate + tg / tg_rate)
+            .collect()
     }
+}
+
+/// A load reads the file at about 1 GB/s, and starts a worker.
+fn load_seconds(weight_bytes: u64) -> f64 {
+    1.0 + weight_bytes as f64 / 1e9
 }
 
 /// Every preset's estimate for `model`, Quick first: `dyno presets` and
@@ -246,6 +273,7 @@ pub async fn estimate(store: &Store, model: &Path, preset: Preset) -> Result<Est
     };
     let plan = preset.plan();
     let seconds = rates.seconds(&plan, info.weight_bytes, info.n_params, 1);
+    let test_seconds = rates.test_seconds(&plan, info.weight_bytes, info.n_params);
     let (low, high) = match basis {
         Basis::StoredRuns => (0.6, 1.6),
         Basis::Prior => (0.3, 2.0),
@@ -254,6 +282,8 @@ pub async fn estimate(store: &Store, model: &Path, preset: Preset) -> Result<Est
         tests: plan.tests(),
         plan,
         seconds,
+        test_seconds,
+        load_seconds: load_seconds(info.weight_bytes),
         seconds_low: seconds * low,
         seconds_high: seconds * high,
         basis,
@@ -306,6 +336,12 @@ mod tests {
         // 6 runs (warm-up + 5) of 1024 prefill tokens and 256 decode tokens.
         let small = r.seconds(&plan, 100_000_000, 100_000_000, 0);
         assert!((small - (6.0 * 1024.0 / 400.0 + 6.0 * 256.0 / 40.0)).abs() < 1e-9);
+        // Per test: pp512, tg128, then both for the time to first token.
+        let each = r.test_seconds(&plan, 100_000_000, 100_000_000);
+        assert_eq!(each.len(), plan.tests().len());
+        assert!((each[0] - 6.0 * 512.0 / 400.0).abs() < 1e-9);
+        assert!((each[1] - 6.0 * 128.0 / 40.0).abs() < 1e-9);
+        assert!((each[2] - each[0] - each[1]).abs() < 1e-9);
         // Twice the model, twice the time (loads aside).
         let big = r.seconds(&plan, 200_000_000, 200_000_000, 0);
         assert!((big / small - 2.0).abs() < 1e-9);

@@ -363,18 +363,25 @@ fn attribute(
     let cores = f64::from(cores_in_use.max(1));
     if let Some(b) = after.others_cpu_cores {
         let a = before.others_cpu_cores.unwrap_or(0.0);
+        let names: Vec<String> = top
+            .iter()
+            .map(|p| format!("{} {:.2}", p.name, p.cpu_cores))
+            .collect();
+        let named = if names.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", names.join(", "))
+        };
         if b - a >= CONTENTION_SHARE * cores {
-            let names: Vec<String> = top
-                .iter()
-                .map(|p| format!("{} {:.2}", p.name, p.cpu_cores))
-                .collect();
             contention.push(format!(
-                "other programs went from {a:.2} to {b:.2} cores of the {cores_in_use} in use{}",
-                if names.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", names.join(", "))
-                }
+                "other programs went from {a:.2} to {b:.2} cores of the {cores_in_use} in use{named}"
+            ));
+        } else if b >= CONTENTION_SHARE * cores {
+            // As busy before the drop as after: they may not have started it,
+            // but the rates after it are not this machine's own either, and
+            // the run's disturbance note names them, so the cause must too.
+            contention.push(format!(
+                "other programs kept {b:.2} of the {cores_in_use} cores in use busy after the drop ({a:.2} before it){named}"
             ));
         }
     }
@@ -552,6 +559,20 @@ mod tests {
         let s = analyse(&r, &rd, &loads, 2).unwrap();
         assert_eq!(s.cause, Some(DropCause::Both));
         assert_eq!(s.reasons.len(), 2);
+        // Others as busy before the drop as after it: still named as the
+        // cause, never "unexplained" beside a note that blames them.
+        let mut steady = quiet(30.0);
+        for l in &mut steady {
+            l.others_cpu_cores = 0.6;
+        }
+        let s = analyse(&r, &readings(30.0, |_| 3000, |_| 60.0), &steady, 2).unwrap();
+        assert_eq!(s.cause, Some(DropCause::Contention));
+        assert!(
+            s.reasons[0]
+                .contains("kept 0.60 of the 2 cores in use busy after the drop (0.60 before it)"),
+            "{:?}",
+            s.reasons
+        );
         // No clocks, no other load: the drop stands, unexplained.
         let s = analyse(&r, &[], &[], 2).unwrap();
         assert_eq!(s.cause, Some(DropCause::Unexplained));

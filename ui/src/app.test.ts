@@ -120,7 +120,8 @@ vi.mock("./api", () => ({
     (["quick", "standard", "thorough"] as const).map((preset, i) => ({
       plan: { preset, label: preset[0].toUpperCase() + preset.slice(1), about: "", n_prompt: [128 * 4 ** i], n_gen: [32 * 4 ** i], reps: 3 + i },
       tests: [`pp${128 * 4 ** i}`, `tg${32 * 4 ** i}`],
-      seconds: 30 * 4 ** i, seconds_low: 10, seconds_high: 600, basis: "stored_runs", runs_used: 4,
+      seconds: 30 * 4 ** i, test_seconds: [8 * 4 ** i, 20 * 4 ** i], load_seconds: 2 * 4 ** i,
+      seconds_low: 10, seconds_high: 600, basis: "stored_runs", runs_used: 4,
     })),
   ),
   pickFolder: vi.fn(async () => null),
@@ -819,6 +820,8 @@ describe("App", () => {
       await settle();
       // One benchmark of the file, never a sweep: its result is its run.
       expect(vi.mocked(api.startBench).mock.lastCall![0]).toEqual({ kind: "preset", path: "/m/small.gguf", preset: "quick" });
+      // The running ETA spreads the picker's estimate over its tests.
+      expect(sweepJob.plan).toMatchObject({ tests: ["pp128", "tg32"], testSeconds: [8, 20], loadSeconds: 2 });
       expect(q("sweep-status")!.textContent).toMatch(/^done/);
       expect(q("bench-result")!.querySelectorAll('[data-testid="run-detail"]').length).toBe(1);
       expect(q("level-chart")).toBeNull();

@@ -6,21 +6,23 @@
 import * as api from "./api";
 import { nav, sweepJob } from "./state.svelte";
 import { PRESET_TESTS } from "./lib/progressPlan";
-import type { ApiError, PlaceAdded, Preset } from "./types";
+import type { ApiError, PlaceAdded, Preset, PresetEstimate } from "./types";
 
 /**
  * Benchmark one model file with a preset, from the Models view and the
- * Overview alike, then follow the live progress. Null when it started, else
- * why it could not.
+ * Overview alike, then follow the live progress. `estimate` is the preset's
+ * estimate for this file when the caller has it (the picker's): the
+ * progress then counts its tests and spreads its time over them. Null when
+ * it started, else why it could not.
  */
-export function benchmark(path: string, preset: Preset = "standard", tests?: string[]): ApiError | null {
-  if (sweepJob.running) return { code: "busy", message: "A benchmark is already running; wait for it or cancel it under Sweep." };
+export function benchmark(path: string, preset: Preset = "standard", estimate?: PresetEstimate): ApiError | null {
+  if (sweepJob.running) return { code: "busy", message: "A benchmark is already running; wait for it or cancel it under Benchmark." };
   nav.go("sweep");
-  // One benchmark, one result: the runs of this file, never a sweep. The
-  // preset's tests as the backend planned them (the picker's estimate), so
-  // the overall progress counts exactly those.
+  // One benchmark, one result: the runs of this file, never a sweep.
+  const e = estimate?.plan.preset === preset ? estimate : undefined;
   const spec = { source: { kind: "files" as const, files: [path] }, preset, quality: false };
-  void sweepJob.startBench({ kind: "preset", path, preset }, tests ?? PRESET_TESTS[preset], spec);
+  const timing = e ? { testSeconds: e.test_seconds, loadSeconds: e.load_seconds } : {};
+  void sweepJob.startBench({ kind: "preset", path, preset }, e?.tests ?? PRESET_TESTS[preset], spec, timing);
   return null;
 }
 

@@ -61,6 +61,8 @@ class SweepJob {
   /** The clock (performance.now(), ms) as of the last render: elapsed time and ETA read it. */
   nowMs = $state(0);
   result = $state.raw<SweepDoc | null>(null);
+  /** What the job is: a sweep from the form, or one benchmark from a button. */
+  kind = $state<"sweep" | "bench">("sweep");
   /** A benchmark's result: its runs (a benchmark is never a sweep). */
   benchResult = $state.raw<RunsDoc | null>(null);
   error = $state.raw<ApiError | null>(null);
@@ -120,7 +122,7 @@ class SweepJob {
    * knows them better than the spec does (a preset's `PresetEstimate.tests`).
    */
   async start(spec: SweepInput, tests?: string[]): Promise<void> {
-    await this.follow(spec, planOf(spec, tests), (jobId, onEvent) => api.startSweep(spec, jobId, onEvent), (doc) => {
+    await this.follow("sweep", spec, planOf(spec, tests), (jobId, onEvent) => api.startSweep(spec, jobId, onEvent), (doc) => {
       this.result = doc;
       return doc.sweep.status === "cancelled";
     });
@@ -129,11 +131,17 @@ class SweepJob {
   /**
    * Run one benchmark: `tests` are what it measures (a preset's, or the
    * disturbed tests measured again), for the overall progress. `spec` is
-   * the same benchmark as the Benchmark form would write it, or null.
+   * the same benchmark as the Benchmark form would write it, or null;
+   * `timing` the estimator's seconds per test, for the ETA.
    */
-  async startBench(form: BenchForm, tests: string[], spec: SweepInput | null = null): Promise<void> {
-    const plan: SweepPlan = { tests, layerSettings: 1, quality: false };
-    await this.follow(spec, plan, (jobId, onEvent) => api.startBench(form, jobId, onEvent), (doc) => {
+  async startBench(
+    form: BenchForm,
+    tests: string[],
+    spec: SweepInput | null = null,
+    timing: Pick<SweepPlan, "testSeconds" | "loadSeconds"> = {},
+  ): Promise<void> {
+    const plan: SweepPlan = { tests, layerSettings: 1, quality: false, ...timing };
+    await this.follow("bench", spec, plan, (jobId, onEvent) => api.startBench(form, jobId, onEvent), (doc) => {
       this.benchResult = doc;
       return false;
     });
@@ -141,6 +149,7 @@ class SweepJob {
 
   /** Start a job with `call`, follow its events, and keep its result with `done` (true if it says cancelled). */
   private async follow<T>(
+    kind: "sweep" | "bench",
     spec: SweepInput | null,
     plan: SweepPlan,
     call: (jobId: string, onEvent: (e: JobEvent) => void) => Promise<T>,
@@ -152,6 +161,7 @@ class SweepJob {
     }
     const jobId = api.newJobId("sweep");
     this.jobId = jobId;
+    this.kind = kind;
     this.spec = spec;
     this.plan = plan;
     this.result = null;

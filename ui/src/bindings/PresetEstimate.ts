@@ -11,6 +11,15 @@ export type PresetEstimate = { plan: PresetPlan, tests: Array<string>,
  */
 seconds: number, 
 /**
+ * Seconds for each of `tests`, in order (warm-up included): `seconds`
+ * is their sum and `load_seconds`.
+ */
+test_seconds: Array<number>, 
+/**
+ * Seconds to load the model once, before its first test.
+ */
+load_seconds: number, 
+/**
  * A range around `seconds`: the estimate is rough.
  */
 seconds_low: number, seconds_high: number, basis: EstimateBasis, 

@@ -72,7 +72,7 @@ describe("SynthForm", () => {
       like: "/models/SmolLM2-135M-Instruct.Q4_1.gguf", shape: "llama-3.1-8b", level: "Q4_K_M",
       out: "/out/SmolLM2-135M-Instruct.Q4_1.llama-3.1-8b-Q4_K_M.synth.gguf", replace: true, dry_run: true,
     });
-    expect(q("synth-checked").textContent).toBe("Would write llama, llama-3.1-8b Q4_K_M: 8.03B parameters, 4.58 GiB of weights (4.60 GiB file).");
+    expect(q("synth-checked").textContent).toBe("Would write llama, llama-3.1-8b Q4_K_M: 8.03 B parameters, 4.58 GiB of weights (4.60 GiB file).");
 
     synthFile.mockResolvedValueOnce(outcome(false));
     q("synth-write").click();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   baseName,
+  nameParts,
   fmtBandwidth,
   fmtBytes,
   fmtAbout,
@@ -48,8 +49,9 @@ describe("format", () => {
     expect(fmtPct(78.974)).toBe("79.0%");
     expect(fmtChange(2.594)).toBe("+2.6%");
     expect(fmtChange(-12)).toBe("-12.0%");
-    expect(fmtParams(134515008)).toBe("135M");
-    expect(fmtParams(1235814400)).toBe("1.24B");
+    // As llama-bench and the card write it.
+    expect(fmtParams(134515008)).toBe("134.52 M");
+    expect(fmtParams(1235814400)).toBe("1.24 B");
     expect(fmtSig(0.002676184)).toBe("0.00268");
     expect(fmtSig(21.5599, 4)).toBe("21.56");
     expect(fmtSig(0)).toBe("0");
@@ -66,5 +68,15 @@ describe("format", () => {
     expect(fmtAbout(185_000)).toBe("about 3 min");
     expect(fmtAbout(3_900_000)).toBe("about 1 h 05 min");
     expect(fmtAbout(null)).toBe("–");
+  });
+});
+
+describe("nameParts", () => {
+  it("cuts a long name after its separators and loses nothing", () => {
+    const name = "SmolLM2-135M-Instruct.Q4_1.twin-seed1.gguf";
+    expect(nameParts(name)).toEqual(["SmolLM2-", "135M-", "Instruct.", "Q4_", "1.", "twin-", "seed1.", "gguf"]);
+    expect(nameParts(name).join("")).toBe(name);
+    expect(nameParts("plain")).toEqual(["plain"]);
+    expect(nameParts("")).toEqual([""]);
   });
 });

@@ -125,13 +125,15 @@ export function fmtChange(v: number | null | undefined): string {
   return `${v > 0 ? "+" : ""}${v.toFixed(1)}%`;
 }
 
-/** A parameter count: "135M", "1.24B". */
+/**
+ * A parameter count as llama-bench, the CLI's tables and the result card
+ * write it ("134.52 M", "1.24 B"; `units::human_params`), so one model
+ * reads the same everywhere.
+ */
 export function fmtParams(v: number | null | undefined): string {
   if (!isNum(v)) return DASH;
-  if (v >= 1e9) return `${(v / 1e9).toFixed(2)}B`;
-  if (v >= 1e6) return `${Math.round(v / 1e6)}M`;
-  if (v >= 1e3) return `${Math.round(v / 1e3)}K`;
-  return String(v);
+  if (v >= 1e9) return `${(v / 1e9).toFixed(2)} B`;
+  return `${(v / 1e6).toFixed(2)} M`;
 }
 
 /** A plain count with thousands separators. */
@@ -162,4 +164,14 @@ export function fmtDate(iso: string | null | undefined): string {
 export function baseName(path: string): string {
   const parts = path.split(/[\\/]/);
   return parts[parts.length - 1] || path;
+}
+
+/**
+ * A file or model name cut after each `-`, `.` and `_` (kept), so a narrow
+ * column breaks a long name between its parts, "SmolLM2-135M-" / "Instruct.",
+ * rather than in the middle of one.
+ */
+export function nameParts(name: string): string[] {
+  const parts = name.match(/[^-._]*[-._]*/g)?.filter(Boolean) ?? [];
+  return parts.length ? parts : [name];
 }

@@ -93,6 +93,30 @@ describe("overall progress, elapsed time and ETA", () => {
     );
   });
 
+  it("spreads a preset's estimate over its tests from the first second, and scales it by the tests so far", () => {
+    // The picker said 2 s to load, then 10 s, 30 s and 40 s for the three tests.
+    const est: SweepPlan = { tests: ["pp128", "tg32", "pp128+tg32"], layerSettings: 1, quality: false, testSeconds: [10, 30, 40], loadSeconds: 2 };
+    const s = feed(t0, [[100, { kind: "level", level: "small.gguf", index: 0, total: 1 }]]);
+    // Before any test ends: the estimate less the time spent.
+    expect(overall(s, est, 5_000)).toMatchObject({ etaMs: 77_000, overdue: false });
+    expect(etaText(overall(s, est, 5_000))).toBe("about 1 min left");
+    // The first test (with the load) took 24 s where 12 were estimated:
+    // the rest is estimated at twice its seconds.
+    const one = feed(s, [
+      [1_000, started("pp128")],
+      [24_000, ended("pp128")],
+      [24_000, started("tg32")],
+    ]);
+    expect(overall(one, est, 34_000)).toMatchObject({ etaMs: 2 * 70_000 - 10_000, overdue: false });
+    // A test past its scaled share: the ETA grows with the clock.
+    const late = overall(one, est, 100_000);
+    expect(late.overdue).toBe(true);
+    expect(late.etaMs).toBeCloseTo((100_000 / 42_000) * 40_000, 0);
+    expect(overall(one, est, 120_000).etaMs!).toBeGreaterThan(late.etaMs!);
+    // Without the estimator's seconds, the old extrapolation stands.
+    expect(overall(s, { ...est, testSeconds: undefined }, 5_000).etaMs).toBeNull();
+  });
+
   it("follows the quality phase: headline, tokens, and an ETA from the pass's own pace", () => {
     let s = t0;
     let t = 0;

@@ -16,6 +16,13 @@ export interface SweepPlan {
   /** GPU-layer settings each test runs at (several in an offload sweep). */
   layerSettings: number;
   quality: boolean;
+  /**
+   * The estimator's seconds for each of `tests` (a preset's estimate), and
+   * for loading the model before them: the ETA then spreads the time over
+   * the tests as the Benchmark… picker did, from the first second.
+   */
+  testSeconds?: number[];
+  loadSeconds?: number;
 }
 
 /** The tests of `prompt` and `gen` tokens, as the backend names and orders them. */
@@ -148,7 +155,11 @@ export function overall(p: JobProgress, plan: SweepPlan | null, nowMs: number): 
   let etaMs: number | null = null;
   let etaWithoutQuality = false;
   let overdue = false;
-  if (!ended && testsTotal !== null) {
+  const estimated = plan ? estimatedEta(p, plan, testsTotal, nowMs) : null;
+  if (!ended && estimated) {
+    etaMs = estimated.etaMs;
+    overdue = estimated.overdue;
+  } else if (!ended && testsTotal !== null) {
     const testsLeft = testsTotal - testsDone;
     let benchMs: number | null = 0;
     if (testsLeft > 0) {
@@ -199,6 +210,37 @@ export function overall(p: JobProgress, plan: SweepPlan | null, nowMs: number): 
     etaWithoutQuality,
     overdue,
   };
+}
+
+/**
+ * The ETA of a plan that carries the estimator's seconds per test (a
+ * preset's benchmark): the estimate of the tests left, scaled by how the
+ * tests so far compared with theirs, less the time the current one has
+ * run. A test past its share makes the ETA grow with the clock, as below.
+ * Null when the plan has no such estimate or runs quality passes, which it
+ * does not time.
+ */
+function estimatedEta(p: JobProgress, plan: SweepPlan, testsTotal: number | null, nowMs: number): { etaMs: number; overdue: boolean } | null {
+  const each = plan.testSeconds;
+  const n = plan.tests.length;
+  if (!each || each.length !== n || n === 0 || plan.quality || plan.layerSettings !== 1 || testsTotal === null) return null;
+  const est = (i: number) => 1000 * (each[i % n] + (i % n === 0 ? (plan.loadSeconds ?? 0) : 0));
+  const sum = (from: number, to: number) => {
+    let s = 0;
+    for (let i = from; i < to; i++) s += est(i);
+    return s;
+  };
+  const start = p.startedMs ?? nowMs;
+  const done = Math.min(p.testsDone, testsTotal);
+  if (done >= testsTotal) return { etaMs: 0, overdue: false };
+  const since = done > 0 && p.lastTestEndMs !== null ? p.lastTestEndMs : start;
+  const doneEst = sum(0, done);
+  const scale = done > 0 && doneEst > 0 ? (since - start) / doneEst : 1;
+  const inTest = Math.max(0, nowMs - since);
+  if (inTest <= scale * est(done)) return { etaMs: Math.max(0, scale * sum(done, testsTotal) - inTest), overdue: false };
+  // Past its share: were it to end now, this would be the pace.
+  const pace = (nowMs - start) / sum(0, done + 1);
+  return { etaMs: pace * sum(done + 1, testsTotal), overdue: true };
 }
 
 /** The ETA in words: "estimating…" until a step has finished. */

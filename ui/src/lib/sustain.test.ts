@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cooldownText, sustainMachineRows, sustainRows, sustainSummary } from "./sustain";
+import { cooldownText, sustainMachinePanels, sustainRows, sustainSummary } from "./sustain";
 import type { Sustained } from "../types";
 
 function point(t: number, rate: number, others: number | null, mhz: number | null) {
@@ -31,11 +31,19 @@ describe("sustained decode", () => {
     );
   });
 
-  it("charts the rate and only the machine series that were read", () => {
+  it("charts the rate and only the machine series that were read, one unit per axis, with gaps left as gaps", () => {
     expect(sustainRows(dropped).map((r) => r.value)).toEqual([140, 141, 60]);
-    const m = sustainMachineRows(dropped);
-    expect(new Set(m.map((r) => r.series))).toEqual(new Set(["other programs (cores)", "CPU GHz"]));
-    expect(m.filter((r) => r.series === "CPU GHz").map((r) => r.value)).toEqual([2.596, 2.596]);
+    const panels = sustainMachinePanels(dropped);
+    // Cores and GHz each on their own axis; nothing read in °C or W.
+    expect(panels.map((p) => p.unit)).toEqual(["cores", "GHz"]);
+    expect(panels.map((p) => p.label)).toEqual(["cores busy ↑", "clock GHz ↑"]);
+    // A missing reading is a break in the line, not a line drawn across it.
+    expect(panels[0].rows.map((r) => r.value)).toEqual([0.01, NaN, 0.99]);
+    expect(panels[1].rows.map((r) => [r.series, r.value])).toEqual([
+      ["CPU", 2.596],
+      ["CPU", 2.596],
+      ["CPU", NaN],
+    ]);
   });
 });
 

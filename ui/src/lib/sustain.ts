@@ -23,26 +23,57 @@ export function sustainSummary(s: Sustained): string {
   return `${head} (−${s.drop_pct.toFixed(0)}% from ${s.time_to_drop_s.toFixed(0)} s)${why}`;
 }
 
-/** Chart rows: the rate, and each machine series that has readings. */
+/** Chart rows of the rate, one per point (each the rate over the seconds up to its `t`). */
 export function sustainRows(s: Sustained): { t: number; value: number; series: string }[] {
-  const out: { t: number; value: number; series: string }[] = [];
-  for (const p of s.series) {
-    out.push({ t: p.t_s, value: p.tokens_per_s, series: "decode t/s" });
-  }
-  return out;
+  return s.series.map((p) => ({ t: p.t_s, value: p.tokens_per_s, series: "decode t/s" }));
 }
 
-/** Which machine series were read beside the rate, for the second panel. */
-export function sustainMachineRows(s: Sustained): { t: number; value: number; series: string }[] {
-  const out: { t: number; value: number; series: string }[] = [];
-  const add = (t: number, v: number | null, series: string) => {
-    if (v != null) out.push({ t, value: v, series });
-  };
-  for (const p of s.series) {
-    add(p.t_s, p.others_cpu_cores, "other programs (cores)");
-    add(p.t_s, p.cpu_temp_c != null ? p.cpu_temp_c / 10 : null, "CPU °C ÷ 10");
-    add(p.t_s, p.cpu_freq_mhz != null ? p.cpu_freq_mhz / 1000 : null, "CPU GHz");
-    add(p.t_s, p.gpu_sm_clock_mhz != null ? p.gpu_sm_clock_mhz / 1000 : null, "GPU GHz");
+/** One panel of the machine chart: the series read in one unit, on their own axis. */
+export interface MachinePanel {
+  unit: string;
+  /** The y axis label. */
+  label: string;
+  /** Every point of each series read; NaN where a reading is missing, so the line breaks there. */
+  rows: { t: number; value: number; series: string }[];
+}
+
+type Pick = (p: Sustained["series"][number]) => number | null;
+
+const PANELS: { unit: string; label: string; series: [string, Pick][] }[] = [
+  { unit: "cores", label: "cores busy ↑", series: [["other programs", (p) => p.others_cpu_cores]] },
+  {
+    unit: "GHz",
+    label: "clock GHz ↑",
+    series: [
+      ["CPU", (p) => (p.cpu_freq_mhz != null ? p.cpu_freq_mhz / 1000 : null)],
+      ["GPU", (p) => (p.gpu_sm_clock_mhz != null ? p.gpu_sm_clock_mhz / 1000 : null)],
+    ],
+  },
+  {
+    unit: "°C",
+    label: "temperature °C ↑",
+    series: [
+      ["CPU", (p) => p.cpu_temp_c],
+      ["GPU", (p) => p.gpu_temp_c],
+    ],
+  },
+  { unit: "W", label: "GPU power W ↑", series: [["GPU", (p) => p.gpu_power_w]] },
+];
+
+/**
+ * What the machine was doing beside the rate, one panel per unit (cores,
+ * GHz, °C, W) so no two units share an axis, holding only the series that
+ * were read at all.
+ */
+export function sustainMachinePanels(s: Sustained): MachinePanel[] {
+  const out: MachinePanel[] = [];
+  for (const panel of PANELS) {
+    const rows: MachinePanel["rows"] = [];
+    for (const [series, pick] of panel.series) {
+      if (!s.series.some((p) => pick(p) != null)) continue;
+      for (const p of s.series) rows.push({ t: p.t_s, value: pick(p) ?? NaN, series });
+    }
+    if (rows.length) out.push({ unit: panel.unit, label: panel.label, rows });
   }
   return out;
 }
