@@ -155,6 +155,14 @@ async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
     Ok(RunJson {
         run_id: run.id,
         sweep_id: run.sweep_id,
+        level_sweep_id: match run.sweep_id {
+            Some(id) => store
+                .sweep(id)
+                .await?
+                .filter(|s| s.kind == "sweep")
+                .map(|s| s.id),
+            None => None,
+        },
         status: run.status,
         error: run.error.clone(),
         error_code: run.error_code.clone(),

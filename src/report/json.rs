@@ -218,7 +218,14 @@ pub struct ResultJson {
 #[ts(rename = "Run")]
 pub struct RunJson {
     pub run_id: i64,
+    /// The group the run was measured in: a benchmark's own, or a sweep's.
     pub sweep_id: Option<i64>,
+    /// The sweep of a model's levels the run belongs to (`dyno show-sweep`),
+    /// when it is one: a benchmark's own group is not, so a reader is never
+    /// sent to a "sweep" that is one benchmark.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub level_sweep_id: Option<i64>,
     pub status: crate::vocab::status::RunStatus,
     pub error: Option<String>,
     /// Why the run failed, as a [`crate::vocab::FailureCode`]'s text (a code

@@ -431,6 +431,7 @@ mod tests {
         let run = RunJson {
             run_id: 7,
             sweep_id: Some(1),
+            level_sweep_id: None,
             status: ResultStatus::Ok,
             error: None,
             error_code: None,

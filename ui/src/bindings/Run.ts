@@ -12,7 +12,17 @@ import type { RunTelemetry } from "./RunTelemetry";
 import type { TestResult } from "./TestResult";
 import type { WhatThisMeans } from "./WhatThisMeans";
 
-export type Run = { run_id: number, sweep_id: number | null, status: RunStatus, error: string | null, 
+export type Run = { run_id: number, 
+/**
+ * The group the run was measured in: a benchmark's own, or a sweep's.
+ */
+sweep_id: number | null, 
+/**
+ * The sweep of a model's levels the run belongs to (`dyno show-sweep`),
+ * when it is one: a benchmark's own group is not, so a reader is never
+ * sent to a "sweep" that is one benchmark.
+ */
+level_sweep_id?: number, status: RunStatus, error: string | null, 
 /**
  * Why the run failed, as a [`crate::vocab::FailureCode`]'s text (a code
  * this build does not know is kept as written).
