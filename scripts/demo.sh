@@ -6,6 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/env.sh
 bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS"
-cargo build --release
+build_dyno
 "$CARGO_TARGET_DIR/release/dyno" --db "${DYNO_DB:-dyno-demo.db}" bench \
   "$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" --pg 512,128 "$@"

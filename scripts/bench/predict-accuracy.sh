@@ -20,7 +20,7 @@ THREADS="${THREADS:-2}"
 REPS="${REPS:-3}"
 LEVELS="${LEVELS:-F16,Q8_0,Q6_K,Q5_K_M,Q4_K_M,Q3_K_M,Q2_K}"
 bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS" >/dev/null
-if [ -z "${DYNO_BIN:-}" ]; then cargo build --release >/dev/null; fi
+if [ -z "${DYNO_BIN:-}" ]; then build_dyno; fi
 dyno="${DYNO_BIN:-$CARGO_TARGET_DIR/release/dyno}"
 out="${OUT:-$(mktemp -d)}"
 mkdir -p "$out"

@@ -19,7 +19,7 @@ if [ $# -eq 0 ]; then
   set -- "$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" "$DYNO_TEST_MODELS/gemma-3-270m-q4_k_m.gguf"
 fi
 server=$(bash scripts/lib/llama-server.sh)
-if [ -z "${DYNO_BIN:-}" ]; then cargo build --release >/dev/null; fi
+if [ -z "${DYNO_BIN:-}" ]; then build_dyno; fi
 dyno="${DYNO_BIN:-$CARGO_TARGET_DIR/release/dyno}"
 out="$(mktemp -d)"
 pid=

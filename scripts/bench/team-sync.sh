@@ -15,7 +15,7 @@ cd "$(dirname "$0")/../.."
 . scripts/lib/env.sh
 RUNS="${RUNS:-10000}"
 MACHINES="${MACHINES:-20}"
-if [ -z "${DYNO_BIN:-}" ]; then cargo build --release -p dyno >/dev/null; fi
+if [ -z "${DYNO_BIN:-}" ]; then build_dyno; fi
 dyno="${DYNO_BIN:-$CARGO_TARGET_DIR/release/dyno}"
 out="${OUT:-$(mktemp -d)}"
 mkdir -p "$out"

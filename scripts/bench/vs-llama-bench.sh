@@ -60,7 +60,7 @@ fi
 . scripts/bench/llama-tools.sh
 llama_bench=$(llama_tool llama-bench)
 
-if [ -z "${DYNO_BIN:-}" ]; then cargo build --release >/dev/null; fi
+if [ -z "${DYNO_BIN:-}" ]; then build_dyno; fi
 dyno="${DYNO_BIN:-$CARGO_TARGET_DIR/release/dyno}"
 out="$(mktemp -d)"
 db="$out/compare.db"
