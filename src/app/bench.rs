@@ -11,7 +11,7 @@ use serde::Deserialize;
 use super::presets::Preset;
 use crate::bench::plan::{BenchRequest, Plan};
 use crate::bench::run::{prepare_model, run_config, run_model, BenchContext, BenchOutcome};
-use crate::bench::{Reporter, Silent};
+use crate::bench::Reporter;
 use crate::error::{DynoError, Result};
 use crate::machine::Machine;
 use crate::report::{self, Report};
@@ -227,6 +227,13 @@ pub async fn again(
         None => None,
     }
     .unwrap_or_else(|| BenchRequest::defaults(config.ctx.n_threads));
+    // The supervisor times with the request's repetitions, warm-up and
+    // sustain, so they are the run's own whatever the group stored (an
+    // imported run has none, and an older request may no longer parse).
+    let mut request = request;
+    request.reps = config.reps;
+    request.warmup = config.warmup;
+    request.sustain_s = config.sustain_s;
     let input = BenchInput {
         models: vec![PathBuf::from(path)],
         request,
@@ -235,7 +242,7 @@ pub async fn again(
     };
     let args = serde_json::json!({ "again": run_id, "request": input.request });
     let (ctx, sweep_id) = start(store, machine, &input, &args, worker, cancel).await?;
-    progress.planned(config.tests.len() as u64 * u64::from(config.reps));
+    progress.planned(config.tests.len() as u64 * u64::from(input.request.reps));
     warn_on_battery(progress);
     let mut out = BenchOutcome::default();
     let name = Path::new(path)
@@ -378,10 +385,4 @@ async fn finish(
         report,
         outcome: out,
     })
-}
-
-/// A reporter for callers that want only the store.
-impl BenchProgress for Silent {
-    fn planned(&mut self, _: u64) {}
-    fn note(&mut self, _: &str) {}
 }

@@ -519,7 +519,11 @@ pub struct BenchArgs {
     /// Measure again the tests of run RUN_ID that were flagged as disturbed,
     /// with its file, setup and repetitions, as a run of its own (the first
     /// is kept). The app's "Measure these again" does the same.
-    #[arg(long, value_name = "RUN_ID", conflicts_with_all = ["models", "retry_disturbed"])]
+    #[arg(long, value_name = "RUN_ID", conflicts_with_all = [
+        "models", "retry_disturbed", "preset", "n_prompt", "n_gen", "pg", "n_depth", "npl", "npp",
+        "ntg", "reps", "no_warmup", "threads", "ngl", "fit", "device", "split_mode", "main_gpu",
+        "no_kv_offload", "batch", "ubatch", "fa", "cache_type", "mmap", "sustain",
+    ])]
     pub again: Option<i64>,
     /// Measure a test flagged as disturbed (other programs busy, steal time,
     /// or repetitions spread past a quiet machine's) again, up to N times;

@@ -155,14 +155,8 @@ async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
     Ok(RunJson {
         run_id: run.id,
         sweep_id: run.sweep_id,
-        level_sweep_id: match run.sweep_id {
-            Some(id) => store
-                .sweep(id)
-                .await?
-                .filter(|s| s.kind == "sweep")
-                .map(|s| s.id),
-            None => None,
-        },
+        // Filled in by `build`, which looks each group up once.
+        level_sweep_id: None,
         status: run.status,
         error: run.error.clone(),
         error_code: run.error_code.clone(),
@@ -301,8 +295,22 @@ pub async fn build(store: &Store, runs: &[RunRow], here: &Machine) -> Result<Rep
         },
     };
     let mut out = Vec::with_capacity(runs.len());
+    // Whether each run's group is a sweep of levels, read once per group.
+    let mut level_sweeps: std::collections::HashMap<i64, Option<i64>> = Default::default();
     for r in runs {
-        out.push(run_json(store, r).await?);
+        let mut run = run_json(store, r).await?;
+        if let Some(id) = r.sweep_id {
+            run.level_sweep_id = match level_sweeps.get(&id) {
+                Some(known) => *known,
+                None => {
+                    let kind = store.sweep(id).await?.map(|s| s.kind);
+                    let level = (kind.as_deref() == Some("sweep")).then_some(id);
+                    level_sweeps.insert(id, level);
+                    level
+                }
+            };
+        }
+        out.push(run);
     }
     Ok(Report {
         schema_version: SCHEMA_VERSION,

@@ -394,10 +394,13 @@ fn attribute(
     let mut reasons = throttle;
     reasons.extend(contention);
     if reasons.is_empty() {
-        reasons.push(
-            "neither clocks nor other programs explain it (this machine may not expose its clocks or temperatures)"
-                .into(),
-        );
+        // Say what was read, so "unexplained" is not taken for "not looked at".
+        reasons.push(match (after.cpu_freq_mhz, after.others_cpu_cores) {
+            (Some(mhz), Some(others)) => format!(
+                "neither clocks nor other programs explain it: the CPU clock held near {mhz:.0} MHz and other programs kept {others:.2} cores busy, under a quarter of the {cores_in_use} in use"
+            ),
+            _ => "neither clocks nor other programs explain it (this machine may not expose its clocks or temperatures)".into(),
+        });
     }
     (cause, reasons)
 }
@@ -570,6 +573,14 @@ mod tests {
         assert!(
             s.reasons[0]
                 .contains("kept 0.60 of the 2 cores in use busy after the drop (0.60 before it)"),
+            "{:?}",
+            s.reasons
+        );
+        // Clocks read and steady, others quiet: unexplained, saying what was read.
+        let s = analyse(&r, &readings(30.0, |_| 3000, |_| 60.0), &quiet(30.0), 2).unwrap();
+        assert_eq!(s.cause, Some(DropCause::Unexplained));
+        assert!(
+            s.reasons[0].contains("the CPU clock held near 3000 MHz"),
             "{:?}",
             s.reasons
         );

@@ -363,6 +363,12 @@ fn again_measures_only_the_flagged_tests_with_the_same_setup() {
         "cv": 0.2,
         "processes": []
     });
+    // As an imported run: no group, so no stored plan; the repetitions and
+    // warm-up must still be the run's own (2, not llama-bench's 5).
+    sql(
+        &s.db(),
+        &format!("UPDATE runs SET sweep_id = NULL WHERE id = {run_id}"),
+    );
     // Only these two are flagged, whatever the suite beside this test did
     // to the first run's own verdicts.
     sql(
@@ -416,7 +422,10 @@ fn again_measures_only_the_flagged_tests_with_the_same_setup() {
     );
     let o = s.run_line("bench --again 999");
     assert!(stderr(&o).contains("no run 999"), "{}", stderr(&o));
-    // A model path and --again together are refused before anything runs.
-    let o = s.run_line(&format!("bench SMOL --again {run_id}"));
-    assert_code(&o, 2);
+    // A model path, or a plan, with --again is refused before anything runs:
+    // the run's own setup is what is measured again.
+    for extra in ["SMOL", "-r 3", "-t 1", "--preset quick"] {
+        let o = s.run_line(&format!("bench {extra} --again {run_id}"));
+        assert_code(&o, 2);
+    }
 }
