@@ -58,6 +58,58 @@ def rounds(raw, prefix):
             yield path, m.group(1), m.group(2)
 
 
+def read_text(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def pp_samples(doc):
+    """The pp512 repetitions (t/s) of one llama-bench or `dyno bench` JSON."""
+    if isinstance(doc, list):
+        return next((r.get("samples_ts") for r in doc if r.get("n_prompt") == 512 and r.get("n_gen") == 0), None)
+    for run in (doc or {}).get("runs", [])[:1]:
+        for r in run.get("results", []):
+            if r.get("test") == "pp512" and r.get("status") == "ok":
+                return r.get("samples_tokens_per_s")
+    return None
+
+
+def pinned_prefill(raw):
+    """check.sh's pinned prefill: per program its process means, and per round
+    Dyno ÷ llama-bench free and pinned, and pinned ÷ free for each."""
+    meta = load(os.path.join(raw, "pin.json"))
+    if not meta:
+        return None
+    by = {}
+    for path in glob.glob(os.path.join(raw, "pin-*-*.json")):
+        m = re.match(r"pin-(lb|dyno|lb-pin|dyno-pin)-(\d+)\.json$", os.path.basename(path))
+        xs = pp_samples(load(path)) if m else None
+        if xs:
+            by.setdefault(m.group(1), {})[int(m.group(2))] = xs
+    programs = {}
+    for who in ("lb", "dyno", "lb-pin", "dyno-pin"):
+        means = [statistics.fmean(xs) for xs in by.get(who, {}).values()]
+        if means:
+            programs[who] = {"n": len(means), "mean": statistics.fmean(means), "min": min(means), "max": max(means),
+                             "first_mean": statistics.fmean(xs[0] for xs in by[who].values())}
+
+    def ratio(a, b):
+        rs = [statistics.fmean(by[a][i]) / statistics.fmean(by[b][i])
+              for i in sorted(set(by.get(a, {})) & set(by.get(b, {})))]
+        return interval(rs)
+    names = {"llama-bench" if w == "lb" else "llama-bench pinned" if w == "lb-pin" else
+             "Dyno" if w == "dyno" else "Dyno pinned": p for w, p in programs.items()}
+    return dict(meta, programs=names, ratios={
+        "Dyno ÷ llama-bench, free": ratio("dyno", "lb"),
+        "Dyno ÷ llama-bench, both pinned": ratio("dyno-pin", "lb-pin"),
+        "llama-bench pinned ÷ free": ratio("lb-pin", "lb"),
+        "Dyno pinned ÷ free": ratio("dyno-pin", "dyno"),
+    })
+
+
 def interval(ratios):
     if not ratios:
         return None
@@ -76,6 +128,9 @@ def main():
     modules = (llama.get("modules") or {}).get("modules") or []
     gpus = hw.get("gpus") or []
     bandwidth = {g["name"]: g.get("theoretical_bandwidth_bytes_per_s") for g in gpus}
+
+    membw = load(os.path.join(raw, "membw.json")) or {}
+    measured_bw = membw.get("read_bytes_per_s_best") if not membw.get("error") else None
 
     pairs = {}
     for path, model, backend in rounds(raw, "dyno"):
@@ -97,11 +152,13 @@ def main():
         window = tel.get("during_timed") or {}
         weights = (run.get("model") or {}).get("weight_bytes")
         dyno_mean = statistics.fmean(p["dyno"])
-        roofline = None
+        roofline = roofline_measured = None
         if backend != "CPU" and test.startswith("tg") and weights and gpus:
             bw = next((b for b in bandwidth.values() if b), None)
             if bw:
                 roofline = weights * dyno_mean / bw
+            if measured_bw:
+                roofline_measured = weights * dyno_mean / measured_bw
         mods = run.get("backend_modules") or []
         rows.append({
             "model": model,
@@ -118,6 +175,7 @@ def main():
             "gpu_temp_max_c": window.get("gpu_temp_max_c"),
             "gpu_sm_clock_mean_mhz": window.get("gpu_sm_clock_mean_mhz"),
             "roofline_of_device_bandwidth": roofline,
+            "roofline_of_measured_bandwidth": roofline_measured,
             "modules": [f"{x.get('backend')} {x.get('file')} {(x.get('sha256') or '')[:12]}" for x in mods],
         })
 
@@ -155,6 +213,7 @@ def main():
                   "twin_tokens_per_s": statistics.fmean(v["twin"]),
                   "twin_over_real": interval(v["ratios"])}
                  for (n, b, t), v in sorted(twins.items())]
+    pinned = pinned_prefill(raw)
     log = open(os.path.join(raw, "log.txt")).read().splitlines() if os.path.exists(os.path.join(raw, "log.txt")) else []
     report = {
         "elapsed_s": elapsed,
@@ -166,6 +225,10 @@ def main():
         "results": rows,
         "extra": extra,
         "twins": twin_rows,
+        "measured_bandwidth": membw or None,
+        "gpu_place": load(os.path.join(raw, "gpu-place.json")),
+        "vulkan_probe": read_text(os.path.join(raw, "vulkan-probe.txt")),
+        "pinned_prefill": pinned,
         "log": log,
     }
     with open(os.path.join(out, "report.json"), "w") as f:
@@ -182,6 +245,22 @@ def main():
                       f"{(bw or 0) / 1e9:.0f} GB/s theoretical")
     else:
         md.append("- no GPU found through NVML")
+    if membw.get("error"):
+        md.append(f"- measured bandwidth: dyno-membw failed: {membw['error']}")
+    elif measured_bw:
+        theo = next((b for b in bandwidth.values() if b), None)
+        md.append(f"- measured bandwidth (dyno-membw, {membw.get('buffer_bytes', 0) / 2**30:.0f} GiB buffer, "
+                  f"{membw.get('passes')} passes): streaming read {measured_bw / 1e9:.0f} GB/s best, "
+                  f"{membw.get('read_bytes_per_s_median', 0) / 1e9:.0f} median"
+                  + (f" ({measured_bw / theo:.0%} of theoretical)" if theo else "")
+                  + f"; device-to-device copy {membw.get('copy_bytes_per_s_best', 0) / 1e9:.0f} GB/s (read + write)")
+    place = load(os.path.join(raw, "gpu-place.json")) or {}
+    if place.get("pci_bus_id"):
+        md.append(f"- GPU at {place['pci_bus_id']}, NUMA node {place.get('numa_node') or '?'}, "
+                  f"local CPUs {place.get('local_cpus') or '?'}")
+    probe = read_text(os.path.join(raw, "vulkan-probe.txt"))
+    if probe:
+        md.append("- Vulkan on this machine: " + "; ".join(line for line in probe.splitlines() if line.strip()))
     mdir = (llama.get("modules") or {}).get("dir")
     md += ["", "## Backend modules", "", f"From {mdir} ({(llama.get('modules') or {}).get('source')}).", "",
            "| module | backend | state | devices |", "|---|---|---|---|"]
@@ -192,8 +271,8 @@ def main():
                          for d in m.get("devices", []))
         md.append(f"| {m.get('file')} | {m.get('backend')} | {state} | {devs or '-'} |")
     md += ["", "## Dyno against llama-bench (same build, modules, model and settings)", "",
-           "| model | backend | ngl | test | Dyno t/s | llama-bench t/s | Dyno ÷ llama-bench | J/token | GPU W | SM MHz | GPU °C | roofline |",
-           "|---|---|--:|---|--:|--:|---|--:|--:|--:|--:|--:|"]
+           "| model | backend | ngl | test | Dyno t/s | llama-bench t/s | Dyno ÷ llama-bench | J/token | GPU W | SM MHz | GPU °C | roofline (theoretical) | roofline (measured) |",
+           "|---|---|--:|---|--:|--:|---|--:|--:|--:|--:|--:|--:|"]
     if any(r["model"].startswith("synthetic-") for r in rows):
         md[-2:-2] = ["Models named synthetic-… were written on this machine by `dyno synth --shape` from a small "
                      "model's header: real shapes, synthetic weights. On a CPU such files decode within the noise "
@@ -207,7 +286,22 @@ def main():
                   f"{r['dyno_tokens_per_s']:.1f} | {fmt(r['llama_bench_tokens_per_s'], '{:.1f}')} | {rtxt} | "
                   f"{fmt(r['joules_per_token'], '{:.3f}')} | {fmt(r['gpu_power_mean_w'], '{:.0f}')} | "
                   f"{fmt(r['gpu_sm_clock_mean_mhz'], '{:.0f}')} | {fmt(r['gpu_temp_max_c'], '{:.0f}')} | "
-                  f"{fmt(r['roofline_of_device_bandwidth'], '{:.0%}')} |")
+                  f"{fmt(r['roofline_of_device_bandwidth'], '{:.0%}')} | "
+                  f"{fmt(r['roofline_of_measured_bandwidth'], '{:.0%}')} |")
+    if pinned:
+        md += ["", "## Prefill, pinned and free", "",
+               f"`{pinned['model']}` pp512 on {pinned['device']}, {pinned['reps']} repetitions a process, "
+               f"{pinned['threads']} threads in every process; pinned = `taskset -c {pinned['cpus']}` "
+               f"(NUMA node {pinned.get('numa_node') or '?'}). One process of each kind per round, the order "
+               "turned each round. Process means show whether the rate has modes; the ratios are per round.", "",
+               "| process | rounds | mean t/s | lowest process | highest process | first repetition |",
+               "|---|--:|--:|--:|--:|--:|"]
+        for who, p in pinned["programs"].items():
+            md.append(f"| {who} | {p['n']} | {p['mean']:.0f} | {p['min']:.0f} | {p['max']:.0f} | {p['first_mean']:.0f} |")
+        md.append("")
+        for name, iv in pinned["ratios"].items():
+            if iv:
+                md.append(f"- {name}: {iv['mean']:.3f}" + (f" ± {iv['half_width']:.3f}" if iv["half_width"] else "") + f" (n={iv['n']})")
     if twin_rows:
         md += ["", "## Real weights against their synthetic twin (llama-bench, same process, order swapped each round)", "",
                "| model | backend | test | real t/s | twin t/s | twin ÷ real |", "|---|---|---|--:|--:|---|"]

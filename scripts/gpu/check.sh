@@ -14,13 +14,16 @@
 #      loaded or why not, with its devices.
 #   2. per model in the kit's models/ (or CHECK_MODELS), and per synthetic
 #      shape (CHECK_SHAPES, on a GPU by default Llama 3.2 1B at Q4_K_M and
-#      Q8_0 and Llama 3.1 8B at Q4_K_M, written there by dyno synth; the
-#      first H100 check ran Q4_0), per backend (CUDA at
+#      Q8_0, a 64-expert mixture of its width and Llama 3.1 8B at Q4_K_M,
+#      written there by dyno synth; the first H100 check ran Q4_0), per
+#      backend (CUDA at
 #      --ngl 99, Vulkan at --ngl 99, CPU at --ngl 0): dyno bench and
 #      llama-bench on pp512 and tg128 (CHECK_REPS repetitions), alternating
 #      CHECK_PAIRS times, with Dyno ÷ llama-bench and its interval.
-#   3. on the first GPU: an offload sweep (--ngl 0,8,16,24,99) and --fit;
-#      telemetry on against off; --sustain on the largest model.
+#   3. on the first GPU: its measured read bandwidth (dyno-membw, first);
+#      the first model's prefill with both programs pinned to the GPU's
+#      NUMA-local CPUs and not; an offload sweep (--ngl 0,8,16,24,99) and
+#      --fit; telemetry on against off; --sustain on the largest model.
 #   4. report.md and report.json: each figure with its conditions, energy per
 #      token and the roofline where the run recorded them.
 #
@@ -28,7 +31,8 @@
 # Settings: OUT, CHECK_MODELS (space-separated GGUF paths), CHECK_TWINS (real
 # GGUF files to measure against their synthetic twins), CHECK_SHAPES
 # (space-separated SHAPE:TYPE, "" for none), CHECK_SYNTH_DIR, CHECK_PAIRS (3 on
-# a GPU, 1 on the CPU), CHECK_REPS (5), CHECK_BUDGET_S (420: later parts are
+# a GPU, 1 on the CPU), CHECK_REPS (5), CHECK_PIN_ROUNDS (6 on a GPU, 0 on
+# the CPU), CHECK_PIN_REPS (10), CHECK_BUDGET_S (420: later parts are
 # skipped, and say so, once the check has run this long).
 set -uo pipefail
 kit=$(cd "${1:-$(dirname "$0")}" && pwd)
@@ -54,6 +58,28 @@ log "kit $kit; output $out"
 "$dyno" --version >"$out/raw/version.txt" 2>&1 || true
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.memory --format=csv >"$out/raw/nvidia-smi.csv" 2>&1 || true
 
+# Where the GPU sits: its NUMA node and the CPUs local to it (sysfs, from the
+# bus id nvidia-smi gives), and the machine's CPU layout, for the pinned
+# prefill below and for the report.
+lscpu >"$out/raw/lscpu.txt" 2>&1 || true
+gpu_node="" gpu_cpus=""
+bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader 2>/dev/null | head -n 1 | tr 'A-F' 'a-f')
+if [ -n "$bus" ]; then
+  sys="/sys/bus/pci/devices/${bus: -12}"
+  gpu_node=$(cat "$sys/numa_node" 2>/dev/null || true)
+  gpu_cpus=$(cat "$sys/local_cpulist" 2>/dev/null || true)
+fi
+echo "{\"pci_bus_id\": \"$bus\", \"numa_node\": \"$gpu_node\", \"local_cpus\": \"$gpu_cpus\"}" >"$out/raw/gpu-place.json"
+
+# Whether this machine could run the Vulkan module at all: a loader and an
+# ICD for its GPU (a container given only NVIDIA's compute libraries has
+# neither), so the report can say why Vulkan was not measured.
+{
+  for d in /usr/share/vulkan/icd.d /etc/vulkan/icd.d; do echo "$d: $(ls "$d" 2>/dev/null | tr '\n' ' ')"; done
+  echo "loader: $(ldconfig -p 2>/dev/null | grep -o 'libvulkan.so[^ ]*' | sort -u | tr '\n' ' ')"
+  echo "NVIDIA_DRIVER_CAPABILITIES=${NVIDIA_DRIVER_CAPABILITIES:-}"
+} >"$out/raw/vulkan-probe.txt" 2>&1
+
 # The devices each backend gave, from Dyno's own report of its modules.
 devices_of() {
   python3 - "$out/raw/hw.json" "$1" <<'EOF'
@@ -68,6 +94,15 @@ cuda=$(devices_of CUDA | awk '{print $1}')
 vulkan=$(devices_of Vulkan | awk '{print $1}')
 [ -n "$cuda" ] && log "CUDA device $cuda" || log "no CUDA device (dyno hw --json says why, per module)"
 [ -n "$vulkan" ] && log "Vulkan device $vulkan" || log "no Vulkan device"
+
+# The GPU's streaming read bandwidth, measured before anything else runs on
+# it (dyno-membw, from the kit), for a roofline against what a kernel can
+# reach rather than NVML's theoretical figure.
+if [ -n "$cuda" ] && [ -x "$kit/dyno-membw" ]; then
+  "$kit/dyno-membw" >"$out/raw/membw.json" 2>"$out/raw/membw.err" \
+    && log "measured bandwidth: $(cat "$out/raw/membw.json")" \
+    || log "dyno-membw failed: $(cat "$out/raw/membw.json" "$out/raw/membw.err" | tail -n 2)"
+fi
 
 models=()
 if [ -n "${CHECK_MODELS:-}" ]; then
@@ -85,7 +120,11 @@ fi
 # nothing unless CHECK_SHAPES asks. Each entry is SHAPE:TYPE. The files go to
 # CHECK_SYNTH_DIR (not $OUT, which comes back to the caller).
 shapes="${CHECK_SHAPES-}"
-[ -z "${CHECK_SHAPES+x}" ] && [ -n "$cuda$vulkan" ] && shapes="llama-3.2-1b:Q4_K_M llama-3.2-1b:Q8_0 llama-3.1-8b:Q4_K_M"
+# The mixture is OLMoE-1B-7B's layout in llama's architecture (64 experts of
+# 1024 rows, 8 per token: 6.9 B parameters, about 1.3 B read per token); the
+# 8B comes last, as --sustain takes the last model.
+[ -z "${CHECK_SHAPES+x}" ] && [ -n "$cuda$vulkan" ] &&
+  shapes="llama-3.2-1b:Q4_K_M llama-3.2-1b:Q8_0 llama-3.2-1b,ff=1024,experts=64,experts_used=8:Q4_K_M llama-3.1-8b:Q4_K_M"
 synth_dir="${CHECK_SYNTH_DIR:-${TMPDIR:-/tmp}/dyno-check-shapes}"
 template=""
 for m in "$kit"/templates/*.gguf-header "${models[@]}"; do
@@ -172,6 +211,51 @@ for real in ${CHECK_TWINS:-}; do
 done
 
 gpu_dev="${cuda:-$vulkan}"
+
+# Prefill of the first model, pinned and not: the first H100 check found
+# pp512 of a 1B model (12 ms a repetition) in two modes, about 40 000 and
+# 46 000 t/s, each holding for a whole process of either program. This
+# rotates four processes per round, llama-bench and Dyno, each once free and
+# once pinned (taskset) to the same CPUs near the GPU (the first half of its
+# NUMA node's local CPUs, at most 8; on a CPU-only machine, of this
+# process's), all with that many threads, pp512 only. Pinning both to the
+# same CPUs either removes the modes or shows they are not placement.
+# CHECK_PIN_ROUNDS (6 on a GPU, 0 on the CPU), CHECK_PIN_REPS (10).
+pin_rounds="${CHECK_PIN_ROUNDS:-0}"
+[ -z "${CHECK_PIN_ROUNDS:-}" ] && [ -n "$gpu_dev" ] && pin_rounds=6
+if [ "$pin_rounds" -gt 0 ] && [ ${#models[@]} -gt 0 ] && command -v taskset >/dev/null; then
+  pin=$(python3 -c '
+import os, sys
+spec, cpus = sys.argv[1], []
+for part in filter(None, spec.split(",")):
+    a, _, b = part.partition("-")
+    cpus += range(int(a), int(b or a) + 1)
+cpus = cpus or sorted(os.sched_getaffinity(0))
+print(",".join(map(str, cpus[: max(1, min(8, len(cpus) // 2))])))' "$gpu_cpus")
+  nthreads=$(($(tr -cd ',' <<<"$pin" | wc -c) + 1))
+  pdev="${gpu_dev:-none}" pngl=99
+  [ -n "$gpu_dev" ] || pngl=0
+  preps="${CHECK_PIN_REPS:-10}"
+  echo "{\"cpus\": \"$pin\", \"threads\": $nthreads, \"numa_node\": \"$gpu_node\", \"model\": \"$(basename "${models[0]}" .gguf)\", \"device\": \"$pdev\", \"reps\": $preps}" >"$out/raw/pin.json"
+  pin_run() {
+    local who=$1 i=$2 pre=()
+    case $who in *-pin) pre=(taskset -c "$pin") ;; esac
+    case $who in
+      lb*) "${pre[@]}" "$bench" -m "${models[0]}" -p 512 -n 0 -r "$preps" -t "$nthreads" -ngl "$pngl" -dev "$pdev" -o json ;;
+      dyno*) "${pre[@]}" "$dyno" bench "${models[0]}" -p 512 -n 0 -r "$preps" -t "$nthreads" --ngl "$pngl" --device "$pdev" --json ;;
+    esac >"$out/raw/pin-$who-$i.json" 2>"$out/raw/pin-$who-$i.err" || log "pinned prefill: $who round $i failed"
+  }
+  for i in $(seq 1 "$pin_rounds"); do
+    in_budget || { log "skipped the pinned prefill from round $i: past the ${budget}s budget"; break; }
+    log "prefill of $(basename "${models[0]}") on $pdev, free and pinned to CPUs $pin (node ${gpu_node:-?}), round $i of $pin_rounds"
+    case $((i % 4)) in
+      0) order="lb dyno lb-pin dyno-pin" ;; 1) order="dyno-pin lb dyno lb-pin" ;;
+      2) order="lb-pin dyno-pin lb dyno" ;; 3) order="dyno lb-pin dyno-pin lb" ;;
+    esac
+    for who in $order; do pin_run "$who" "$i"; done
+  done
+fi
+
 if [ -n "$gpu_dev" ] && [ ${#models[@]} -gt 0 ]; then
   small="${models[0]}" large="${models[${#models[@]}-1]}"
   if in_budget; then

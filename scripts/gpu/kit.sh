@@ -12,6 +12,8 @@
 #                        unless KIT_CUDA=0
 #   libggml-vulkan.so    the Vulkan module, when scripts/gpu/build-vulkan.sh
 #                        has built one (KIT_VULKAN=1 builds it: ~20 minutes)
+#   dyno-membw           a kernel that measures the GPU's read bandwidth
+#                        (membw.cu), with the CUDA module
 #   dyno-backends.txt    every module's sha256 for this llama.cpp build
 #   llama-bench          llama.cpp's own, compiled against the same headers
 #                        and linked to the same libraries, so it loads the
@@ -67,7 +69,18 @@ add_module() {
   grep -v '^#' "$dir/dyno-backends.txt" >>"$kit/dyno-backends.txt"
 }
 if [ "${KIT_CUDA:-1}" != 0 ]; then
-  add_module "$(CUDA_ARCHS="${CUDA_ARCHS:-90}" bash scripts/gpu/build-cuda.sh | tail -n 1)"
+  cuda_dir=$(CUDA_ARCHS="${CUDA_ARCHS:-90}" bash scripts/gpu/build-cuda.sh | tail -n 1)
+  add_module "$cuda_dir"
+  # dyno-membw (membw.cu): the device's streaming read bandwidth, measured,
+  # for the roofline. Compiled with the nvcc of the module's own toolkit, for
+  # the same architectures; it needs the same CUDA runtime there.
+  tk_version=$(sed -n 's/^cuda-toolkit: //p' "$cuda_dir/build-info.txt")
+  nvcc="$HOME/.cache/dyno/cuda/toolkit-$tk_version/root/bin/nvcc"
+  gencode=()
+  IFS=';' read -ra _archs <<<"${CUDA_ARCHS:-90}"
+  for a in "${_archs[@]}"; do a=${a%%-*}; gencode+=(-gencode "arch=compute_$a,code=sm_$a"); done
+  "$nvcc" -O3 "${gencode[@]}" -cudart shared -o "$kit/dyno-membw" scripts/gpu/membw.cu >&2
+  strip --strip-unneeded "$kit/dyno-membw"
 fi
 if [ "${KIT_VULKAN:-0}" != 0 ] || [ -n "${KIT_VULKAN_DIR:-}" ]; then
   add_module "${KIT_VULKAN_DIR:-$(bash scripts/gpu/build-vulkan.sh | tail -n 1)}"

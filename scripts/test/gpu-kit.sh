@@ -9,7 +9,8 @@
 #   - no CUDA device, said plainly, and the CPU measured against llama-bench
 #     loading the same CPU module (pp512 and tg128, with their ratio);
 #   - a synthetic shape written by the kit's dyno and measured by both;
-#   - a real model against its synthetic twin (one round of llama-bench).
+#   - a real model against its synthetic twin (one round of llama-bench);
+#   - the prefill of the first model, free and pinned to the same CPUs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/lib/env.sh
@@ -32,7 +33,8 @@ out="$work/out"
 HOME="$work/home" OUT="$out" CHECK_MODELS="$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" \
   CHECK_SHAPES="llama-3.1-8b,layers=1,embd=256,ff=512,heads=4,heads_kv=2:Q4_0" \
   CHECK_TWINS="$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" CHECK_TWIN_ROUNDS=1 \
-  CHECK_SYNTH_DIR="$work/shapes" CHECK_REPS=2 CHECK_PAIRS=1 bash "$kit/check.sh" >/dev/null
+  CHECK_SYNTH_DIR="$work/shapes" CHECK_REPS=2 CHECK_PAIRS=1 CHECK_PIN_ROUNDS=1 CHECK_PIN_REPS=2 \
+  bash "$kit/check.sh" >/dev/null
 python3 - "$out/report.json" "$kit" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -56,6 +58,11 @@ assert all(x["dyno_tokens_per_s"] > 0 and x["llama_bench_tokens_per_s"] > 0 for 
 twins = {x["test"]: x for x in r["twins"] if x["backend"] == "CPU"}
 assert set(twins) == {"pp512", "tg128"}, r["twins"]
 assert all(x["real_tokens_per_s"] > 0 and x["twin_tokens_per_s"] > 0 for x in twins.values()), twins
+pin = r["pinned_prefill"]
+assert set(pin["programs"]) == {"llama-bench", "Dyno", "llama-bench pinned", "Dyno pinned"}, pin
+assert all(p["mean"] > 0 for p in pin["programs"].values()), pin
+assert pin["ratios"]["Dyno ÷ llama-bench, both pinned"]["mean"] > 0, pin
+assert r["vulkan_probe"] and "loader:" in r["vulkan_probe"], r["vulkan_probe"]
 print("gpu-kit: modules from the kit, CUDA refused with its reason, a synthetic 8B-kind shape measured, CPU against llama-bench:",
       ", ".join(f"{t} {rows[('CPU', t)]['ratio']['mean']:.3f}" for t in ("pp512", "tg128")))
 PY

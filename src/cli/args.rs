@@ -206,9 +206,10 @@ pub struct SynthArgs {
     #[arg(long, value_name = "URL")]
     pub endpoint: Option<String>,
     /// Resize FILE's header to another shape of the same architecture: a
-    /// named shape (llama-3.1-8b, llama-3.2-1b, llama-2-7b, gemma-3-1b, ...),
-    /// key=value pairs (layers=8,embd=1024,ff=2816,heads=16,heads_kv=4,
-    /// head_dim=64,vocab=128256,context=8192,tied=false), or both.
+    /// named shape (llama-3.1-8b, llama-3.2-1b, llama-2-7b, mixtral-8x7b,
+    /// gemma-3-1b, ...), key=value pairs (layers=8,embd=1024,ff=2816,heads=16,
+    /// heads_kv=4,head_dim=64,vocab=128256,context=8192,tied=false, and
+    /// experts=8,experts_used=2 for a mixture of experts), or both.
     #[arg(long, value_name = "SHAPE")]
     pub shape: Option<String>,
     /// Write the matrices as llama-quantize writes this level (the output

@@ -46,6 +46,13 @@ pub struct Shape {
     pub context: u64,
     /// The output layer reuses the token embedding (no `output.weight`).
     pub tied: bool,
+    /// Experts per layer for a mixture of experts (`ffn_*_exps` tensors of
+    /// `ff` rows each, and a router), 0 for a dense model.
+    #[serde(default)]
+    pub experts: u64,
+    /// Experts each token is routed to.
+    #[serde(default)]
+    pub experts_used: u64,
 }
 
 /// A named shape: the sizes of a released model, for the architecture that
@@ -79,6 +86,18 @@ const fn shape(
         vocab,
         context,
         tied,
+        experts: 0,
+        experts_used: 0,
+    }
+}
+
+/// A mixture of experts: `dense` with `experts` experts per layer, of which
+/// `used` take each token.
+const fn moe(dense: Shape, experts: u64, used: u64) -> Shape {
+    Shape {
+        experts,
+        experts_used: used,
+        ..dense
     }
 }
 
@@ -114,6 +133,15 @@ pub const PRESETS: &[Preset] = &[
         name: "llama-3.1-8b",
         arch: "llama",
         shape: shape(4096, 32, 14336, 32, 8, 128, 128256, 131072, false),
+    },
+    Preset {
+        name: "mixtral-8x7b",
+        arch: "llama",
+        shape: moe(
+            shape(4096, 32, 14336, 32, 8, 128, 32000, 32768, false),
+            8,
+            2,
+        ),
     },
     Preset {
         name: "llama-3.3-70b",
@@ -229,7 +257,9 @@ impl Level {
             // The output layer is Q6_K at every level below Q8_0.
             Q6_K
         } else if self.mix == Mix::MoreBits
-            && (name.ends_with(".attn_v.weight") || name.ends_with(".ffn_down.weight"))
+            && (name.ends_with(".attn_v.weight")
+                || name.ends_with(".ffn_down.weight")
+                || name.ends_with(".ffn_down_exps.weight"))
             && layer_index(name).is_some_and(|i| more_bits(i, n_layers))
         {
             Q6_K
@@ -299,14 +329,18 @@ impl Shape {
             vocab,
             context: h.get_u64(&key("context_length")).unwrap_or(4096),
             tied: !h.tensors.iter().any(|t| t.name == "output.weight"),
+            experts: h.get_u64(&key("expert_count")).unwrap_or(0),
+            experts_used: h.get_u64(&key("expert_used_count")).unwrap_or(0),
         })
     }
 
-    /// Parameters of a dense transformer of this shape (what llama.cpp
-    /// reports as the model's size in parameters), norms included.
+    /// Parameters of a transformer of this shape (what llama.cpp reports as
+    /// the model's size in parameters), norms included; a mixture of experts
+    /// counts every expert and its router.
     pub fn n_params(&self) -> u64 {
         let (q, kv) = (self.heads * self.head_dim, self.heads_kv * self.head_dim);
-        let layer = self.embd * (2 * q + 2 * kv) + 3 * self.embd * self.ff + 2 * self.embd;
+        let ffn = 3 * self.embd * self.ff * self.experts.max(1) + self.embd * self.experts;
+        let layer = self.embd * (2 * q + 2 * kv) + ffn + 2 * self.embd;
         let embed = self.embd * self.vocab * if self.tied { 1 } else { 2 };
         self.layers * layer + embed + self.embd
     }
@@ -346,9 +380,11 @@ pub fn parse_shape(spec: &str, arch: &str, base: Shape) -> Result<(Shape, String
                     }
                     "vocab" => s.vocab = n,
                     "context" => s.context = n,
+                    "experts" => s.experts = n,
+                    "experts_used" => s.experts_used = n,
                     _ => {
                         return Err(format!(
-                        "{k}: not a shape key; use embd, layers, ff, heads, heads_kv, head_dim, vocab, context or tied"
+                        "{k}: not a shape key; use embd, layers, ff, heads, heads_kv, head_dim, vocab, context, experts, experts_used or tied"
                     ))
                     }
                 }
@@ -404,6 +440,24 @@ pub fn parse_shape(spec: &str, arch: &str, base: Shape) -> Result<(Shape, String
             s.heads, s.heads_kv
         ));
     }
+    // Experts without a count of experts per token take two, as most
+    // mixtures do.
+    if s.experts > 0 && s.experts_used == 0 {
+        s.experts_used = s.experts.min(2);
+    }
+    if s.experts_used > s.experts {
+        return Err(if s.experts == 0 {
+            format!(
+                "experts_used={} needs experts= (this shape is dense)",
+                s.experts_used
+            )
+        } else {
+            format!(
+                "experts_used={} is more than the {} experts there are",
+                s.experts_used, s.experts
+            )
+        });
+    }
     Ok((s, label.join(",")))
 }
 
@@ -416,6 +470,9 @@ enum Dim {
     Kv,
     Head,
     Vocab,
+    /// A mixture's experts: known by name only (a count such as 8 could be
+    /// anything by size).
+    Experts,
 }
 
 impl Dim {
@@ -427,6 +484,7 @@ impl Dim {
             Dim::Kv => s.heads_kv * s.head_dim,
             Dim::Head => s.head_dim,
             Dim::Vocab => s.vocab,
+            Dim::Experts => s.experts,
         }
     }
     const ALL: [Dim; 6] = [Dim::Embd, Dim::Ff, Dim::Q, Dim::Kv, Dim::Head, Dim::Vocab];
@@ -469,6 +527,9 @@ fn dims_of(name: &str, dims: &[u64], base: &Shape) -> Result<Vec<Option<Dim>>, S
         } else {
             &[Ff, Embd]
         }),
+        "ffn_up_exps" | "ffn_gate_exps" => Some(&[Embd, Ff, Experts]),
+        "ffn_down_exps" => Some(&[Ff, Embd, Experts]),
+        "ffn_gate_inp" => Some(&[Embd, Experts]),
         "attn_q_norm" | "attn_k_norm" => Some(&[Head]),
         l if l.contains("norm") && dims.len() == 1 => Some(&[Embd]),
         _ => None,
@@ -683,7 +744,8 @@ fn tensor_list(
 ) -> Result<Vec<Out>, String> {
     let matrix_type = |name: &str, dims: &[u64], own: u32| -> u32 {
         let Some(l) = level else { return own };
-        if dims.len() < 2 {
+        // Routers keep their type, as llama-quantize leaves them.
+        if dims.len() < 2 || name.contains(".ffn_gate_inp.") {
             return own;
         }
         let is_output = name == "output.weight" || (target.tied && name == "token_embd.weight");
@@ -699,6 +761,18 @@ fn tensor_list(
             .map(|(d, &n)| d.map_or(n, |d| d.size(target)))
             .collect())
     };
+    if base.experts > 0 && target.experts == 0 {
+        return Err(format!(
+            "the template is a mixture of {} experts and the shape is dense: give experts= (or a dense template)",
+            base.experts
+        ));
+    }
+    // A dense template made a mixture: each feed-forward matrix becomes
+    // `experts` of them (llama.cpp's `ffn_*_exps`, one 3-D tensor), and
+    // each layer gains a router, as llama.cpp's llama architecture loads
+    // Mixtral's.
+    let to_moe = base.experts == 0 && target.experts > 0;
+    let mut routers_added = false;
     let mut embd_type = None;
     let types: HashMap<&str, u32> = h
         .tensors
@@ -708,7 +782,43 @@ fn tensor_list(
     for t in &h.tensors {
         match layer_of(&t.name) {
             Some((0, tail)) => {
+                let ffn = tail
+                    .strip_suffix(".weight")
+                    .filter(|m| matches!(*m, "ffn_up" | "ffn_gate" | "ffn_down"));
+                if to_moe && tail.starts_with("ffn_") && tail.ends_with(".bias") {
+                    return Err(format!(
+                        "the template's feed-forward layers have biases ({tail}); Dyno makes experts only of bias-free ones"
+                    ));
+                }
+                if to_moe && ffn.is_some() && !routers_added {
+                    routers_added = true;
+                    // The router stays F32 at every level: llama-quantize
+                    // leaves ffn_gate_inp alone.
+                    for i in 0..target.layers {
+                        out_tensors.push(Out {
+                            name: format!("blk.{i}.ffn_gate_inp.weight"),
+                            dims: vec![target.embd, target.experts],
+                            ggml_type: 0,
+                        });
+                    }
+                }
                 for i in 0..target.layers {
+                    if let (true, Some(m)) = (to_moe, ffn) {
+                        let name = format!("blk.{i}.{m}_exps.weight");
+                        let j = i * base.layers / target.layers;
+                        let own = types
+                            .get(format!("blk.{j}.{tail}").as_str())
+                            .copied()
+                            .unwrap_or(t.ggml_type);
+                        let mut dims = resize(&t.name, &t.dims)?;
+                        dims.push(target.experts);
+                        out_tensors.push(Out {
+                            ggml_type: matrix_type(&name, &dims, own),
+                            dims,
+                            name,
+                        });
+                        continue;
+                    }
                     let name = format!("blk.{i}.{tail}");
                     // Mixed levels (Q4_K_M and the like) give some layers
                     // more bits by their depth in the model: the type comes
@@ -800,6 +910,8 @@ fn metadata(
             "rope.dimension_count" if h.get_u64(k) == Some(base.head_dim) => target.head_dim,
             "vocab_size" => target.vocab,
             "context_length" => target.context,
+            "expert_count" => target.experts,
+            "expert_used_count" => target.experts_used,
             _ => return None,
         })
     };
@@ -838,6 +950,18 @@ fn metadata(
                 kv.extend(4u32.to_le_bytes());
                 kv.extend((target.head_dim as u32).to_le_bytes());
             }
+        }
+    }
+    // A dense template made a mixture states its experts.
+    if target.experts > 0 && base.experts == 0 {
+        for (k, v) in [
+            ("expert_count", target.experts),
+            ("expert_used_count", target.experts_used),
+        ] {
+            n_kv += 1;
+            put_str(&mut kv, &format!("{arch}.{k}"));
+            kv.extend(4u32.to_le_bytes());
+            kv.extend((v as u32).to_le_bytes());
         }
     }
     n_kv += put_labels(
@@ -1006,6 +1130,24 @@ mod tests {
         assert_eq!(b(p("llama-3.2-1b")), 1.24);
         assert_eq!(b(p("llama-3.2-3b")), 3.21);
         assert_eq!(b(p("llama-3.3-70b")), 70.55);
+        // llama-bench: "llama 8x7B ... 46.70 B".
+        assert_eq!(b(p("mixtral-8x7b")), 46.7);
+    }
+
+    #[test]
+    fn experts_are_shape_keys_with_two_per_token_unless_given() {
+        let base = shape(576, 30, 1536, 9, 3, 64, 49152, 8192, true);
+        let (s, label) = parse_shape("experts=8", "llama", base).unwrap();
+        assert_eq!((s.experts, s.experts_used), (8, 2));
+        assert_eq!(label, "experts=8");
+        let (s, _) = parse_shape("ff=512,experts=64,experts_used=8", "llama", base).unwrap();
+        assert_eq!((s.ff, s.experts, s.experts_used), (512, 64, 8));
+        let e = parse_shape("experts_used=2", "llama", base).unwrap_err();
+        assert!(e.contains("needs experts="), "{e}");
+        let e = parse_shape("experts=4,experts_used=6", "llama", base).unwrap_err();
+        assert!(e.contains("more than the 4 experts"), "{e}");
+        let e = parse_shape("experts=0", "llama", base).unwrap_err();
+        assert!(e.contains("positive"), "{e}");
     }
 
     #[test]
@@ -1055,6 +1197,20 @@ mod tests {
             [Some(Head)]
         );
         assert!(dims_of("blk.0.mystery.weight", &[256], &g).is_err());
+        // A mixture's expert dimension is known by name only.
+        let m = Shape {
+            experts: 8,
+            experts_used: 2,
+            ..base
+        };
+        assert_eq!(
+            dims_of("blk.0.ffn_down_exps.weight", &[1536, 576, 8], &m).unwrap(),
+            [Some(Ff), Some(Embd), Some(Experts)]
+        );
+        assert_eq!(
+            dims_of("blk.0.ffn_gate_inp.weight", &[576, 8], &m).unwrap(),
+            [Some(Embd), Some(Experts)]
+        );
     }
 
     #[test]

@@ -414,6 +414,90 @@ fn a_resized_header_has_the_published_sizes_and_loads_in_llama_cpp() {
 }
 
 #[test]
+fn a_dense_template_makes_a_mixture_of_experts_that_llama_cpp_loads_and_routes() {
+    let s = Scratch::new();
+    let smol = model(SMOL);
+    // Mixtral's published size, as llama-bench prints it ("llama 8x7B ...
+    // 46.70 B"), from SmolLM2's dense header.
+    let o = s
+        .dyno()
+        .args(["synth", "--dry-run", "--json", "--like"])
+        .arg(&smol)
+        .args(["--shape", "mixtral-8x7b", "--type", "Q4_0"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert_eq!((f(&json(&o)["n_params"]) / 1e7).round() / 100.0, 46.7);
+
+    // A small mixture: 4 experts, 2 per token.
+    let out = s.path("small-moe.gguf");
+    let o = synth(
+        &s,
+        &smol,
+        &out,
+        &[
+            "--shape",
+            "layers=2,embd=256,ff=512,heads=4,heads_kv=2,experts=4",
+            "--type",
+            "Q4_K_M",
+            "--json",
+        ],
+    );
+    assert_code(&o, 0);
+    let written = json(&o);
+    let h = dyno::model::gguf::read_header(&out).unwrap();
+    assert_eq!(h.get_u64("llama.expert_count"), Some(4));
+    assert_eq!(h.get_u64("llama.expert_used_count"), Some(2));
+    let ty = |n: &str| {
+        h.tensors.iter().find(|t| t.name == n).map(|t| {
+            (
+                t.dims.clone(),
+                dyno::model::gguf::ggml_type_name(t.ggml_type),
+            )
+        })
+    };
+    assert_eq!(ty("blk.1.ffn_gate_inp.weight"), Some((vec![256, 4], "F32")));
+    assert_eq!(
+        ty("blk.1.ffn_up_exps.weight"),
+        Some((vec![256, 512, 4], "Q4_K"))
+    );
+    // Q4_K_M's extra bits for ffn_down (in the last of 2 layers) reach the
+    // experts' down matrices.
+    assert_eq!(
+        ty("blk.1.ffn_down_exps.weight"),
+        Some((vec![512, 256, 4], "Q6_K"))
+    );
+    assert_eq!(
+        ty("blk.0.ffn_down_exps.weight"),
+        Some((vec![512, 256, 4], "Q4_K"))
+    );
+    assert_eq!(ty("blk.0.ffn_up.weight"), None);
+    // llama.cpp loads it (checking every tensor against the metadata),
+    // counts the same parameters, and routes tokens through the experts.
+    let o = s
+        .dyno()
+        .arg("bench")
+        .arg(&out)
+        .args(argv("-p 16 -n 4 -r 1 --json"))
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let j = json(&o);
+    assert!(tps(&j, "tg4") > 0.0 && tps(&j, "pp16") > 0.0, "{j}");
+    assert_eq!(j["runs"][0]["model"]["n_params"], written["n_params"]);
+
+    // A count of experts per token needs experts to choose from.
+    let o = synth(
+        &s,
+        &smol,
+        &s.path("no.gguf"),
+        &["--shape", "experts_used=2"],
+    );
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("needs experts="), "{}", stderr(&o));
+}
+
+#[test]
 fn a_hub_level_is_synthesised_from_its_header_alone() {
     use crate::fake_hub::{Body, FakeHub, RepoSpec};
     let s = Scratch::new();

@@ -106,7 +106,7 @@ describe("SynthForm", () => {
     });
     q("synth-write").click();
     await settle();
-    expect(synthFile.mock.lastCall![0]).toMatchObject({ out: "/data/mine.gguf", replace: false, dry_run: false });
+    expect(synthFile.mock.lastCall![0]).toMatchObject({ out: "/data/mine.gguf", replace: false, dry_run: false, shape: undefined });
     expect(q("synth-progress").textContent).toContain("2.00 GiB / 4.00 GiB (50%)");
     q("synth-cancel").click();
     expect(cancel).toHaveBeenCalledWith("synth-1");
@@ -114,6 +114,39 @@ describe("SynthForm", () => {
     await settle();
     expect(q("synth-progress")).toBeNull();
     expect(target.textContent).toContain("nothing was kept");
+    unmount(c);
+  });
+
+  it("sends key=value changes after the named shape, as --shape takes them", async () => {
+    const target = document.createElement("div");
+    document.body.append(target);
+    const c = mount(SynthForm, { target, props: { onclose: () => {} } });
+    await settle();
+    const q = (id: string) => target.querySelector(`[data-testid="${id}"]`) as HTMLElement;
+    const type = (id: string, v: string) => {
+      const el = q(id) as HTMLInputElement;
+      el.value = v;
+      el.dispatchEvent(new Event("input"));
+    };
+    type("synth-like", "/models/smol.gguf");
+    const shape = q("synth-shape") as HTMLSelectElement;
+    shape.value = "llama-3.2-1b";
+    shape.dispatchEvent(new Event("change"));
+    type("synth-changes", " ff=1024,experts=64,experts_used=8 ");
+    await settle();
+    synthFile.mockResolvedValueOnce(outcome(true));
+    q("synth-check").click();
+    await settle();
+    expect(synthFile.mock.lastCall![0]).toMatchObject({ shape: "llama-3.2-1b,ff=1024,experts=64,experts_used=8", dry_run: true });
+    // Changes alone apply to the template's own shape.
+    shape.value = "";
+    shape.dispatchEvent(new Event("change"));
+    type("synth-changes", "layers=2");
+    await settle();
+    synthFile.mockResolvedValueOnce(outcome(true));
+    q("synth-check").click();
+    await settle();
+    expect(synthFile.mock.lastCall![0]).toMatchObject({ shape: "layers=2" });
     unmount(c);
   });
 
