@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::bench::plan::BenchRequest;
-use crate::vocab::{FlashAttn, SplitMode};
+use crate::vocab::{FlashAttn, SplitMode, TensorOverride};
 
 /// One `--ngl` item: "auto", a layer count, or a range in llama-bench's
 /// syntax ("0-32" every layer count, "0-32+8" in steps of 8, "1-64*2"
@@ -85,6 +85,28 @@ fn parse_devices(s: &str) -> Result<Option<Vec<String>>, String> {
             Ok(Some(names))
         }
     }
+}
+
+/// One `--n-cpu-moe` item: a layer count or a range, as `--ngl` takes them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountItem(pub Vec<u32>);
+
+fn parse_count(s: &str) -> Result<CountItem, String> {
+    if s.trim().eq_ignore_ascii_case("auto") {
+        return Err(
+            "'auto' is not a layer count here; use a number or a range such as 0-32+8".into(),
+        );
+    }
+    Ok(CountItem(parse_ngl(s)?.0.into_iter().flatten().collect()))
+}
+
+/// One `--override-tensor` group: `PATTERN=BUFFER` entries joined by ';'
+/// (llama-bench's `-ot` syntax); ',' separates groups to sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OverrideGroup(pub Vec<TensorOverride>);
+
+fn parse_override_group(s: &str) -> Result<OverrideGroup, String> {
+    TensorOverride::parse_group(s).map(OverrideGroup)
 }
 
 fn parse_bool01(s: &str) -> Result<bool, String> {
@@ -279,6 +301,15 @@ pub struct BenchOptions {
     /// Keep the KV cache and attention on the CPU (1) or with the layers (0); 0,1 sweeps both.
     #[arg(long = "no-kv-offload", visible_alias = "nkvo", value_delimiter = ',', value_parser = parse_bool01, value_name = "0,1")]
     pub no_kv_offload: Option<Vec<bool>>,
+    /// Keep the expert tensors of the first N layers on the CPU (a mixture
+    /// of experts larger than the GPU); a list or range sweeps: 0,8,16.
+    #[arg(long = "n-cpu-moe", visible_alias = "ncmoe", value_delimiter = ',', value_parser = parse_count, value_name = "LIST")]
+    pub n_cpu_moe: Option<Vec<CountItem>>,
+    /// Place tensors whose names match PATTERN (a regular expression) in
+    /// BUFFER (CPU, CUDA0, Vulkan0 …): PATTERN=BUFFER, several joined by
+    /// ';'; ',' separates settings to sweep, e.g. "exps=CPU,".
+    #[arg(long = "override-tensor", visible_alias = "ot", value_delimiter = ',', value_parser = parse_override_group, value_name = "PATTERN=BUFFER;...")]
+    pub override_tensor: Option<Vec<OverrideGroup>>,
     /// Logical batch size (tokens per llama_decode call).
     #[arg(
         short = 'b',
@@ -399,6 +430,20 @@ impl BenchOptions {
             main_gpu: pick(&self.main_gpu, d.main_gpu),
             devices: pick(&self.device, d.devices),
             no_kv_offload: pick(&self.no_kv_offload, d.no_kv_offload),
+            n_cpu_moe: pick(
+                &self
+                    .n_cpu_moe
+                    .as_ref()
+                    .map(|v| v.iter().flat_map(|i| i.0.iter().copied()).collect()),
+                d.n_cpu_moe,
+            ),
+            tensor_overrides: pick(
+                &self
+                    .override_tensor
+                    .as_ref()
+                    .map(|v| v.iter().map(|g| g.0.clone()).collect()),
+                d.tensor_overrides,
+            ),
             fit_margin_mib: self.fit,
             sustain_s: self.sustain,
         }

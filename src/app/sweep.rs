@@ -40,6 +40,15 @@ pub struct SweepInput {
     /// a list makes an offload sweep of each level.
     #[serde(default)]
     pub ngl: Option<String>,
+    /// Layers whose experts stay on the CPU, as `--n-cpu-moe` takes them
+    /// ("8", "0,8,16"); a list sweeps them.
+    #[serde(default)]
+    #[ts(optional)]
+    pub n_cpu_moe: Option<String>,
+    /// Tensor overrides as `--override-tensor` takes them ("exps=CPU").
+    #[serde(default)]
+    #[ts(optional)]
+    pub override_tensor: Option<String>,
     pub quality: Option<bool>,
     /// Measure every level again instead of resuming the same sweep.
     #[serde(default)]
@@ -129,6 +138,22 @@ impl SweepInput {
         }
         if let Some(n) = self.ngl.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
             argv.push(format!("--ngl={n}"));
+        }
+        if let Some(n) = self
+            .n_cpu_moe
+            .as_deref()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+        {
+            argv.push(format!("--n-cpu-moe={n}"));
+        }
+        if let Some(o) = self
+            .override_tensor
+            .as_deref()
+            .map(str::trim)
+            .filter(|o| !o.is_empty())
+        {
+            argv.push(format!("--override-tensor={o}"));
         }
         if self.quality == Some(false) {
             argv.push("--no-quality".into());
@@ -448,6 +473,8 @@ mod tests {
             gen: Some(16),
             reps: Some(2),
             ngl: None,
+            n_cpu_moe: None,
+            override_tensor: None,
             quality: Some(false),
             fresh: false,
             sustain_min: None,
@@ -497,6 +524,20 @@ mod tests {
         i.ngl = Some("lots".into());
         let e = i.args().unwrap_err().to_string();
         assert!(e.contains("not a layer count"), "{e}");
+    }
+
+    #[test]
+    fn expert_placement_from_the_form_reaches_the_plan() {
+        let mut i = input(SourceInput::Dir { dir: "/m".into() });
+        i.n_cpu_moe = Some(" 0,8 ".into());
+        i.override_tensor = Some("ffn_up_exps=CPU;attn_q=CPU".into());
+        let r = i.args().unwrap().opts.request(2);
+        assert_eq!(r.n_cpu_moe, [0, 8]);
+        assert_eq!(r.tensor_overrides.len(), 1);
+        assert_eq!(r.tensor_overrides[0][1].pattern, "attn_q");
+        i.override_tensor = Some("exps".into());
+        let e = i.args().unwrap_err().to_string();
+        assert!(e.contains("PATTERN=BUFFER"), "{e}");
     }
 
     #[test]

@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::DynoError;
 use crate::vocab::{
-    CacheType, ContextParams, FlashAttn, ModelParams, RunConfig, SplitMode, TestKind, TestSpec,
+    CacheType, ContextParams, FlashAttn, ModelParams, RunConfig, SplitMode, TensorOverride,
+    TestKind, TestSpec,
 };
 
 /// The user's request, each option as a list (llama-bench's `-p 128,512`).
@@ -58,6 +59,13 @@ pub struct BenchRequest {
     pub devices: Vec<Option<Vec<String>>>,
     #[serde(default = "default_nkvo", skip_serializing_if = "is_default_nkvo")]
     pub no_kv_offload: Vec<bool>,
+    /// Mixture-of-experts placement (llama-bench's `--n-cpu-moe` and `-ot`),
+    /// each a list to sweep: layers whose experts stay on the CPU, and
+    /// groups of tensor overrides (an empty group: none).
+    #[serde(default = "default_ncmoe", skip_serializing_if = "is_default_ncmoe")]
+    pub n_cpu_moe: Vec<u32>,
+    #[serde(default = "default_ot", skip_serializing_if = "is_default_ot")]
+    pub tensor_overrides: Vec<Vec<TensorOverride>>,
     /// `--fit`: the margin (MiB) to leave free per device; the fit then
     /// chooses the layers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -90,6 +98,12 @@ fn default_devices() -> Vec<Option<Vec<String>>> {
 fn default_nkvo() -> Vec<bool> {
     vec![false]
 }
+fn default_ncmoe() -> Vec<u32> {
+    vec![0]
+}
+fn default_ot() -> Vec<Vec<TensorOverride>> {
+    vec![Vec::new()]
+}
 // Defaults are left out of the stored plan, so a sweep planned before these
 // options existed keeps its resume key (a hash of the plan).
 fn is_default_split(v: &[SplitMode]) -> bool {
@@ -103,6 +117,12 @@ fn is_default_devices(v: &[Option<Vec<String>>]) -> bool {
 }
 fn is_default_nkvo(v: &[bool]) -> bool {
     v == default_nkvo()
+}
+fn is_default_ncmoe(v: &[u32]) -> bool {
+    v == default_ncmoe()
+}
+fn is_default_ot(v: &[Vec<TensorOverride>]) -> bool {
+    v == default_ot()
 }
 
 impl BenchRequest {
@@ -131,6 +151,8 @@ impl BenchRequest {
             main_gpu: default_main_gpu(),
             devices: default_devices(),
             no_kv_offload: default_nkvo(),
+            n_cpu_moe: default_ncmoe(),
+            tensor_overrides: default_ot(),
             fit_margin_mib: None,
             sustain_s: None,
         }
@@ -173,11 +195,21 @@ impl BenchRequest {
                 "--fit chooses the GPU layers itself; drop --ngl, or drop --fit to set them".into(),
             );
         }
+        if self.fit_margin_mib.is_some()
+            && (self.n_cpu_moe.iter().any(|&n| n > 0)
+                || self.tensor_overrides.iter().any(|g| !g.is_empty()))
+        {
+            return bad(
+                "--fit places the tensors itself; drop --n-cpu-moe and --override-tensor, or drop --fit to place them".into(),
+            );
+        }
         for (name, list) in [
             ("--split-mode", self.split_mode.len()),
             ("--main-gpu", self.main_gpu.len()),
             ("--device", self.devices.len()),
             ("--no-kv-offload", self.no_kv_offload.len()),
+            ("--n-cpu-moe", self.n_cpu_moe.len()),
+            ("--override-tensor", self.tensor_overrides.len()),
             ("--ngl", self.n_gpu_layers.len()),
         ] {
             if list == 0 {
@@ -257,14 +289,20 @@ impl BenchRequest {
                 for &split_mode in &self.split_mode {
                     for &main_gpu in &self.main_gpu {
                         for devices in &self.devices {
-                            models.push(ModelParams {
-                                n_gpu_layers: ngl,
-                                use_mmap: mmap,
-                                split_mode,
-                                main_gpu,
-                                devices: devices.clone(),
-                                fit_margin_mib: self.fit_margin_mib,
-                            });
+                            for &n_cpu_moe in &self.n_cpu_moe {
+                                for overrides in &self.tensor_overrides {
+                                    models.push(ModelParams {
+                                        n_gpu_layers: ngl,
+                                        use_mmap: mmap,
+                                        split_mode,
+                                        main_gpu,
+                                        devices: devices.clone(),
+                                        fit_margin_mib: self.fit_margin_mib,
+                                        n_cpu_moe,
+                                        tensor_overrides: overrides.clone(),
+                                    });
+                                }
+                            }
                         }
                     }
                 }
@@ -449,11 +487,44 @@ mod tests {
             "devices",
             "no_kv_offload",
             "fit_margin_mib",
+            "n_cpu_moe",
+            "tensor_overrides",
         ] {
             assert!(v.get(k).is_none(), "{k} left out at its default");
         }
+        // Nor does a run's model load.
+        let m = serde_json::to_value(&BenchRequest::defaults(2).groups()[0].model).unwrap();
+        assert!(m.get("n_cpu_moe").is_none() && m.get("tensor_overrides").is_none());
         let back: BenchRequest = serde_json::from_value(v).unwrap();
         assert_eq!(back.groups(), BenchRequest::defaults(2).groups());
+    }
+
+    #[test]
+    fn expert_placement_is_a_load_setting_swept_like_the_layers() {
+        let mut r = BenchRequest::defaults(2);
+        r.n_cpu_moe = vec![0, 8];
+        r.tensor_overrides = vec![
+            Vec::new(),
+            TensorOverride::parse_group("ffn_up_exps=CPU;attn=CUDA0").unwrap(),
+        ];
+        let g = r.groups();
+        // Each is its own load, and so its own worker.
+        assert_eq!(g.len(), 4);
+        assert_eq!(g[1].model.n_cpu_moe, 0);
+        assert_eq!(
+            TensorOverride::label(&g[1].model.tensor_overrides),
+            "ffn_up_exps=CPU;attn=CUDA0"
+        );
+        assert_eq!(g[2].model.n_cpu_moe, 8);
+        assert!(g[2].model.tensor_overrides.is_empty());
+        assert!(r.validate().is_ok());
+        // --fit places tensors itself.
+        r.fit_margin_mib = Some(1024);
+        r.n_gpu_layers = vec![None];
+        let e = r.validate().unwrap_err().to_string();
+        assert!(e.contains("--n-cpu-moe"), "{e}");
+        assert!(TensorOverride::parse_group("exps").is_err());
+        assert_eq!(TensorOverride::parse_group(" ").unwrap(), Vec::new());
     }
 
     #[test]

@@ -266,9 +266,13 @@ pub(super) fn check_memory(
     // llama.cpp may spread layers over all of them (no device named, split
     // by layer).
     let m = &runs[0].model;
+    // Experts or tensors placed by hand leave the GPU part of the model
+    // smaller than the layer count says, by an amount only the load knows.
     let gpu_in_use = m.fit_margin_mib.is_none()
         && m.devices.is_none()
-        && m.split_mode == crate::vocab::SplitMode::Layer;
+        && m.split_mode == crate::vocab::SplitMode::Layer
+        && m.n_cpu_moe == 0
+        && m.tensor_overrides.is_empty();
     if cfg!(feature = "cuda") && gpu_in_use {
         if let Some(free) = crate::telemetry::gpu::free_vram_bytes() {
             let ngl = runs[0]

@@ -169,6 +169,8 @@ fn read_load_line(report: &mut Offload, msg: &str) {
             report.layers_offloaded = n.trim().parse().ok();
             report.layers_total = m.parse().ok();
         }
+    } else if msg.starts_with("tensor ") && msg.contains(" buffer type overridden to ") {
+        *report.tensors_overridden.get_or_insert(0) += 1;
     } else if let Some((name, size)) = msg.split_once(" model buffer size =") {
         let mib: Option<f64> = size
             .trim()
@@ -186,7 +188,8 @@ fn read_load_line(report: &mut Offload, msg: &str) {
 impl<S: Subscriber> Layer<S> for CaptureLayer {
     fn on_event(&self, event: &TracingEvent<'_>, _ctx: LayerContext<'_, S>) {
         let level = *event.metadata().level();
-        if level == Level::INFO {
+        // llama.cpp says which tensors an override placed at debug level.
+        if level == Level::INFO || level == Level::DEBUG {
             let mut report = LOAD_REPORT.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(r) = report.as_mut() {
                 let mut v = MessageVisitor(String::new());
@@ -221,5 +224,15 @@ mod tests {
         assert_eq!(r.buffers.len(), 2);
         assert_eq!(r.buffers[0].name, "Vulkan0");
         assert_eq!(r.buffers[1].bytes, 8 * 1024 * 1024);
+        assert_eq!(r.tensors_overridden, None);
+        read_load_line(
+            &mut r,
+            "tensor blk.0.ffn_gate_exps.weight (0 MiB q4_0) buffer type overridden to CPU_REPACK",
+        );
+        read_load_line(
+            &mut r,
+            "tensor blk.1.ffn_up_exps.weight (0 MiB q4_0) buffer type overridden to CPU",
+        );
+        assert_eq!(r.tensors_overridden, Some(2));
     }
 }

@@ -13,7 +13,7 @@ use crate::machine::Machine;
 use crate::store::{MachineRow, ResultRow, RunRow, Store};
 use crate::vocab::status::ResultStatus;
 use crate::vocab::RunConfig;
-use crate::vocab::{Device, Sample, TestKind, TestSpec};
+use crate::vocab::{Device, Sample, TensorOverride, TestKind, TestSpec};
 
 /// Build the report `t` points at from the store.
 pub async fn load(store: &Store, db: &std::path::Path, t: Target) -> Result<Loaded> {
@@ -199,6 +199,14 @@ async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
             no_kv_offload: config.as_ref().is_some_and(|c| c.ctx.no_kv_offload),
             fit_margin_mib: config.as_ref().and_then(|c| c.model.fit_margin_mib),
             sustain_s: config.as_ref().and_then(|c| c.sustain_s),
+            n_cpu_moe: config
+                .as_ref()
+                .map(|c| c.model.n_cpu_moe)
+                .filter(|&n| n > 0),
+            tensor_overrides: config
+                .as_ref()
+                .filter(|c| !c.model.tensor_overrides.is_empty())
+                .map(|c| TensorOverride::label(&c.model.tensor_overrides)),
         },
         backend: run.backend.clone(),
         backend_modules: run

@@ -127,6 +127,12 @@ pub fn conditions(c: &ConfigJson) -> Vec<(&'static str, String)> {
     if c.no_kv_offload {
         v.push(("nkvo", "1".into()));
     }
+    if let Some(n) = c.n_cpu_moe {
+        v.push(("ncmoe", n.to_string()));
+    }
+    if let Some(o) = &c.tensor_overrides {
+        v.push(("ot", o.clone()));
+    }
     v
 }
 

@@ -104,6 +104,8 @@ mod tests {
             no_kv_offload: false,
             fit_margin_mib: None,
             sustain_s: None,
+            n_cpu_moe: None,
+            tensor_overrides: None,
         }
     }
 

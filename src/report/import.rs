@@ -19,7 +19,9 @@ use crate::machine::Machine;
 use crate::model::ModelInfo;
 use crate::store::{ImportedResult, ImportedRun, Store};
 use crate::vocab::RunConfig;
-use crate::vocab::{ContextParams, FlashAttn, ModelParams, Sample, TestKind, TestSpec};
+use crate::vocab::{
+    ContextParams, FlashAttn, ModelParams, Sample, TensorOverride, TestKind, TestSpec,
+};
 
 /// Largest result file `dyno import` reads. A sweep of a dozen levels with
 /// telemetry is well under 1 MiB; the bound keeps a wrong or hostile file
@@ -317,6 +319,13 @@ pub async fn import_with(
                 main_gpu: c.main_gpu,
                 devices: c.devices.clone(),
                 fit_margin_mib: c.fit_margin_mib,
+                n_cpu_moe: c.n_cpu_moe.unwrap_or(0),
+                tensor_overrides: match c.tensor_overrides.as_deref() {
+                    None | Some("none") => Vec::new(),
+                    Some(s) => TensorOverride::parse_group(s).map_err(|e| {
+                        DynoError::BadInput(format!("a run's tensor_overrides: {e}"))
+                    })?,
+                },
             },
             ctx: ContextParams {
                 n_threads: c.n_threads,

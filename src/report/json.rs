@@ -127,6 +127,16 @@ pub struct ConfigJson {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub sustain_s: Option<u32>,
+    /// `--n-cpu-moe`: the first N layers' experts were kept on the CPU;
+    /// absent when none were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub n_cpu_moe: Option<u32>,
+    /// `--override-tensor` as llama-bench writes it (`PATTERN=BUFFER;...`);
+    /// absent when no tensor was placed by hand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tensor_overrides: Option<String>,
 }
 
 impl ConfigJson {

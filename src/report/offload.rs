@@ -67,6 +67,12 @@ fn curve_key(r: &RunJson) -> String {
     if c.use_mmap == Some(false) {
         key.push_str(", no mmap");
     }
+    if let Some(n) = c.n_cpu_moe {
+        key.push_str(&format!(", experts of {n} layers on CPU"));
+    }
+    if let Some(o) = &c.tensor_overrides {
+        key.push_str(&format!(", tensors {o}"));
+    }
     if let Some(m) = c.fit_margin_mib {
         key.push_str(&format!(", fit {m} MiB"));
     }
@@ -250,6 +256,17 @@ pub fn describe(r: &RunJson) -> String {
     }
     if c.no_kv_offload {
         parts.push("KV cache on the CPU".into());
+    }
+    if let Some(n) = c.n_cpu_moe {
+        parts.push(format!("experts of {n} layers on the CPU"));
+    }
+    if let Some(o) = &c.tensor_overrides {
+        parts.push(format!("tensors placed {o}"));
+    }
+    if let Some(n) = r.offload.as_ref().and_then(|o| o.tensors_overridden) {
+        parts.push(format!(
+            "{n} tensors placed by override, as llama.cpp reported"
+        ));
     }
     parts.join(" · ")
 }

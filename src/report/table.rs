@@ -119,7 +119,7 @@ struct Extra {
     default: &'static str,
 }
 
-const EXTRAS: [Extra; 10] = [
+const EXTRAS: [Extra; 12] = [
     Extra {
         name: "n_batch",
         get: |r| r.config.n_batch.to_string(),
@@ -178,6 +178,21 @@ const EXTRAS: [Extra; 10] = [
                 .map_or("off".into(), |m| format!("{m} MiB"))
         },
         default: "off",
+    },
+    Extra {
+        name: "n_cpu_moe",
+        get: |r| r.config.n_cpu_moe.unwrap_or(0).to_string(),
+        default: "0",
+    },
+    Extra {
+        name: "ot",
+        get: |r| {
+            r.config
+                .tensor_overrides
+                .clone()
+                .unwrap_or_else(|| "none".into())
+        },
+        default: "none",
     },
 ];
 
@@ -467,6 +482,8 @@ mod tests {
                 no_kv_offload: false,
                 fit_margin_mib: None,
                 sustain_s: None,
+                n_cpu_moe: None,
+                tensor_overrides: None,
             },
             backend: Some("CPU".into()),
             backend_modules: None,

@@ -32,6 +32,12 @@ pub struct Offload {
     pub devices: Option<Vec<String>>,
     /// What llama.cpp's fit chose, when `--fit` was given.
     pub fit: Option<FitChoice>,
+    /// Tensors llama.cpp placed by an override (`--n-cpu-moe`,
+    /// `--override-tensor`), counted from its own "buffer type overridden"
+    /// lines: the evidence that the patterns matched. Absent when none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tensors_overridden: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]

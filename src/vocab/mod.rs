@@ -17,6 +17,9 @@ pub mod status;
 
 pub use device::{BackendModule, BackendModules, Buffer, Device, FitChoice, ModuleRef, Offload};
 pub use memory::MemoryProfile;
-pub use params::{CacheType, ContextParams, FlashAttn, ModelParams, SplitMode};
+pub use params::{
+    expert_tensors_of_layer, CacheType, ContextParams, FlashAttn, ModelParams, SplitMode,
+    TensorOverride,
+};
 pub use quality::QualityFigures;
 pub use spec::{Job, RunConfig, Sample, TestKind, TestSpec, MAX_N_CTX};

@@ -49,6 +49,63 @@ impl SplitMode {
     }
 }
 
+/// One tensor override (llama-bench's `-ot PATTERN=BUFFER`): tensors whose
+/// names match `pattern`, a regular expression as llama.cpp matches it
+/// (ECMAScript syntax, anywhere in the name), are placed in the buffer type
+/// named `buffer` ("CPU", "CUDA0", "Vulkan0": the devices `dyno hw` lists)
+/// instead of where the layer split would put them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TensorOverride {
+    pub pattern: String,
+    pub buffer: String,
+}
+
+impl TensorOverride {
+    /// One group as llama-bench's `-ot` takes it: `PATTERN=BUFFER` entries
+    /// joined by ';'. An empty group is no override.
+    pub fn parse_group(s: &str) -> Result<Vec<TensorOverride>, String> {
+        s.split(';')
+            .map(str::trim)
+            .filter(|e| !e.is_empty())
+            .map(|e| match e.rsplit_once('=') {
+                Some((p, b)) if !p.trim().is_empty() && !b.trim().is_empty() => {
+                    Ok(TensorOverride {
+                        pattern: p.trim().to_string(),
+                        buffer: b.trim().to_string(),
+                    })
+                }
+                _ => Err(format!(
+                    "'{e}' is not an override; write PATTERN=BUFFER, e.g. exps=CPU (several joined by ';')"
+                )),
+            })
+            .collect()
+    }
+
+    /// A group as llama-bench writes it in its JSON and tables:
+    /// `PATTERN=BUFFER;...`, or "none".
+    pub fn label(group: &[TensorOverride]) -> String {
+        if group.is_empty() {
+            return "none".into();
+        }
+        group
+            .iter()
+            .map(|o| format!("{}={}", o.pattern, o.buffer))
+            .collect::<Vec<_>>()
+            .join(";")
+    }
+}
+
+/// llama.cpp's pattern for the expert tensors of layer `layer` (its
+/// `--n-cpu-moe` keeps those of the first N layers on the CPU): the up,
+/// gate and down experts, fused or not.
+pub fn expert_tensors_of_layer(layer: u32) -> String {
+    format!("blk\\.{layer}\\.ffn_(up|down|gate|gate_up)_(ch|)exps")
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 /// Parameters fixed when the model is loaded. A change of any of these needs
 /// a new load, and so a new worker.
 ///
@@ -75,6 +132,16 @@ pub struct ModelParams {
     /// margin (MiB) free on each device; `n_gpu_layers` must then be `None`.
     #[serde(default)]
     pub fit_margin_mib: Option<u32>,
+    /// Keep the expert tensors of the first N layers on the CPU
+    /// (llama-bench's `--n-cpu-moe`): a mixture of experts whose experts do
+    /// not fit on the GPU runs its attention there and its experts here.
+    /// Left out of stored plans when 0, so older plans keep their keys.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub n_cpu_moe: u32,
+    /// Tensor placement overrides (llama-bench's `-ot`), applied before the
+    /// `n_cpu_moe` patterns, as llama-bench applies them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tensor_overrides: Vec<TensorOverride>,
 }
 
 /// Parameters of one llama.cpp context.

@@ -117,6 +117,8 @@ fn load(
         main_gpu: params.main_gpu,
         devices: params.devices.as_deref(),
         fit,
+        n_cpu_moe: params.n_cpu_moe,
+        overrides: &params.tensor_overrides,
     };
     engine::start_load_report();
     let loaded = llama::Model::load(path, &opts);

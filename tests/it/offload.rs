@@ -95,6 +95,103 @@ fn an_unknown_device_is_refused_naming_the_devices_there_are() {
     assert_eq!(r["error_code"], "unknown_device");
 }
 
+/// A small mixture of experts (2 layers of 4 experts, 2 per token), written
+/// by `dyno synth` from SmolLM2's header: real llama.cpp loads and routes it.
+fn small_moe(s: &Scratch) -> String {
+    let out = s.path("moe.gguf");
+    let o = s.run(&[
+        "synth",
+        "--like",
+        &smol(),
+        "--shape",
+        "layers=2,embd=256,ff=512,heads=4,heads_kv=2,experts=4",
+        "--type",
+        "Q4_0",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_code(&o, 0);
+    out.to_str().unwrap().to_string()
+}
+
+#[test]
+fn expert_placement_is_swept_recorded_and_written_as_llama_bench_writes_it() {
+    let s = Scratch::new();
+    let m = small_moe(&s);
+    let o = s.run(&[
+        "bench",
+        &m,
+        "-p",
+        "16",
+        "-n",
+        "4",
+        "-r",
+        "1",
+        "--n-cpu-moe",
+        "0,2",
+        "--override-tensor",
+        "attn_q=CPU",
+        "--json",
+    ]);
+    assert_code(&o, 0);
+    let rs = runs(&o);
+    assert_eq!(rs.len(), 2, "one load per expert placement");
+    assert!(rs[0]["config"].get("n_cpu_moe").is_none(), "{}", rs[0]);
+    assert_eq!(rs[1]["config"]["n_cpu_moe"], 2);
+    // llama.cpp's own report says the patterns matched: attn_q of both
+    // layers, then also the 3 expert tensors of each of the 2 layers.
+    assert_eq!(rs[0]["offload"]["tensors_overridden"], 2, "{}", rs[0]);
+    assert_eq!(rs[1]["offload"]["tensors_overridden"], 8, "{}", rs[1]);
+    for r in &rs {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["config"]["tensor_overrides"], "attn_q=CPU");
+        assert!(decode(r) > 0.0);
+    }
+    let id = rs[1]["run_id"].to_string();
+    let table = stdout(&s.run(&["show", &id]));
+    assert!(
+        table.contains("n_cpu_moe") && table.contains("attn_q=CPU"),
+        "llama-bench's columns: {table}"
+    );
+    assert!(table.contains("experts of 2 layers on the CPU"), "{table}");
+    let lb: Value = serde_json::from_str(&stdout(&s.run(&[
+        "export",
+        &id,
+        "--format",
+        "llama-bench-json",
+    ])))
+    .unwrap();
+    assert_eq!(lb[0]["n_cpu_moe"], 2, "{lb}");
+    assert_eq!(lb[0]["tensor_buft_overrides"], "attn_q=CPU");
+
+    // A buffer type that does not exist is refused, naming those that do.
+    let o = s.run(&[
+        "bench",
+        &m,
+        "-p",
+        "16",
+        "-n",
+        "4",
+        "-r",
+        "1",
+        "--ot",
+        "exps=Nonesuch0",
+        "--json",
+    ]);
+    assert_code(&o, 2);
+    let e = stderr(&o);
+    assert!(e.contains("no buffer type named 'Nonesuch0'"), "{e}");
+    assert!(e.contains("CPU"), "the message lists what exists: {e}");
+    // --fit places tensors itself, so it cannot be given with them.
+    let o = s.run(&["bench", &m, "--fit", "--n-cpu-moe", "1"]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("--fit places the tensors itself"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn device_none_runs_on_the_cpu_and_fit_records_its_choice() {
     let s = Scratch::new();

@@ -11,7 +11,7 @@ use llama_cpp_sys_2 as sys;
 use super::fit::{fit, FitRequest};
 use super::Token;
 use crate::engine::{last_errors, start_load_report, EngineError};
-use crate::vocab::{FitChoice, SplitMode};
+use crate::vocab::{expert_tensors_of_layer, FitChoice, SplitMode, TensorOverride};
 
 /// A loaded model. Freed on drop.
 pub struct Model {
@@ -33,6 +33,70 @@ pub struct LoadOptions<'a> {
     /// `Some`: let llama.cpp's fit choose the offload for this context,
     /// leaving the margin free on each device; `n_gpu_layers` is then ignored.
     pub fit: Option<FitRequest<'a>>,
+    /// Keep the experts of the first N layers on the CPU (`--n-cpu-moe`).
+    pub n_cpu_moe: u32,
+    /// Tensor placement overrides (`-ot`), before the `n_cpu_moe` ones.
+    pub overrides: &'a [TensorOverride],
+}
+
+/// A buffer type by name, as `llama-bench -ot` looks it up: among the
+/// buffer types of the devices llama.cpp has ("CPU", "CUDA0", "Vulkan0").
+/// An unknown name is the user's mistake, so the error lists the names.
+fn resolve_buffer(name: &str) -> Result<sys::ggml_backend_buffer_type_t, EngineError> {
+    let mut known = Vec::new();
+    // SAFETY: the registry's device count and devices live for the process;
+    // `ggml_backend_dev_buffer_type` returns a buffer type the device owns
+    // (or null), and its name is a NUL-terminated string it owns.
+    unsafe {
+        for i in 0..sys::ggml_backend_dev_count() {
+            let buft = sys::ggml_backend_dev_buffer_type(sys::ggml_backend_dev_get(i));
+            if buft.is_null() {
+                continue;
+            }
+            let n = std::ffi::CStr::from_ptr(sys::ggml_backend_buft_name(buft)).to_string_lossy();
+            if n == name {
+                return Ok(buft);
+            }
+            known.push(n.into_owned());
+        }
+    }
+    Err(EngineError::Device(format!(
+        "no buffer type named '{name}' for --override-tensor; this build has {} (see dyno hw)",
+        known.join(", ")
+    )))
+}
+
+/// The override array llama.cpp reads (null-pattern-terminated), with the
+/// pattern strings it points into; both must outlive the load.
+fn overrides(
+    o: &LoadOptions<'_>,
+) -> Result<(Vec<CString>, Vec<sys::llama_model_tensor_buft_override>), EngineError> {
+    let mut patterns = Vec::new();
+    let mut bufts = Vec::new();
+    for ov in o.overrides {
+        patterns.push(CString::new(ov.pattern.as_bytes()).map_err(|_| {
+            EngineError::Device(format!("the pattern '{}' contains a NUL byte", ov.pattern))
+        })?);
+        bufts.push(resolve_buffer(&ov.buffer)?);
+    }
+    for layer in 0..o.n_cpu_moe {
+        patterns.push(CString::new(expert_tensors_of_layer(layer)).expect("no NUL in the pattern"));
+        // SAFETY: no arguments; the host buffer type lives for the process.
+        bufts.push(unsafe { sys::ggml_backend_cpu_buffer_type() });
+    }
+    let mut list: Vec<sys::llama_model_tensor_buft_override> = patterns
+        .iter()
+        .zip(bufts)
+        .map(|(p, buft)| sys::llama_model_tensor_buft_override {
+            pattern: p.as_ptr(),
+            buft,
+        })
+        .collect();
+    list.push(sys::llama_model_tensor_buft_override {
+        pattern: std::ptr::null(),
+        buft: std::ptr::null_mut(),
+    });
+    Ok((patterns, list))
 }
 
 /// Look devices up by name, as `llama-bench -dev` does. An unknown name is
@@ -94,11 +158,16 @@ impl Model {
         };
         // Buffers the fit writes into; they must outlive the load too.
         let mut split: Vec<f32> = Vec::new();
-        let mut overrides: Vec<sys::llama_model_tensor_buft_override> = Vec::new();
+        let mut fit_overrides: Vec<sys::llama_model_tensor_buft_override> = Vec::new();
+        // The user's overrides, and the patterns they point into.
+        let (_patterns, user_overrides) = overrides(o)?;
         let fit = match &o.fit {
-            Some(f) => Some(fit(&c_path, &mut p, f, &mut split, &mut overrides)?),
+            Some(f) => Some(fit(&c_path, &mut p, f, &mut split, &mut fit_overrides)?),
             None => {
                 p.n_gpu_layers = o.n_gpu_layers.min(i32::MAX as u32) as i32;
+                if user_overrides.len() > 1 {
+                    p.tensor_buft_overrides = user_overrides.as_ptr();
+                }
                 None
             }
         };
@@ -106,8 +175,10 @@ impl Model {
         start_load_report();
         // SAFETY: `c_path` is NUL-terminated. Every pointer in `p` is null or
         // points into a local of this function that is alive and unchanged
-        // until the call returns: `devs` (null-terminated), and `split` and
-        // `overrides` as the fit sized them (null-pattern-terminated).
+        // until the call returns: `devs` (null-terminated), `split` and
+        // `fit_overrides` as the fit sized them (null-pattern-terminated),
+        // or `user_overrides` (null-pattern-terminated) and `_patterns`, the
+        // strings its entries point into.
         // llama.cpp reads them only during the load and copies what it keeps.
         let ptr = unsafe { sys::llama_model_load_from_file(c_path.as_ptr(), p) };
         let model = NonNull::new(ptr).map(|ptr| Model { ptr }).ok_or_else(|| {

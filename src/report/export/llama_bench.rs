@@ -122,6 +122,11 @@ fn run_fields(r: &Report, run: &crate::report::RunJson) -> Map<String, Value> {
     o.insert("main_gpu".into(), json!(c.main_gpu));
     o.insert("no_kv_offload".into(), json!(c.no_kv_offload));
     o.insert("devices".into(), json!(c.devices_label()));
+    o.insert("n_cpu_moe".into(), json!(c.n_cpu_moe.unwrap_or(0)));
+    o.insert(
+        "tensor_buft_overrides".into(),
+        json!(c.tensor_overrides.as_deref().unwrap_or("none")),
+    );
     o.insert(
         "flash_attn".into(),
         json!(match c.flash_attn.as_str() {

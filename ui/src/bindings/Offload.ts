@@ -26,4 +26,10 @@ devices: Array<string> | null,
 /**
  * What llama.cpp's fit chose, when `--fit` was given.
  */
-fit: FitChoice | null, };
+fit: FitChoice | null, 
+/**
+ * Tensors llama.cpp placed by an override (`--n-cpu-moe`,
+ * `--override-tensor`), counted from its own "buffer type overridden"
+ * lines: the evidence that the patterns matched. Absent when none did.
+ */
+tensors_overridden?: number, };

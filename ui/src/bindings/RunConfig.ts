@@ -36,4 +36,14 @@ fit_margin_mib: number | null,
  * `--sustain`: the test was decoded back to back for this many
  * seconds rather than `reps` times; absent for ordinary runs.
  */
-sustain_s?: number, };
+sustain_s?: number, 
+/**
+ * `--n-cpu-moe`: the first N layers' experts were kept on the CPU;
+ * absent when none were.
+ */
+n_cpu_moe?: number, 
+/**
+ * `--override-tensor` as llama-bench writes it (`PATTERN=BUFFER;...`);
+ * absent when no tensor was placed by hand.
+ */
+tensor_overrides?: string, };

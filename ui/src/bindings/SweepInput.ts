@@ -15,7 +15,16 @@ preset?: Preset, prompt?: number, gen?: number, reps?: number,
  * GPU layers as `--ngl` takes them ("99", "0,8,16,99", "0-32+8");
  * a list makes an offload sweep of each level.
  */
-ngl?: string, quality?: boolean, 
+ngl?: string, 
+/**
+ * Layers whose experts stay on the CPU, as `--n-cpu-moe` takes them
+ * ("8", "0,8,16"); a list sweeps them.
+ */
+n_cpu_moe?: string, 
+/**
+ * Tensor overrides as `--override-tensor` takes them ("exps=CPU").
+ */
+override_tensor?: string, quality?: boolean, 
 /**
  * Measure every level again instead of resuming the same sweep.
  */

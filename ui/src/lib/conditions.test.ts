@@ -35,6 +35,17 @@ describe("offload condition", () => {
   });
 });
 
+describe("expert placement", () => {
+  it("says which experts and tensors were kept off the GPU", () => {
+    const run: Run = {
+      ...base,
+      config: { ...base.config, n_gpu_layers: 99, n_cpu_moe: 8, tensor_overrides: "attn_q=CPU" },
+      offload: { layers_offloaded: 17, layers_total: 17, buffers: [], devices: null, fit: null, tensors_overridden: 26 },
+    };
+    expect(offloadText(run)).toBe("17/17 layers on GPU · experts of 8 layers on CPU · tensors attn_q=CPU · 26 tensors placed by override");
+  });
+});
+
 describe("power condition", () => {
   it("reads as the CLI writes it, and says when nothing was reported", () => {
     const run: Run = {

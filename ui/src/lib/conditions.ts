@@ -42,6 +42,9 @@ export function offloadText(run: Run): string {
   if (c.devices) parts.push(`devices ${c.devices.length ? c.devices.join("/") : "none"}`);
   if (c.split_mode && c.split_mode !== "layer") parts.push(`split ${c.split_mode}`);
   if (c.no_kv_offload) parts.push("KV on CPU");
+  if (c.n_cpu_moe) parts.push(`experts of ${c.n_cpu_moe} layers on CPU`);
+  if (c.tensor_overrides) parts.push(`tensors ${c.tensor_overrides}`);
+  if (o?.tensors_overridden) parts.push(`${o.tensors_overridden} tensors placed by override`);
   return parts.join(" · ");
 }
 

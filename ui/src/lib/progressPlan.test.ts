@@ -24,6 +24,12 @@ describe("the plan of a spec", () => {
     expect(layerSettings("1-64*2")).toBe(7);
     expect(layerSettings("0-3, 99")).toBe(5);
   });
+  it("counts each expert placement and override group as a load of its own", () => {
+    const files = { kind: "files" as const, files: ["/m/a.gguf"] };
+    const spec = { source: files, prompt: 64, gen: 0, reps: 2, quality: false, ngl: "0,99", n_cpu_moe: "0-16+8" };
+    expect(planOf(spec).layerSettings).toBe(6);
+    expect(planOf({ ...spec, override_tensor: "exps=CPU,attn=CPU;ffn=CPU" }).layerSettings).toBe(12);
+  });
   it("reads the spec, a preset, or the caller's own list of tests", () => {
     const files = { kind: "files" as const, files: ["/m/a.gguf"] };
     expect(planOf({ source: files, prompt: 64, gen: 16, reps: 2, quality: false })).toEqual({

@@ -82,7 +82,10 @@ export function planOf(spec: SweepInput, tests?: string[]): SweepPlan {
       : spec.preset
         ? PRESET_TESTS[spec.preset]
         : testsFor(spec.prompt ?? DEFAULT_PROMPT, spec.gen ?? DEFAULT_GEN));
-  return { tests: list, layerSettings: layerSettings(spec.ngl), quality: spec.quality ?? true };
+  // Each expert placement and override group is a load of its own, as
+  // each layer count is.
+  const groups = spec.override_tensor ? spec.override_tensor.split(",").length : 1;
+  return { tests: list, layerSettings: layerSettings(spec.ngl) * layerSettings(spec.n_cpu_moe) * groups, quality: spec.quality ?? true };
 }
 
 /** The whole job at a glance. */
