@@ -77,6 +77,36 @@ def pp_samples(doc):
     return None
 
 
+def expert_placement(raw):
+    """check.sh's --n-cpu-moe part: per placement and test, Dyno against
+    llama-bench pair by pair, with what llama.cpp reported placing."""
+    rows = {}
+    for path in sorted(glob.glob(os.path.join(raw, "ncmoe-dyno-*.json"))):
+        doc = load(path) or {}
+        lb = load(path.replace("ncmoe-dyno-", "ncmoe-lb-")) or []
+        for run in doc.get("runs", []):
+            n = (run.get("config") or {}).get("n_cpu_moe") or 0
+            off = run.get("offload") or {}
+            gpu = sum(b["bytes"] for b in off.get("buffers", []) if not b["name"].startswith("CPU") and not b["name"].endswith("_Host"))
+            for test, (rate, _, _) in dyno_rates({"runs": [run]}).items():
+                theirs = lb_rates([r for r in lb if (r.get("n_cpu_moe") or 0) == n]).get(test)
+                row = rows.setdefault((n, test), {"model": (run.get("model") or {}).get("file_name") or "", "n_cpu_moe": n,
+                                                  "test": test, "dyno": [], "lb": [], "ratios": [],
+                                                  "tensors_overridden": off.get("tensors_overridden"),
+                                                  "gpu_weight_bytes": gpu or None})
+                row["dyno"].append(rate)
+                if theirs:
+                    row["lb"].append(theirs)
+                    row["ratios"].append(rate / theirs)
+    out = []
+    for (_, _), r in sorted(rows.items()):
+        out.append({k: r[k] for k in ("model", "n_cpu_moe", "test", "tensors_overridden", "gpu_weight_bytes")}
+                   | {"dyno_tokens_per_s": statistics.fmean(r["dyno"]),
+                      "llama_bench_tokens_per_s": statistics.fmean(r["lb"]) if r["lb"] else None,
+                      "ratio": interval(r["ratios"])})
+    return out or None
+
+
 def pinned_prefill(raw):
     """check.sh's pinned prefill: per program its process means, and per round
     Dyno ÷ llama-bench free and pinned, and pinned ÷ free for each."""
@@ -214,6 +244,7 @@ def main():
                   "twin_over_real": interval(v["ratios"])}
                  for (n, b, t), v in sorted(twins.items())]
     pinned = pinned_prefill(raw)
+    ncmoe = expert_placement(raw)
     log = open(os.path.join(raw, "log.txt")).read().splitlines() if os.path.exists(os.path.join(raw, "log.txt")) else []
     report = {
         "elapsed_s": elapsed,
@@ -229,6 +260,7 @@ def main():
         "gpu_place": load(os.path.join(raw, "gpu-place.json")),
         "vulkan_probe": read_text(os.path.join(raw, "vulkan-probe.txt")),
         "pinned_prefill": pinned,
+        "n_cpu_moe": ncmoe,
         "log": log,
     }
     with open(os.path.join(out, "report.json"), "w") as f:
@@ -288,6 +320,19 @@ def main():
                   f"{fmt(r['gpu_sm_clock_mean_mhz'], '{:.0f}')} | {fmt(r['gpu_temp_max_c'], '{:.0f}')} | "
                   f"{fmt(r['roofline_of_device_bandwidth'], '{:.0%}')} | "
                   f"{fmt(r['roofline_of_measured_bandwidth'], '{:.0%}')} |")
+    if ncmoe:
+        md += ["", "## A mixture of experts with its experts partly on the CPU (--n-cpu-moe)", "",
+               "Dyno's `--n-cpu-moe` and llama-bench's `-ncmoe` on the same file, alternating, 3 repetitions; "
+               "the GPU's weight buffer and the tensors llama.cpp placed by the override are from Dyno's runs.", "",
+               "| model | n_cpu_moe | test | Dyno t/s | llama-bench t/s | Dyno ÷ llama-bench | tensors placed | GPU weights |",
+               "|---|--:|---|--:|--:|---|--:|--:|"]
+        for r in ncmoe:
+            i = r["ratio"]
+            itxt = "-" if not i else f"{i['mean']:.3f}" + (f" ± {i['half_width']:.3f}" if i["half_width"] else "") + f" (n={i['n']})"
+            lbt = "-" if r["llama_bench_tokens_per_s"] is None else f"{r['llama_bench_tokens_per_s']:.1f}"
+            gpu = "-" if r["gpu_weight_bytes"] is None else f"{r['gpu_weight_bytes'] / 2**30:.2f} GiB"
+            md.append(f"| {r['model']} | {r['n_cpu_moe']} | {r['test']} | {r['dyno_tokens_per_s']:.1f} | {lbt} | {itxt} | "
+                      f"{r['tensors_overridden'] if r['tensors_overridden'] is not None else '-'} | {gpu} |")
     if pinned:
         md += ["", "## Prefill, pinned and free", "",
                f"`{pinned['model']}` pp512 on {pinned['device']}, {pinned['reps']} repetitions a process, "

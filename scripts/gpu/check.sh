@@ -21,6 +21,7 @@
 #      llama-bench on pp512 and tg128 (CHECK_REPS repetitions), alternating
 #      CHECK_PAIRS times, with Dyno ÷ llama-bench and its interval.
 #   3. on the first GPU: its measured read bandwidth (dyno-membw, first);
+#      a mixture of experts with --n-cpu-moe 0,8,16 against llama-bench's;
 #      the first model's prefill with both programs pinned to the GPU's
 #      NUMA-local CPUs and not; an offload sweep (--ngl 0,8,16,24,99) and
 #      --fit; telemetry on against off; --sustain on the largest model.
@@ -253,6 +254,34 @@ print(",".join(map(str, cpus[: max(1, min(8, len(cpus) // 2))])))' "$gpu_cpus")
       2) order="lb-pin dyno-pin lb dyno" ;; 3) order="dyno lb-pin dyno-pin lb" ;;
     esac
     for who in $order; do pin_run "$who" "$i"; done
+  done
+fi
+
+# A mixture of experts with its experts partly on the CPU (--n-cpu-moe, as
+# llama-bench's -ncmoe): Dyno's sweep against llama-bench's, alternating,
+# on the first mixture among the models (the synthetic shapes' has 16
+# layers: all experts on the GPU, half, none). Dyno's runs also record how
+# many tensors llama.cpp placed by the override, and its weight buffers.
+moe=""
+for m in "${models[@]}"; do case "$(basename "$m")" in *experts*) moe=$m; break ;; esac; done
+# On a CPU it runs only when CHECK_NCMOE names the placements (CI's kit
+# test), at --ngl 0, where it checks the parts, not a GPU's speed.
+if [ -n "$moe" ] && { [ -n "$gpu_dev" ] || [ -n "${CHECK_NCMOE:-}" ]; }; then
+  ncmoe="${CHECK_NCMOE:-0,8,16}"
+  mdev="${gpu_dev:-none}" mngl=99
+  [ -n "$gpu_dev" ] || mngl=0
+  for i in $(seq 1 "${CHECK_NCMOE_PAIRS:-2}"); do
+    in_budget || { log "skipped --n-cpu-moe from pair $i: past the ${budget}s budget"; break; }
+    log "--n-cpu-moe $ncmoe on $(basename "$moe"), pair $i"
+    d=("$dyno" bench "$moe" -p 512 -n 128 -r "${CHECK_NCMOE_REPS:-3}" --ngl "$mngl" --n-cpu-moe "$ncmoe" --device "$mdev" --json)
+    b=("$bench" -m "$moe" -p 512 -n 128 -r "${CHECK_NCMOE_REPS:-3}" -ngl "$mngl" -ncmoe "$ncmoe" -dev "$mdev" -o json)
+    if [ $((i % 2)) -eq 1 ]; then
+      "${d[@]}" >"$out/raw/ncmoe-dyno-$i.json" 2>"$out/raw/ncmoe-dyno-$i.err" || log "dyno --n-cpu-moe pair $i failed"
+      "${b[@]}" >"$out/raw/ncmoe-lb-$i.json" 2>"$out/raw/ncmoe-lb-$i.err" || log "llama-bench -ncmoe pair $i failed"
+    else
+      "${b[@]}" >"$out/raw/ncmoe-lb-$i.json" 2>"$out/raw/ncmoe-lb-$i.err" || log "llama-bench -ncmoe pair $i failed"
+      "${d[@]}" >"$out/raw/ncmoe-dyno-$i.json" 2>"$out/raw/ncmoe-dyno-$i.err" || log "dyno --n-cpu-moe pair $i failed"
+    fi
   done
 fi
 
