@@ -183,7 +183,10 @@ def main():
         weights = (run.get("model") or {}).get("weight_bytes")
         dyno_mean = statistics.fmean(p["dyno"])
         roofline = roofline_measured = None
-        if backend != "CPU" and test.startswith("tg") and weights and gpus:
+        # A mixture reads only its routed experts per token, which the run
+        # document does not say: no roofline for it rather than a wrong one.
+        mixture = "experts" in model
+        if backend != "CPU" and test.startswith("tg") and weights and gpus and not mixture:
             bw = next((b for b in bandwidth.values() if b), None)
             if bw:
                 roofline = weights * dyno_mean / bw

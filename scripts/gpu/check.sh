@@ -65,6 +65,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.memory --form
 lscpu >"$out/raw/lscpu.txt" 2>&1 || true
 gpu_node="" gpu_cpus=""
 bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader 2>/dev/null | head -n 1 | tr 'A-F' 'a-f')
+[[ "$bus" =~ ^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]$ ]] || bus=""
 if [ -n "$bus" ]; then
   sys="/sys/bus/pci/devices/${bus: -12}"
   gpu_node=$(cat "$sys/numa_node" 2>/dev/null || true)
@@ -231,7 +232,10 @@ spec, cpus = sys.argv[1], []
 for part in filter(None, spec.split(",")):
     a, _, b = part.partition("-")
     cpus += range(int(a), int(b or a) + 1)
-cpus = cpus or sorted(os.sched_getaffinity(0))
+# sysfs lists the CPUs near the GPU on the host; a container may be allowed
+# only some of them.
+allowed = os.sched_getaffinity(0)
+cpus = [c for c in cpus if c in allowed] or sorted(allowed)
 print(",".join(map(str, cpus[: max(1, min(8, len(cpus) // 2))])))' "$gpu_cpus")
   nthreads=$(($(tr -cd ',' <<<"$pin" | wc -c) + 1))
   pdev="${gpu_dev:-none}" pngl=99

@@ -18,7 +18,7 @@
 #   llama-bench          llama.cpp's own, compiled against the same headers
 #                        and linked to the same libraries, so it loads the
 #                        very same modules from the same folder
-#   check.sh, check-report.py
+#   check.sh, check-report.py, cpu-decode.sh, prefill-parts.sh
 #   models/              KIT_MODELS (space-separated GGUF files), if any
 #   templates/           the front 4 MiB (the whole header) of each of
 #                        KIT_TEMPLATES (default: the SmolLM2 test model), as
@@ -77,10 +77,16 @@ if [ "${KIT_CUDA:-1}" != 0 ]; then
   tk_version=$(sed -n 's/^cuda-toolkit: //p' "$cuda_dir/build-info.txt")
   nvcc="$HOME/.cache/dyno/cuda/toolkit-$tk_version/root/bin/nvcc"
   gencode=()
-  IFS=';' read -ra _archs <<<"${CUDA_ARCHS:-90}"
-  for a in "${_archs[@]}"; do a=${a%%-*}; gencode+=(-gencode "arch=compute_$a,code=sm_$a"); done
-  "$nvcc" -O3 "${gencode[@]}" -cudart shared -o "$kit/dyno-membw" scripts/gpu/membw.cu >&2
-  strip --strip-unneeded "$kit/dyno-membw"
+  IFS=';' read -ra _archs <<<"$(echo "${CUDA_ARCHS:-90}" | tr ', ' ';;')"
+  for a in "${_archs[@]}"; do
+    a=${a%%-*}
+    [ -n "$a" ] && gencode+=(-gencode "arch=compute_$a,code=sm_$a")
+  done
+  if "$nvcc" -O3 "${gencode[@]}" -cudart shared -o "$kit/dyno-membw" scripts/gpu/membw.cu >&2; then
+    strip --strip-unneeded "$kit/dyno-membw"
+  else
+    log "dyno-membw not built: the check's roofline then uses NVML's theoretical bandwidth only"
+  fi
 fi
 if [ "${KIT_VULKAN:-0}" != 0 ] || [ -n "${KIT_VULKAN_DIR:-}" ]; then
   add_module "${KIT_VULKAN_DIR:-$(bash scripts/gpu/build-vulkan.sh | tail -n 1)}"
@@ -101,7 +107,7 @@ g++ -std=c++17 -O3 -march=x86-64-v3 -DNDEBUG \
   -Wl,-rpath,'$ORIGIN' -Wl,--allow-shlib-undefined -lpthread
 strip --strip-unneeded "$kit/llama-bench"
 
-cp scripts/gpu/check.sh scripts/gpu/check-report.py "$kit/"
+cp scripts/gpu/check.sh scripts/gpu/check-report.py scripts/gpu/cpu-decode.sh scripts/gpu/prefill-parts.sh "$kit/"
 for m in ${KIT_MODELS:-}; do cp "$m" "$kit/models/"; done
 mkdir -p "$kit/templates"
 for m in ${KIT_TEMPLATES-$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf}; do

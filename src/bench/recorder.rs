@@ -118,6 +118,14 @@ impl Recorder {
             .unwrap_or_default()
     }
 
+    /// Whether every core runs one of the test's threads on the CPU; the
+    /// sampler then spaces its readings (`telemetry::spaced`).
+    pub fn set_crowded(&self, crowded: bool) {
+        if let Some(s) = &self.sampler {
+            s.set_crowded(crowded);
+        }
+    }
+
     pub fn set_pid(&mut self, pid: u32) {
         if let Some(s) = &self.sampler {
             s.set_pid(pid);

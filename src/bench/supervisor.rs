@@ -132,6 +132,8 @@ struct Supervisor<'s, 'c> {
     /// What the worker said about itself, stored on every run it makes.
     facts: WorkerFacts,
     each_sample: bool,
+    /// The model is loaded with no layer on a GPU: its tests run on the CPU.
+    on_cpu: bool,
 }
 
 impl<'s, 'c> Supervisor<'s, 'c> {
@@ -180,6 +182,7 @@ impl<'s, 'c> Supervisor<'s, 'c> {
             current: None,
             facts,
             each_sample: commit_each_sample(),
+            on_cpu: false,
         }
     }
 
@@ -294,6 +297,11 @@ impl<'s, 'c> Supervisor<'s, 'c> {
         self.facts.load_time_ms = Some(load_time_ms);
         self.facts.model_desc = Some(model_desc);
         self.facts.n_gpu_layers = Some(i64::from(n_gpu_layers));
+        // Where no layer went to a GPU, the test's threads do all the work
+        // on the CPU (llama.cpp's report; the count asked, without one).
+        self.on_cpu = offload
+            .and_then(|o| o.layers_offloaded)
+            .map_or(n_gpu_layers == 0, |l| l == 0);
         self.reporter.event(&BenchEvent::Loaded {
             model: &self.model.info,
             load_time_ms,
@@ -325,6 +333,11 @@ impl<'s, 'c> Supervisor<'s, 'c> {
         let Some(&(ri, ti)) = self.job_map.get(j) else {
             return Ok(None);
         };
+        self.rec.set_crowded(crowded(
+            self.on_cpu,
+            self.states[ri].config.ctx.n_threads,
+            logical_cpus(),
+        ));
         let mut flow = Flow::Continue;
         let st = &mut self.states[ri];
         let run_id = match st.run_id {
@@ -698,7 +711,31 @@ fn logical_cpus() -> u32 {
     u32::try_from(cpus).unwrap_or(u32::MAX)
 }
 
+/// Whether the sampler must space its readings (`telemetry::spaced`): a test
+/// on the CPU with a thread on every core of a machine of 8 cores or more.
+/// On 16 cores the readings cost CPU decode 5–15%; on 2 cores Dyno and
+/// llama-bench agree within the noise with every core busy, and a test
+/// there keeps its readings every 100 ms.
+fn crowded(on_cpu: bool, n_threads: u32, cpus: u32) -> bool {
+    on_cpu && cpus >= 8 && n_threads >= cpus
+}
+
 /// The cores a test keeps busy: its threads, at most the machine's.
 fn cores_in_use(n_threads: u32) -> u32 {
     n_threads.clamp(1, logical_cpus())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::crowded;
+
+    #[test]
+    fn readings_are_spaced_only_for_a_cpu_test_on_every_core_of_a_large_machine() {
+        assert!(crowded(true, 16, 16));
+        assert!(crowded(true, 32, 16));
+        // A core left free, layers on a GPU, or a small machine: every 100 ms.
+        assert!(!crowded(true, 15, 16));
+        assert!(!crowded(false, 16, 16));
+        assert!(!crowded(true, 2, 2));
+    }
 }

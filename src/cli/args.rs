@@ -523,7 +523,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "RUN_ID", conflicts_with_all = [
         "models", "retry_disturbed", "preset", "n_prompt", "n_gen", "pg", "n_depth", "npl", "npp",
         "ntg", "reps", "no_warmup", "threads", "ngl", "fit", "device", "split_mode", "main_gpu",
-        "no_kv_offload", "batch", "ubatch", "fa", "cache_type", "mmap", "sustain",
+        "no_kv_offload", "n_cpu_moe", "override_tensor", "batch", "ubatch", "fa", "cache_type",
+        "mmap", "sustain",
     ])]
     pub again: Option<i64>,
     /// Measure a test flagged as disturbed (other programs busy, steal time,

@@ -441,7 +441,21 @@ pub fn parse_shape(spec: &str, arch: &str, base: Shape) -> Result<(Shape, String
         ));
     }
     // Experts without a count of experts per token take two, as most
-    // mixtures do.
+    // mixtures do. Only llama's layout is written (Mixtral's tensors in
+    // llama.cpp's llama architecture); other architectures name and route
+    // their experts their own way.
+    if s.experts > 0 && s.experts != base.experts && arch != "llama" {
+        return Err(format!(
+            "experts= makes a mixture in llama's layout; the template is {arch}: give a llama file (SmolLM2's header)"
+        ));
+    }
+    // llama.cpp's LLAMA_MAX_EXPERTS: more aborts the load.
+    if s.experts > 1024 {
+        return Err(format!(
+            "experts={}: llama.cpp loads at most 1024 experts",
+            s.experts
+        ));
+    }
     if s.experts > 0 && s.experts_used == 0 {
         s.experts_used = s.experts.min(2);
     }
@@ -952,12 +966,16 @@ fn metadata(
             }
         }
     }
-    // A dense template made a mixture states its experts.
+    // A dense template made a mixture states its experts, unless it has
+    // the keys already (rewritten above).
     if target.experts > 0 && base.experts == 0 {
         for (k, v) in [
             ("expert_count", target.experts),
             ("expert_used_count", target.experts_used),
         ] {
+            if h.metadata.contains_key(&format!("{arch}.{k}")) {
+                continue;
+            }
             n_kv += 1;
             put_str(&mut kv, &format!("{arch}.{k}"));
             kv.extend(4u32.to_le_bytes());
@@ -1148,6 +1166,10 @@ mod tests {
         assert!(e.contains("more than the 4 experts"), "{e}");
         let e = parse_shape("experts=0", "llama", base).unwrap_err();
         assert!(e.contains("positive"), "{e}");
+        let e = parse_shape("experts=8", "gemma3", base).unwrap_err();
+        assert!(e.contains("give a llama file"), "{e}");
+        let e = parse_shape("experts=2048", "llama", base).unwrap_err();
+        assert!(e.contains("at most 1024"), "{e}");
     }
 
     #[test]

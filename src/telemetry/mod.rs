@@ -133,6 +133,30 @@ struct Tag {
     /// -1 for none.
     job: AtomicI64,
     pid: AtomicU32,
+    /// Every core runs a measuring thread on the CPU: readings are then
+    /// spaced by their own cost ([`spaced`]).
+    crowded: AtomicBool,
+}
+
+/// At most this share of the time goes to the sampler's own work when every
+/// core is measuring.
+const CROWDED_SHARE: f64 = 0.005;
+/// The longest gap between readings, however costly they are.
+const CROWDED_MAX: Duration = Duration::from_secs(2);
+
+/// The gap to the next reading. On a machine whose every core runs a
+/// measuring thread, each reading preempts one of them and the decode waits
+/// for it at its next barrier: the H100 machine's 16 cores lost 5–15% of
+/// CPU decode to readings that cost 3–9 ms each (NVML's calls most) every
+/// 100 ms (docs/method.md, "Telemetry on a crowded CPU"). So there the gap
+/// grows until the readings' cost, as measured, is `CROWDED_SHARE` of the
+/// time; where a core is free, it stays `interval`.
+fn spaced(interval: Duration, crowded: bool, cost: Duration) -> Duration {
+    if !crowded {
+        return interval;
+    }
+    cost.div_f64(CROWDED_SHARE)
+        .clamp(interval, CROWDED_MAX.max(interval))
 }
 
 /// A running sampler; dropping it stops the thread.
@@ -189,6 +213,12 @@ impl Sampler {
             .store(job.map_or(-1, i64::from), Ordering::Relaxed);
     }
 
+    /// Whether every core now runs a measuring thread on the CPU (see
+    /// [`spaced`]).
+    pub fn set_crowded(&self, crowded: bool) {
+        self.tag.crowded.store(crowded, Ordering::Relaxed);
+    }
+
     /// Readings taken since the last call.
     pub fn drain(&self) -> Vec<Reading> {
         self.rx.try_iter().collect()
@@ -217,6 +247,87 @@ impl Drop for Sampler {
     }
 }
 
+/// The parts of a reading, each timed: on a machine whose every core runs a
+/// measuring thread, the sampler's own work preempts one of them, and the
+/// parts differ by orders of magnitude in cost (an NVML call enters the
+/// driver; a memory reading is one file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Cpu,
+    Memory,
+    Process,
+    Temperature,
+    Gpu,
+    Energy,
+}
+
+impl Part {
+    const ALL: [Part; 6] = [
+        Part::Cpu,
+        Part::Memory,
+        Part::Process,
+        Part::Temperature,
+        Part::Gpu,
+        Part::Energy,
+    ];
+    fn name(self) -> &'static str {
+        match self {
+            Part::Cpu => "cpu",
+            Part::Memory => "memory",
+            Part::Process => "process",
+            Part::Temperature => "temperature",
+            Part::Gpu => "gpu",
+            Part::Energy => "energy",
+        }
+    }
+}
+
+/// Parts left out of every reading, from `DYNO_TELEMETRY_SKIP` (names
+/// joined by ','): a diagnostic, to measure what each part costs the
+/// measurement (scripts/gpu/cpu-decode.sh), not a setting for results.
+fn skipped_parts() -> Vec<Part> {
+    let v = std::env::var("DYNO_TELEMETRY_SKIP").unwrap_or_default();
+    Part::ALL
+        .into_iter()
+        .filter(|p| v.split(',').any(|n| n.trim() == p.name()))
+        .collect()
+}
+
+/// Time spent in each part over the sampler's life, logged when it stops
+/// (`DYNO_LOG=dyno=debug`).
+#[derive(Default)]
+struct Costs {
+    readings: u64,
+    ns: [u64; 6],
+}
+
+impl Costs {
+    fn time<T>(&mut self, part: Part, f: impl FnOnce() -> T) -> T {
+        let t0 = Instant::now();
+        let out = f();
+        let i = Part::ALL.iter().position(|&p| p == part).unwrap_or(0);
+        self.ns[i] += t0.elapsed().as_nanos() as u64;
+        out
+    }
+    fn log(&self) {
+        if self.readings == 0 {
+            return;
+        }
+        let per = |ns: u64| ns as f64 / self.readings as f64 / 1e6;
+        let parts: Vec<String> = Part::ALL
+            .iter()
+            .zip(self.ns)
+            .map(|(p, ns)| format!("{} {:.3}", p.name(), per(ns)))
+            .collect();
+        tracing::debug!(
+            "telemetry sampler: {} readings, ms per reading: {} (total {:.3})",
+            self.readings,
+            parts.join(", "),
+            per(self.ns.iter().sum())
+        );
+    }
+}
+
 fn run(
     interval: Duration,
     tag: Arc<Tag>,
@@ -232,6 +343,11 @@ fn run(
     let mut cpu_util = None;
     let mut cores = Vec::new();
     let mut next = start + interval;
+    let skip = skipped_parts();
+    let on = |p: Part| !skip.contains(&p);
+    let mut costs = Costs::default();
+    // A running mean of what one reading takes, for spacing them.
+    let mut cost = Duration::ZERO;
     while !stop.load(Ordering::Relaxed) {
         let now = Instant::now();
         if now < next {
@@ -243,35 +359,58 @@ fn run(
             std::thread::park_timeout(next - now);
             continue;
         }
-        next += interval;
+        costs.readings += 1;
         // sysinfo's CPU use is only meaningful over at least its minimum
         // interval; between refreshes the last value stands.
-        if now.duration_since(last_cpu) >= sysinfo::MINIMUM_CPU_UPDATE_INTERVAL {
-            sys.refresh_cpu_specifics(CpuRefreshKind::nothing().with_cpu_usage().with_frequency());
-            cpu_util = Some(sys.global_cpu_usage());
-            cores = sys
-                .cpus()
-                .iter()
-                .map(|c| c.cpu_usage().round().clamp(0.0, 100.0) as u8)
-                .collect();
+        if on(Part::Cpu) && now.duration_since(last_cpu) >= sysinfo::MINIMUM_CPU_UPDATE_INTERVAL {
+            costs.time(Part::Cpu, || {
+                sys.refresh_cpu_specifics(
+                    CpuRefreshKind::nothing().with_cpu_usage().with_frequency(),
+                );
+                cpu_util = Some(sys.global_cpu_usage());
+                cores = sys
+                    .cpus()
+                    .iter()
+                    .map(|c| c.cpu_usage().round().clamp(0.0, 100.0) as u8)
+                    .collect();
+            });
             last_cpu = now;
         }
-        sys.refresh_memory_specifics(MemoryRefreshKind::nothing().with_ram());
+        if on(Part::Memory) {
+            costs.time(Part::Memory, || {
+                sys.refresh_memory_specifics(MemoryRefreshKind::nothing().with_ram())
+            });
+        }
         let pid = tag.pid.load(Ordering::Relaxed);
-        let rss = (pid != 0)
+        let rss = (pid != 0 && on(Part::Process))
             .then(|| {
-                let p = Pid::from_u32(pid);
-                sys.refresh_processes_specifics(
-                    ProcessesToUpdate::Some(&[p]),
-                    true,
-                    ProcessRefreshKind::nothing().with_memory(),
-                );
-                sys.process(p).map(|p| p.memory())
+                costs.time(Part::Process, || {
+                    let p = Pid::from_u32(pid);
+                    sys.refresh_processes_specifics(
+                        ProcessesToUpdate::Some(&[p]),
+                        true,
+                        ProcessRefreshKind::nothing().with_memory(),
+                    );
+                    sys.process(p).map(|p| p.memory())
+                })
             })
             .flatten();
-        components.refresh(false);
-        let cpu_temp = hottest(&components);
-        let g = gpu::read().unwrap_or_default();
+        let cpu_temp = on(Part::Temperature)
+            .then(|| {
+                costs.time(Part::Temperature, || {
+                    components.refresh(false);
+                    hottest(&components)
+                })
+            })
+            .flatten();
+        let g = on(Part::Gpu)
+            .then(|| costs.time(Part::Gpu, gpu::read))
+            .flatten()
+            .unwrap_or_default();
+        let cpu_energy_uj = rapl
+            .as_mut()
+            .filter(|_| on(Part::Energy))
+            .map(|r| costs.time(Part::Energy, || r.read()));
         let job = tag.job.load(Ordering::Relaxed);
         let r = Reading {
             t_ms: now.duration_since(start).as_secs_f64() * 1e3,
@@ -283,7 +422,7 @@ fn run(
             ram_used_bytes: Some(sys.used_memory()),
             worker_rss_bytes: rss,
             cpu_temp_c: cpu_temp,
-            cpu_energy_uj: rapl.as_mut().map(|r| r.read()),
+            cpu_energy_uj,
             gpu_util_pct: g.util_pct,
             gpu_mem_used_bytes: g.mem_used_bytes,
             gpu_power_mw: g.power_mw,
@@ -294,9 +433,17 @@ fn run(
             gpu_throttle: g.throttle,
         };
         if tx.send(r).is_err() {
-            return;
+            break;
         }
+        let took = now.elapsed();
+        cost = if cost.is_zero() {
+            took
+        } else {
+            cost.mul_f64(0.8) + took.mul_f64(0.2)
+        };
+        next += spaced(interval, tag.crowded.load(Ordering::Relaxed), cost);
     }
+    costs.log();
 }
 
 /// The hottest temperature sensor, in °C.
@@ -342,6 +489,19 @@ mod tests {
             "reads the RSS of the pid it is given"
         );
         assert!(r.windows(2).all(|w| w[1].t_ms > w[0].t_ms));
+    }
+
+    #[test]
+    fn readings_are_spaced_by_their_cost_only_when_every_core_measures() {
+        let ms = Duration::from_millis;
+        let i = ms(100);
+        // A free core: the interval, however costly a reading.
+        assert_eq!(spaced(i, false, ms(9)), i);
+        // Every core busy: cheap readings keep the interval; 6 ms readings
+        // come every 1.2 s (0.5% of the time); none waits past 2 s.
+        assert_eq!(spaced(i, true, Duration::from_micros(300)), i);
+        assert_eq!(spaced(i, true, ms(6)), ms(1200));
+        assert_eq!(spaced(i, true, ms(50)), ms(2000));
     }
 
     #[test]
