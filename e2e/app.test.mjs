@@ -769,6 +769,15 @@ test("a sustained decode runs from the Benchmark form and charts its rate over t
   if (!(await cool.isSelected())) await cool.click();
   const fresh = await byId("sweep-fresh");
   if (!(await fresh.isSelected())) await fresh.click();
+  // The form itself, with its GPU and expert placement fields, as a
+  // newcomer sees it at a small laptop's window and at full HD.
+  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
+    await browser.setWindowSize(w, h);
+    await (await byId("sweep-ncmoe")).scrollIntoView();
+    await browser.pause(300);
+    await shot(`benchmark-form-${w}`);
+  }
+  await browser.setWindowSize(1280, 820);
   await (await byId("sweep-run")).click();
   const status = await byId("sweep-status");
   await browser.waitUntil(async () => /done|failed|cancelled/.test(await status.getText()), {
