@@ -622,6 +622,15 @@ async fn store_prediction(
     config: &RunConfig,
     run_id: i64,
 ) -> Result<()> {
+    // The model predicts a run on one device; tensors moved by an override
+    // split a layer between two, which it cannot price. No prediction is
+    // better than a full-GPU one for a run that is not.
+    if config.model.places_tensors() {
+        let n_layers = crate::model::shape::ModelShape::of(&model.header).n_layers;
+        if crate::predict::gpu_layers_of(config.model.n_gpu_layers, n_layers) > 0 {
+            return Ok(());
+        }
+    }
     let cal = crate::predict::calibrate(ctx.store, ctx.machine_id, config.ctx.n_threads).await?;
     let p = crate::predict::for_run(&cal, &model.header, &model.info.sha256, config);
     ctx.store

@@ -389,6 +389,17 @@ fn device_of(r: &crate::store::CalibrationRow, n_layers: u64) -> Option<Device> 
     if cpu_backend || r.n_gpu_layers == Some(0) {
         return Some(Device::Cpu);
     }
+    // Experts kept on the CPU (`--n-cpu-moe`, `-ot`) split every layer they
+    // touch, however many layers llama.cpp counts as offloaded.
+    let placed = serde_json::from_str::<RunConfig>(&r.config_json)
+        .map(|c| c.model.places_tensors())
+        .unwrap_or(false)
+        || offload
+            .as_ref()
+            .is_some_and(|o| o.tensors_overridden.unwrap_or(0) > 0);
+    if placed {
+        return None;
+    }
     match offload.and_then(|o| o.layers_offloaded.zip(o.layers_total)) {
         Some((done, total)) if done >= total && total > 0 => Some(Device::Gpu),
         Some((0, _)) => Some(Device::Cpu),
@@ -595,5 +606,60 @@ mod tests {
         assert!(big.words.starts_with("won't fit: needs"));
         let gpu = memory_fit(&p, 4096, 32, (16 << 30, 8 << 30));
         assert_eq!(gpu.fit, Fit::Vram);
+    }
+
+    #[test]
+    fn a_run_with_experts_kept_on_the_cpu_calibrates_neither_device() {
+        let config = |n_cpu_moe: u32| {
+            serde_json::to_string(&RunConfig {
+                model: crate::vocab::ModelParams {
+                    n_gpu_layers: Some(99),
+                    n_cpu_moe,
+                    ..Default::default()
+                },
+                ctx: ContextParams {
+                    n_threads: 4,
+                    n_batch: 2048,
+                    n_ubatch: 512,
+                    flash_attn: FlashAttn::Auto,
+                    cache_type: "f16".into(),
+                    no_kv_offload: false,
+                },
+                reps: 1,
+                warmup: true,
+                tests: vec![],
+                sustain_s: None,
+            })
+            .unwrap()
+        };
+        let offload = r#"{"layers_offloaded":17,"layers_total":17,"buffers":[],"fit":null}"#;
+        let row = |config_json: String, backend: &str| crate::store::CalibrationRow {
+            run_id: 1,
+            model_id: 1,
+            sha256: "x".into(),
+            path: "m.gguf".into(),
+            quant: "Q4_K_M".into(),
+            shape_json: None,
+            backend: Some(backend.into()),
+            n_threads: 4,
+            n_gpu_layers: Some(99),
+            offload_json: Some(offload.into()),
+            config_json,
+            kind: "gen".into(),
+            n_prompt: 0,
+            n_gen: 128,
+            n_depth: 0,
+            mean_tokens_per_s: 100.0,
+            disturbance_json: None,
+        };
+        assert_eq!(device_of(&row(config(0), "CUDA"), 16), Some(Device::Gpu));
+        assert_eq!(
+            device_of(&row(config(8), "CUDA"), 16),
+            None,
+            "all layers offloaded, but 8 layers' experts on the CPU"
+        );
+        assert_eq!(device_of(&row(config(8), "CPU"), 16), Some(Device::Cpu));
+        // A plan that no longer parses still counts, by its offload.
+        assert_eq!(device_of(&row("{}".into(), "CUDA"), 16), Some(Device::Gpu));
     }
 }

@@ -21,6 +21,8 @@ pub struct CalibrationRow {
     pub n_threads: i64,
     pub n_gpu_layers: Option<i64>,
     pub offload_json: Option<String>,
+    /// The run's plan (`RunConfig`), for its tensor placement.
+    pub config_json: String,
     pub kind: String,
     pub n_prompt: i64,
     pub n_gen: i64,
@@ -64,7 +66,7 @@ impl Store {
     pub async fn calibration_rows(&self, machine_id: i64) -> Result<Vec<CalibrationRow>> {
         sqlx::query_as(
             "SELECT r.id AS run_id, m.id AS model_id, m.sha256, m.path, m.quant, m.shape_json,
-                    r.backend, r.n_threads, r.n_gpu_layers, r.offload_json,
+                    r.backend, r.n_threads, r.n_gpu_layers, r.offload_json, r.config_json,
                     res.kind, res.n_prompt, res.n_gen, res.n_depth, res.mean_tokens_per_s,
                     res.disturbance_json
              FROM results res JOIN runs r ON r.id = res.run_id JOIN models m ON m.id = r.model_id

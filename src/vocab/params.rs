@@ -144,6 +144,14 @@ pub struct ModelParams {
     pub tensor_overrides: Vec<TensorOverride>,
 }
 
+impl ModelParams {
+    /// Whether tensors are placed by pattern (`--n-cpu-moe`, `-ot`), which
+    /// splits layers between devices whatever `n_gpu_layers` says.
+    pub fn places_tensors(&self) -> bool {
+        self.n_cpu_moe > 0 || !self.tensor_overrides.is_empty()
+    }
+}
+
 /// Parameters of one llama.cpp context.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ContextParams {
