@@ -26,6 +26,10 @@ pub enum EngineError {
     /// A `--device` name this build does not have.
     #[error("{0}")]
     Device(String),
+    /// An `--override-tensor` entry llama.cpp cannot use: an unknown buffer
+    /// type, or a pattern that is not a regular expression.
+    #[error("{0}")]
+    Override(String),
     #[error("llama_decode failed with code {0} (1: no KV cache slot; <0: error)")]
     Decode(i32),
     #[error("the model produced non-finite logits: its weights are corrupt, so no speed is reported for it")]
@@ -123,6 +127,9 @@ pub fn last_errors() -> String {
     s
 }
 
+/// The `tracing` target llama-cpp-2 gives every llama.cpp and ggml message.
+const LLAMA_TARGET: &str = "llama-cpp-2";
+
 /// A `tracing` layer that keeps the last few WARN and ERROR messages.
 pub struct CaptureLayer;
 
@@ -189,7 +196,11 @@ impl<S: Subscriber> Layer<S> for CaptureLayer {
     fn on_event(&self, event: &TracingEvent<'_>, _ctx: LayerContext<'_, S>) {
         let level = *event.metadata().level();
         // llama.cpp says which tensors an override placed at debug level.
-        if level == Level::INFO || level == Level::DEBUG {
+        // Dyno's own debug events (the sampler's, with DYNO_LOG) are many
+        // and never load lines, so they pass without taking the lock.
+        if (level == Level::INFO || level == Level::DEBUG)
+            && event.metadata().target() == LLAMA_TARGET
+        {
             let mut report = LOAD_REPORT.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(r) = report.as_mut() {
                 let mut v = MessageVisitor(String::new());

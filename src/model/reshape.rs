@@ -249,13 +249,22 @@ fn layer_index(name: &str) -> Option<u64> {
 
 impl Level {
     /// The type of matrix `name`, whose rows hold `row` values, in a model
-    /// of `n_layers` layers; `output` when it is the output layer (or the
-    /// embedding doubling as it).
-    fn matrix_type(&self, name: &str, row: u64, output: bool, n_layers: u64) -> u32 {
+    /// of `n_layers` layers with `experts` experts per layer (0: dense);
+    /// `output` when it is the output layer (or the embedding doubling as it).
+    fn matrix_type(&self, name: &str, row: u64, output: bool, n_layers: u64, experts: u64) -> u32 {
         let below_q8 = !matches!(self.base, 0 | 1 | 30 | Q8_0);
+        let quantized = !matches!(self.base, 0 | 1 | 30);
+        let attn = |part: &str| name.ends_with(&format!(".{part}.weight"));
         let t = if output && below_q8 {
             // The output layer is Q6_K at every level below Q8_0.
             Q6_K
+        } else if experts == 8 && quantized && (attn("attn_k") || attn("attn_v")) {
+            // llama-quantize's rule for 8-expert models (Mixtral's shape):
+            // their attention is a small share of the file, so K and V
+            // take Q8_0 at every quantised level.
+            Q8_0
+        } else if experts == 8 && self.name == "Q4_K_M" && attn("attn_output") {
+            Q5_K
         } else if self.mix == Mix::MoreBits
             && (name.ends_with(".attn_v.weight")
                 || name.ends_with(".ffn_down.weight")
@@ -763,7 +772,7 @@ fn tensor_list(
             return own;
         }
         let is_output = name == "output.weight" || (target.tied && name == "token_embd.weight");
-        l.matrix_type(name, dims[0], is_output, target.layers)
+        l.matrix_type(name, dims[0], is_output, target.layers, target.experts)
     };
 
     // The tensor list, in the template's order, layer 0 standing for all.
@@ -1250,22 +1259,76 @@ mod tests {
         // 32 layers: the first 4, the last 4, and every third from 6.
         let picked: Vec<u64> = (0..32)
             .filter(|i| {
-                l.matrix_type(&format!("blk.{i}.ffn_down.weight"), 14336, false, 32) == Q6_K
+                l.matrix_type(&format!("blk.{i}.ffn_down.weight"), 14336, false, 32, 0) == Q6_K
             })
             .collect();
         assert_eq!(
             picked,
             [0, 1, 2, 3, 6, 9, 12, 15, 18, 21, 24, 27, 28, 29, 30, 31]
         );
-        assert_eq!(l.matrix_type("blk.6.attn_v.weight", 4096, false, 32), Q6_K);
-        assert_eq!(l.matrix_type("blk.5.attn_v.weight", 4096, false, 32), Q4_K);
-        assert_eq!(l.matrix_type("blk.6.attn_q.weight", 4096, false, 32), Q4_K);
-        assert_eq!(l.matrix_type("output.weight", 4096, true, 32), Q6_K);
-        assert_eq!(l.matrix_type("token_embd.weight", 4096, false, 32), Q4_K);
+        assert_eq!(
+            l.matrix_type("blk.6.attn_v.weight", 4096, false, 32, 0),
+            Q6_K
+        );
+        assert_eq!(
+            l.matrix_type("blk.5.attn_v.weight", 4096, false, 32, 0),
+            Q4_K
+        );
+        assert_eq!(
+            l.matrix_type("blk.6.attn_q.weight", 4096, false, 32, 0),
+            Q4_K
+        );
+        assert_eq!(l.matrix_type("output.weight", 4096, true, 32, 0), Q6_K);
+        assert_eq!(l.matrix_type("token_embd.weight", 4096, false, 32, 0), Q4_K);
         // Rows narrower than a K block fall back as llama-quantize's do.
-        assert_eq!(l.matrix_type("blk.5.attn_q.weight", 576, false, 30), 6);
-        assert_eq!(l.matrix_type("blk.0.attn_v.weight", 576, false, 30), Q8_0);
+        assert_eq!(l.matrix_type("blk.5.attn_q.weight", 576, false, 30, 0), 6);
+        assert_eq!(
+            l.matrix_type("blk.0.attn_v.weight", 576, false, 30, 0),
+            Q8_0
+        );
         let q8 = level("Q8_0").unwrap();
-        assert_eq!(q8.matrix_type("output.weight", 4096, true, 32), Q8_0);
+        assert_eq!(q8.matrix_type("output.weight", 4096, true, 32, 0), Q8_0);
+    }
+
+    #[test]
+    fn an_eight_expert_model_gets_llama_quantize_s_attention_types() {
+        let q4km = level("Q4_K_M").unwrap();
+        for part in ["attn_k", "attn_v"] {
+            let name = format!("blk.5.{part}.weight");
+            assert_eq!(q4km.matrix_type(&name, 4096, false, 32, 8), Q8_0, "{part}");
+            assert_eq!(
+                level("Q4_0")
+                    .unwrap()
+                    .matrix_type(&name, 4096, false, 32, 8),
+                Q8_0
+            );
+        }
+        assert_eq!(
+            q4km.matrix_type("blk.5.attn_output.weight", 4096, false, 32, 8),
+            Q5_K
+        );
+        assert_eq!(
+            q4km.matrix_type("blk.5.attn_q.weight", 4096, false, 32, 8),
+            Q4_K
+        );
+        // Only for eight experts, and only at quantised levels.
+        assert_eq!(
+            q4km.matrix_type("blk.5.attn_k.weight", 4096, false, 32, 64),
+            Q4_K
+        );
+        assert_eq!(
+            q4km.matrix_type("blk.5.attn_output.weight", 4096, false, 32, 64),
+            Q4_K
+        );
+        let q5km = level("Q5_K_M").unwrap();
+        assert_eq!(
+            q5km.matrix_type("blk.5.attn_output.weight", 4096, false, 32, 8),
+            Q5_K
+        );
+        let f16 = level("F16").unwrap();
+        assert_eq!(
+            f16.matrix_type("blk.5.attn_k.weight", 4096, false, 32, 8),
+            1
+        );
     }
 }

@@ -125,17 +125,30 @@ async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
     let n_params = m.n_params.max(0) as u64;
     let weight_bytes = m.weight_bytes.max(0) as u64;
     let mut results: Vec<ResultJson> = rows.iter().map(result_json).collect();
+    // Tensors placed by pattern split the weights between host and device
+    // memory, so no one bandwidth bounds decode: no roofline, as for a
+    // partial offload.
+    let split_by_pattern =
+        run.n_gpu_layers != Some(0) && config.as_ref().is_some_and(|c| c.model.places_tensors());
     let bandwidth = telemetry::weights_bandwidth(
         &store.machine(run.machine_id).await?,
         run.n_gpu_layers,
         m.n_layers,
-    );
+    )
+    .filter(|_| !split_by_pattern);
+    // A mixture of experts reads only the experts it routes to in a step.
+    let step_bytes = m
+        .shape_json
+        .as_deref()
+        .and_then(|j| serde_json::from_str::<crate::model::shape::ModelShape>(j).ok())
+        .filter(|s| s.n_expert > 0)
+        .map_or(weight_bytes, |s| s.decode_bytes_per_token);
     let prediction: Option<crate::predict::RunPrediction> = run
         .prediction_json
         .as_deref()
         .and_then(|s| serde_json::from_str(s).ok());
     for r in &mut results {
-        telemetry::roofline(r, weight_bytes, bandwidth);
+        telemetry::roofline(r, step_bytes, bandwidth);
         r.predicted = prediction
             .as_ref()
             .and_then(|p| p.for_test(&r.test))

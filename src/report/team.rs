@@ -194,18 +194,73 @@ pub struct MachineRank {
 }
 
 /// How a machine's one setup is chosen, said wherever its figures are.
-pub const SETUP_RULE: &str = "each machine at one setup: the most GPU layers it ran, then its most-used thread count; tests from an empty cache, one sequence";
+pub const SETUP_RULE: &str = "each machine at one setup: the most GPU layers it ran, then llama-bench's batch sizes (2048/512), f16 KV cache and no tensor overrides where it ran them, then its most-used thread count; tests from an empty cache, one sequence";
 
-/// A run's setup: backend, GPU layers, threads.
-type Setup = (Option<String>, Option<i64>, i64);
+/// A run's context settings, which change its speed as much as its
+/// threads do but have no column in the team store: read from the run's
+/// document (`runs[0].config`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+struct Context {
+    n_batch: u32,
+    n_ubatch: u32,
+    cache_type: String,
+    flash_attn: String,
+    #[serde(default)]
+    n_cpu_moe: Option<u32>,
+    #[serde(default)]
+    tensor_overrides: Option<String>,
+}
+
+impl Context {
+    /// llama-bench's defaults, which most runs use and the ranking prefers.
+    fn is_default(&self) -> bool {
+        self.n_batch == 2048
+            && self.n_ubatch == 512
+            && self.cache_type.eq_ignore_ascii_case("f16")
+            && self.n_cpu_moe.unwrap_or(0) == 0
+            && self.tensor_overrides.is_none()
+    }
+
+    fn of(doc: &str) -> Option<Context> {
+        #[derive(Deserialize)]
+        struct Run {
+            config: Context,
+        }
+        #[derive(Deserialize)]
+        struct Doc {
+            runs: Vec<Run>,
+        }
+        serde_json::from_str::<Doc>(doc)
+            .ok()?
+            .runs
+            .into_iter()
+            .next()
+            .map(|r| r.config)
+    }
+}
+
+/// A run's setup: backend, GPU layers, threads, and its context settings
+/// (`None` where its document does not say).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Setup {
+    backend: Option<String>,
+    gpu_layers: Option<i64>,
+    threads: i64,
+    context: Option<Context>,
+}
 
 fn setup_of(r: &TeamRunRow) -> Setup {
-    (r.backend.clone(), r.n_gpu_layers, r.n_threads)
+    Setup {
+        backend: r.backend.clone(),
+        gpu_layers: r.n_gpu_layers,
+        threads: r.n_threads,
+        context: Context::of(&r.doc),
+    }
 }
 
 /// The setup to rank a machine at, among `runs`: the most GPU layers (full
-/// offload where it ran it), then the thread count it ran most, then the
-/// most threads.
+/// offload where it ran it), then llama-bench's default context settings,
+/// then the thread count it ran most, then the most threads.
 fn chosen_setup(runs: &[&TeamRunRow]) -> Option<Setup> {
     use std::collections::BTreeMap;
     let mut count: BTreeMap<Setup, u32> = BTreeMap::new();
@@ -215,23 +270,52 @@ fn chosen_setup(runs: &[&TeamRunRow]) -> Option<Setup> {
     count
         .into_iter()
         .max_by(|(a, na), (b, nb)| {
-            let layers = |s: &Setup| s.1.unwrap_or(0);
+            let layers = |s: &Setup| s.gpu_layers.unwrap_or(0);
+            let usual = |s: &Setup| s.context.as_ref().is_none_or(Context::is_default);
             layers(a)
                 .cmp(&layers(b))
+                .then(usual(a).cmp(&usual(b)))
                 .then(na.cmp(nb))
-                .then(a.2.cmp(&b.2))
-                .then(b.0.cmp(&a.0))
+                .then(a.threads.cmp(&b.threads))
+                .then(b.backend.cmp(&a.backend))
+                .then(b.context.cmp(&a.context))
         })
         .map(|(s, _)| s)
 }
 
-/// "CUDA, 99 GPU layers, 16 threads"; "CPU, 2 threads".
+/// "CUDA, 99 GPU layers, 16 threads"; "CPU, 2 threads, batch 512/128, KV
+/// q8_0": context settings are named where they are not llama-bench's
+/// defaults.
 fn setup_words(s: &Setup) -> String {
-    let mut out = vec![s.0.clone().unwrap_or_else(|| "backend unknown".into())];
-    if let Some(l) = s.1.filter(|l| *l > 0) {
+    let mut out = vec![s
+        .backend
+        .clone()
+        .unwrap_or_else(|| "backend unknown".into())];
+    if let Some(l) = s.gpu_layers.filter(|l| *l > 0) {
         out.push(format!("{l} GPU layers"));
     }
-    out.push(format!("{} thread{}", s.2, if s.2 == 1 { "" } else { "s" }));
+    out.push(format!(
+        "{} thread{}",
+        s.threads,
+        if s.threads == 1 { "" } else { "s" }
+    ));
+    if let Some(c) = &s.context {
+        if (c.n_batch, c.n_ubatch) != (2048, 512) {
+            out.push(format!("batch {}/{}", c.n_batch, c.n_ubatch));
+        }
+        if !c.cache_type.eq_ignore_ascii_case("f16") {
+            out.push(format!("KV {}", c.cache_type));
+        }
+        if c.flash_attn != "auto" {
+            out.push(format!("flash attention {}", c.flash_attn));
+        }
+        if let Some(n) = c.n_cpu_moe.filter(|n| *n > 0) {
+            out.push(format!("experts of {n} layers on the CPU"));
+        }
+        if let Some(o) = &c.tensor_overrides {
+            out.push(format!("-ot {o}"));
+        }
+    }
     out.join(", ")
 }
 
@@ -511,6 +595,7 @@ mod tests {
             n_prompt: Some(512),
             n_gen: Some(128),
             disturbed: disturbed as i64,
+            doc: String::new(),
         }
     }
 
@@ -660,5 +745,49 @@ mod tests {
         assert_eq!((c.runs, c.other_setup_runs), (2, 1));
         assert_eq!(c.setup, "CPU, 8 threads");
         assert_eq!(r.setup_rule, SETUP_RULE);
+    }
+
+    /// A run's document as the team store keeps it, with the context
+    /// settings that have no column.
+    fn doc(n_batch: u32, n_ubatch: u32, cache_type: &str) -> String {
+        serde_json::json!({
+            "schema_version": 1,
+            "runs": [{ "config": {
+                "n_batch": n_batch, "n_ubatch": n_ubatch,
+                "cache_type": cache_type, "flash_attn": "auto",
+            } }],
+        })
+        .to_string()
+    }
+
+    /// A machine that ran a batch or KV-type sweep is ranked at
+    /// llama-bench's defaults, and says so; one that ran only other
+    /// settings is ranked at them, named in its setup.
+    #[test]
+    fn batch_sizes_and_the_kv_type_are_part_of_a_machine_s_setup() {
+        let a = |decode: f64, d: String| TeamRunRow {
+            doc: d,
+            ..row("a", decode, 100.0, false)
+        };
+        let rows = vec![
+            a(10.0, doc(2048, 512, "f16")),
+            // A KV sweep, run more often than the default: not its speed.
+            a(14.0, doc(2048, 512, "q4_0")),
+            a(14.2, doc(2048, 512, "q4_0")),
+            a(13.0, doc(512, 128, "f16")),
+            TeamRunRow {
+                doc: doc(512, 128, "q8_0"),
+                ..row("b", 9.0, 90.0, false)
+            },
+        ];
+        let r = rank(&rows, None);
+        let m = |name: &str| r.machines.iter().find(|m| m.machine == name).unwrap();
+        assert_eq!(m("a").decode_tps, Some(10.0));
+        assert_eq!((m("a").runs, m("a").other_setup_runs), (1, 3));
+        assert_eq!(m("a").setup, "CPU, 8 threads");
+        assert_eq!(m("b").setup, "CPU, 8 threads, batch 512/128, KV q8_0");
+        // A document that cannot be read counts as a setup of its own.
+        assert_eq!(Context::of("{}"), None);
+        assert!(SETUP_RULE.contains("batch sizes"));
     }
 }

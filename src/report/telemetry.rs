@@ -122,11 +122,12 @@ pub fn weights_bandwidth(
     }
 }
 
-/// Decode reads every weight once per step, so weight bytes × steps per
+/// Decode reads every weight once per step (a mixture of experts: the
+/// weights it routes to, `step_bytes`), so those bytes × steps per
 /// second is the memory traffic decode needs; as a share of the measured
 /// bandwidth it says how close decode runs to the machine's limit. Steps per
 /// second is the per-sequence decode rate (parallel sequences share a step).
-pub fn roofline(r: &mut ResultJson, weight_bytes: u64, bandwidth_bytes_per_s: Option<u64>) {
+pub fn roofline(r: &mut ResultJson, step_bytes: u64, bandwidth_bytes_per_s: Option<u64>) {
     let steps = match r.kind.as_str() {
         "parallel" => r.decode_per_sequence_tokens_per_s.as_ref(),
         _ => r.decode_tokens_per_s.as_ref(),
@@ -134,7 +135,7 @@ pub fn roofline(r: &mut ResultJson, weight_bytes: u64, bandwidth_bytes_per_s: Op
     let Some(steps) = steps.map(|f| f.mean) else {
         return;
     };
-    let bytes = weight_bytes as f64 * steps;
+    let bytes = step_bytes as f64 * steps;
     r.decode_bytes_per_s = Some(bytes);
     r.roofline_pct = bandwidth_bytes_per_s
         .filter(|b| *b > 0)

@@ -28,6 +28,9 @@ pub struct ModelRow {
     pub gguf_version: i64,
     /// [`ModelInfo::synthetic`].
     pub synthetic: Option<String>,
+    /// Its [`crate::model::shape::ModelShape`], stored when it was first
+    /// benchmarked (absent for models stored before shapes were kept).
+    pub shape_json: Option<String>,
 }
 
 impl Store {

@@ -56,6 +56,9 @@ failure_codes! {
     UnsupportedArchitecture = "unsupported_architecture",
     /// A `--device` this machine does not have.
     UnknownDevice = "unknown_device",
+    /// An `--override-tensor` entry llama.cpp cannot use: an unknown buffer
+    /// type or a pattern that is not a regular expression.
+    BadOverride = "bad_override",
     /// llama.cpp could not load the model.
     LoadFailed = "load_failed",
     /// The worker could not read its plan (a parent and worker of
@@ -119,6 +122,7 @@ impl FailureCode {
     pub fn exit_code(&self) -> i32 {
         match self {
             FailureCode::UnknownDevice
+            | FailureCode::BadOverride
             | FailureCode::UnsupportedArchitecture
             | FailureCode::LoadFailed
             | FailureCode::InsufficientMemory => 2,
@@ -241,6 +245,7 @@ mod tests {
     fn exit_codes_are_the_cli_s() {
         let bad_input = [
             "unknown_device",
+            "bad_override",
             "unsupported_architecture",
             "load_failed",
             "insufficient_memory",

@@ -144,6 +144,7 @@ fn load(
             let code = match e {
                 EngineError::UnsupportedArch(_) => FailureCode::UnsupportedArchitecture,
                 EngineError::Device(_) => FailureCode::UnknownDevice,
+                EngineError::Override(_) => FailureCode::BadOverride,
                 _ => FailureCode::LoadFailed,
             };
             emit(&Event::Fatal {

@@ -147,6 +147,20 @@ fn expert_placement_is_swept_recorded_and_written_as_llama_bench_writes_it() {
         assert_eq!(r["config"]["tensor_overrides"], "attn_q=CPU");
         assert!(decode(r) > 0.0);
     }
+    // A decode step of this mixture reads the shared weights and 2 of each
+    // layer's 4 experts, not every weight.
+    let tg = rs[0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == "gen")
+        .unwrap();
+    let per_step = f(&tg["decode_bytes_per_s"]) / decode(&rs[0]);
+    let weights = f(&rs[0]["model"]["weight_bytes"]);
+    assert!(
+        per_step > 0.5 * weights && per_step < 0.95 * weights,
+        "{per_step} bytes a step of {weights}"
+    );
     let id = rs[1]["run_id"].to_string();
     let table = stdout(&s.run(&["show", &id]));
     assert!(
@@ -182,6 +196,29 @@ fn expert_placement_is_swept_recorded_and_written_as_llama_bench_writes_it() {
     let e = stderr(&o);
     assert!(e.contains("no buffer type named 'Nonesuch0'"), "{e}");
     assert!(e.contains("CPU"), "the message lists what exists: {e}");
+    // A pattern that is not a regular expression fails llama.cpp's load; the
+    // error names the pattern and is the option's fault, not the file's.
+    let o = s.run(&[
+        "bench",
+        &m,
+        "-p",
+        "16",
+        "-n",
+        "4",
+        "-r",
+        "1",
+        "--ot",
+        "blk\\.(0=CPU",
+        "--json",
+    ]);
+    assert_code(&o, 2);
+    let r = &runs(&o)[0];
+    assert_eq!(r["error_code"], "bad_override", "{r}");
+    let e = r["error"].as_str().unwrap_or_default();
+    assert!(
+        e.contains("'blk\\.(0' in --override-tensor is not a regular expression"),
+        "{e}"
+    );
     // --fit places tensors itself, so it cannot be given with them.
     let o = s.run(&["bench", &m, "--fit", "--n-cpu-moe", "1"]);
     assert_code(&o, 2);

@@ -1113,7 +1113,7 @@ describe("Team", () => {
     expect(cells(1)).toEqual(["2", "f45e2c4fcd46bca1 this machine", "60.00", "500.0", "52.0", "75.0%", "3 (+1 busy)", "CPU, 4 threads", "AMD EPYC", "8", "23.54 GiB", "none"]);
     expect(q("team-median")!.textContent).toBe("Team median: decode 70.00 t/s · prefill 450.0 t/s");
     // Which setup each machine's figures come from, and how it was chosen.
-    expect((qa("team-setup")[0] as HTMLElement).title).toBe("2 runs in other setups (fewer GPU layers, other thread counts), left out");
+    expect((qa("team-setup")[0] as HTMLElement).title).toBe("2 runs in other setups (fewer GPU layers, other thread counts, batch sizes or KV types), left out");
     expect(q("team-setup-rule")!.textContent).toBe("Figures are each machine at one setup.");
     // The ranking says which test sizes it compared.
     expect(q("team-level-ranked")!.textContent).toContain("decode of tg128 runs, prefill and TTFT of pp512 runs");

@@ -60,7 +60,7 @@ fn resolve_buffer(name: &str) -> Result<sys::ggml_backend_buffer_type_t, EngineE
             known.push(n.into_owned());
         }
     }
-    Err(EngineError::Device(format!(
+    Err(EngineError::Override(format!(
         "no buffer type named '{name}' for --override-tensor; this build has {} (see dyno hw)",
         known.join(", ")
     )))
@@ -75,7 +75,7 @@ fn overrides(
     let mut bufts = Vec::new();
     for ov in o.overrides {
         patterns.push(CString::new(ov.pattern.as_bytes()).map_err(|_| {
-            EngineError::Device(format!("the pattern '{}' contains a NUL byte", ov.pattern))
+            EngineError::Override(format!("the pattern '{}' contains a NUL byte", ov.pattern))
         })?);
         bufts.push(resolve_buffer(&ov.buffer)?);
     }
@@ -97,6 +97,29 @@ fn overrides(
         buft: std::ptr::null_mut(),
     });
     Ok((patterns, list))
+}
+
+/// The first `--override-tensor` pattern that is not a regular expression,
+/// in words. llama.cpp compiles the patterns only as it creates tensors and
+/// then fails the whole load with the compiler's bare message, so after a
+/// failed load each pattern is checked here, to name the one at fault.
+/// The check uses Rust's syntax, which refuses a few forms ECMAScript takes
+/// (look-around, back-references); it runs only once llama.cpp has failed,
+/// so a pattern llama.cpp accepts is never refused by it.
+fn bad_pattern(overrides: &[TensorOverride]) -> Option<String> {
+    overrides.iter().find_map(|ov| {
+        regex_syntax::Parser::new()
+            .parse(&ov.pattern)
+            .err()
+            .map(|e| {
+                let first = e.to_string().lines().last().unwrap_or("").trim().to_string();
+                format!(
+                    "'{}' in --override-tensor is not a regular expression ({first}); \
+                     write PATTERN=BUFFER with an ECMAScript pattern, e.g. 'blk\\.[0-9]+\\.ffn_.*_exps=CPU'",
+                    ov.pattern
+                )
+            })
+    })
 }
 
 /// Look devices up by name, as `llama-bench -dev` does. An unknown name is
@@ -183,7 +206,12 @@ impl Model {
         let ptr = unsafe { sys::llama_model_load_from_file(c_path.as_ptr(), p) };
         let model = NonNull::new(ptr).map(|ptr| Model { ptr }).ok_or_else(|| {
             let why = last_errors();
-            if why.contains("unknown model architecture") {
+            if let Some(bad) = bad_pattern(o.overrides) {
+                EngineError::Override(format!(
+                    "{bad}; llama.cpp said: {}",
+                    if why.is_empty() { "nothing" } else { &why }
+                ))
+            } else if why.contains("unknown model architecture") {
                 EngineError::UnsupportedArch(why)
             } else {
                 EngineError::Load(if why.is_empty() {

@@ -243,6 +243,9 @@ pub struct TeamRunRow {
     pub n_prompt: Option<i64>,
     pub n_gen: Option<i64>,
     pub disturbed: i64,
+    /// The run's document (see `report::team`): rankings read the settings
+    /// that have no column here (batch sizes, KV type) from it.
+    pub doc: String,
 }
 
 /// Which runs a list or a ranking reads; every field narrows.
@@ -736,7 +739,7 @@ impl TeamStore {
             "SELECT r.uid, r.machine, ma.cpu, ma.cores, ma.memory_bytes, ma.gpus, r.model_sha256,
                     mo.file_name, mo.name AS model_name, mo.arch, mo.quant, r.status, r.backend,
                     r.dyno_version, r.n_threads, r.n_gpu_layers, r.started_at, r.prefill_tps,
-                    r.decode_tps, r.ttft_ms, r.n_prompt, r.n_gen, r.disturbed
+                    r.decode_tps, r.ttft_ms, r.n_prompt, r.n_gen, r.disturbed, r.doc
              FROM team_runs r
              JOIN team_machines ma ON ma.fingerprint = r.machine
              JOIN team_models mo ON mo.sha256 = r.model_sha256
