@@ -691,6 +691,9 @@ test("a running llama-server is benchmarked from the Servers view, per request a
   // Per request against total, on one chart; TTFT percentiles on another.
   await byId("serve-concurrency-chart");
   await byId("serve-ttft-chart");
+  // TTFT is a client's: the view says what opening a connection cost.
+  const connect = await (await byId("serve-connect")).getText();
+  assert.match(connect, /Each TTFT includes opening a connection: \d+\.\d\d ms \(TCP; median of 5 fresh connections\)/);
   const listed = await (await byId("serve-runs")).getText();
   assert.match(listed, /llama-server/);
   await shot("servers");

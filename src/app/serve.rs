@@ -53,6 +53,11 @@ pub struct ServeInput {
     #[ts(type = "string | null")]
     #[serde(default)]
     pub tokenizer: Option<PathBuf>,
+    /// A PEM file of authorities to trust besides the public ones, for a
+    /// server whose certificate a private authority signed.
+    #[ts(type = "string | null")]
+    #[serde(default)]
+    pub ca_cert: Option<PathBuf>,
     /// Show the host in the report instead of `<host>`.
     pub show_host: bool,
 }
@@ -112,6 +117,11 @@ pub async fn run(
         // A bad file fails now, not after the server's tests.
         crate::model::inspect(m)?;
     }
+    let ca_pem = input
+        .ca_cert
+        .as_deref()
+        .map(crate::serve::connect::read_ca)
+        .transpose()?;
     let machine = Machine::detect();
     let machine_id = store.upsert_machine(&machine).await?;
     let target = ServeTarget {
@@ -119,6 +129,7 @@ pub async fn run(
         model: input.model.as_deref(),
         api_key: input.api_key.as_deref(),
         tokenizer: input.tokenizer_file(),
+        ca_pem: ca_pem.as_deref(),
     };
     let (run_id, _) = serve::run(store, machine_id, &target, &plan, cancel, on_event).await?;
     let report = serve::report::load(store, run_id, input.show_host).await?;

@@ -504,6 +504,11 @@ pub struct ServeBenchArgs {
     /// counted, an estimate.
     #[arg(long, value_name = "MODEL.gguf")]
     pub tokenizer: Option<std::path::PathBuf>,
+    /// Trust the certificate authorities in this PEM file too, besides the
+    /// public ones: for an https server whose certificate a private
+    /// authority signed (a company's, or a proxy's own).
+    #[arg(long, value_name = "CA.pem")]
+    pub ca_cert: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

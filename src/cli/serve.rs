@@ -33,6 +33,7 @@ fn input(a: &ServeBenchArgs) -> ServeInput {
         engine: a.engine.clone(),
         engine_threads: a.engine_threads,
         tokenizer: a.tokenizer.clone(),
+        ca_cert: a.ca_cert.clone(),
         show_host: a.show_host,
     }
 }
@@ -42,6 +43,9 @@ pub async fn serve_bench(db: &Path, a: ServeBenchArgs) -> Result<i32> {
     // Checked before the database is opened: a typo costs nothing.
     Endpoint::parse(&input.url)?;
     input.plan().validate()?;
+    if let Some(ca) = &input.ca_cert {
+        crate::serve::connect::read_ca(ca)?;
+    }
     let store = open_store(db).await?;
     let cancel = Cancel::default();
     let c = cancel.clone();

@@ -608,6 +608,17 @@ fn context(s: &mut Svg, r: &ServeReport) {
         },
         format!("token counts from {sources}"),
     ]);
+    if let Some(c) = &r.server.connect {
+        conditions.push(format!(
+            "TTFT holds a new connection: {:.2} ms{}",
+            c.total_ms(),
+            if c.tls_ms.is_some() {
+                " (TCP + TLS)"
+            } else {
+                ""
+            }
+        ));
+    }
     blocks.block(s, "CONDITIONS", &conditions);
     if p.slo.is_set() {
         let mut bounds = Vec::new();
@@ -747,6 +758,7 @@ mod tests {
                 model_path: Some("/home/ana/models/Qwen3-8B-Q4_K_M.gguf".into()),
                 n_ctx: Some(8192),
                 slots: Some(4),
+                connect: None,
             },
             knees: Vec::new(),
             plan,

@@ -54,6 +54,12 @@ pub struct ServerInfo {
     /// sequences) it serves.
     pub n_ctx: Option<u64>,
     pub slots: Option<u64>,
+    /// What opening a connection to it cost, measured apart from the
+    /// requests ([`super::connect`]); absent for runs from before it was
+    /// measured, or when the probe could not connect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub connect: Option<super::connect::ConnectCost>,
 }
 
 impl ServerInfo {
@@ -102,10 +108,24 @@ pub async fn detect(
     }
     let listed = match probe.send().await {
         Err(e) => {
+            // reqwest's own text stops at "error sending request"; the
+            // reason (a refused port, a certificate) is in its sources.
+            let mut chain = String::new();
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                chain.push_str(&format!(": {s}"));
+                source = s.source();
+            }
+            let why = format!("{}{chain}", e.without_url());
+            let hint = if why.to_ascii_lowercase().contains("certificate") {
+                "its TLS certificate was not accepted: for a server whose certificate a private authority signed, give that authority's certificate with --ca-cert FILE (in the app: Trust a certificate…)"
+            } else {
+                "is it running, and is the URL right?"
+            };
             return Err(DynoError::Network(format!(
-                "cannot reach a server at {}: {e}; is it running, and is the URL right?",
+                "cannot reach a server at {}: {why}; {hint}",
                 ep.as_str()
-            )))
+            )));
         }
         Ok(r) if r.status().as_u16() == 401 || r.status().as_u16() == 403 => {
             return Err(DynoError::BadInput(format!(
@@ -136,6 +156,7 @@ pub async fn detect(
         model_path: None,
         n_ctx: None,
         slots: None,
+        connect: None,
     };
     if let Some(p) = get_json(client, ep, "props", key).await.filter(|p| {
         p.get("default_generation_settings").is_some() || p.get("total_slots").is_some()

@@ -81,6 +81,18 @@ impl Endpoint {
             .replace(host, "<host>")
     }
 
+    /// The host (without an IPv6 address's brackets) and port to connect
+    /// to, the scheme's default port where none is given.
+    pub fn host_port(&self) -> Option<(String, u16)> {
+        let host = self.url.host_str()?;
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        Some((bare.to_string(), self.url.port_or_known_default()?))
+    }
+
+    pub fn is_https(&self) -> bool {
+        self.url.scheme() == "https"
+    }
+
     /// Loopback: the server runs on this machine.
     pub fn is_local(&self) -> bool {
         let host = self.url.host_str().unwrap_or_default();

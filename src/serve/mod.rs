@@ -19,6 +19,7 @@
 //! the vocabulary, and nothing of the engine: the server is measured
 //! through HTTP only.
 
+pub mod connect;
 pub mod detect;
 pub mod endpoint;
 pub mod ollama;
@@ -199,6 +200,9 @@ pub struct ServeTarget<'a> {
     /// A GGUF whose tokenizer counts the tokens of requests the server
     /// reports no counts for (`--tokenizer`, else `--engine`'s file).
     pub tokenizer: Option<&'a std::path::Path>,
+    /// PEM certificates of authorities to trust besides the public ones
+    /// (`--ca-cert`, read by [`connect::read_ca`]).
+    pub ca_pem: Option<&'a [u8]>,
 }
 
 /// Run the plan against the server and store it. Returns the run id and
@@ -216,16 +220,28 @@ pub async fn run(
     // No idle connections are kept: llama-server closes a streamed
     // request's connection, and a pooled one reused after that fails. Every
     // request opens its own, so each TTFT holds the same connection set-up
-    // (on loopback, well under a millisecond), as a fresh client's would.
-    let client = reqwest::Client::builder()
+    // (on loopback, well under a millisecond), as a fresh client's would;
+    // `connect::probe` measures that set-up and the report states it.
+    let mut builder = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
-        .pool_max_idle_per_host(0)
+        .pool_max_idle_per_host(0);
+    if let Some(pem) = target.ca_pem {
+        for c in reqwest::Certificate::from_pem_bundle(pem).map_err(|e| {
+            crate::error::DynoError::BadInput(format!("--ca-cert: not a PEM certificate: {e}"))
+        })? {
+            builder = builder.add_root_certificate(c);
+        }
+    }
+    let client = builder
         .build()
         .map_err(|e| crate::error::DynoError::Network(format!("cannot set up HTTP: {e}")))?;
     if let Some(w) = target.endpoint.warning() {
         on_event(ServeEvent::Warning(&w));
     }
-    let info = detect::detect(&client, target.endpoint, target.api_key, target.model).await?;
+    let mut info = detect::detect(&client, target.endpoint, target.api_key, target.model).await?;
+    // Each request opens its own connection (above), so each TTFT holds
+    // its set-up: measured apart, so the report can say how much.
+    info.connect = connect::probe(target.endpoint, target.ca_pem, 5).await;
     on_event(ServeEvent::Detected(&info));
     let run_id = store
         .create_server_run(&NewServerRun {

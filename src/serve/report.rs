@@ -212,6 +212,11 @@ pub fn table(r: &ServeReport) -> String {
     if let Some(n) = s.n_ctx {
         cond.push(format!("server context {n}"));
     }
+    // TTFT is a client's: it holds opening the request's connection.
+    cond.push(match &s.connect {
+        Some(c) => c.words(),
+        None => "each TTFT includes opening a connection (its cost was not measured)".into(),
+    });
     if let Some(m) = &r.machine {
         cond.push(format!(
             "client {} ({} threads, {})",

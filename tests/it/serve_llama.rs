@@ -303,3 +303,193 @@ fn first_request_stored(db: &std::path::Path) -> bool {
     rt.block_on(store.close());
     any
 }
+
+/// A TLS proxy (Debian's stunnel) in front of a server, as a remote https
+/// server would be, with a certificate for 127.0.0.1 signed by an authority
+/// of its own: nothing a public root vouches for. Stopped when dropped.
+struct TlsProxy {
+    child: Child,
+    url: String,
+    /// The authority's certificate (PEM), for `--ca-cert`.
+    ca: std::path::PathBuf,
+}
+
+impl Drop for TlsProxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let o = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("openssl runs (scripts/setup.sh installs it)");
+    assert!(
+        o.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn tls_proxy(s: &Scratch, backend: &str) -> TlsProxy {
+    let dir = s.path("tls");
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = ["-newkey", "rsa:2048", "-nodes"];
+    openssl(
+        &dir,
+        &[
+            &["req", "-x509", "-new"][..],
+            &key,
+            &[
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=Dyno test authority",
+            ],
+        ]
+        .concat(),
+    );
+    openssl(
+        &dir,
+        &[
+            &["req", "-new"][..],
+            &key,
+            &[
+                "-keyout",
+                "server.key",
+                "-out",
+                "server.csr",
+                "-subj",
+                "/CN=127.0.0.1",
+            ],
+        ]
+        .concat(),
+    );
+    std::fs::write(
+        dir.join("ext.cnf"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(
+        &dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+        ],
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let backend = backend.trim_start_matches("http://");
+    std::fs::write(
+        dir.join("stunnel.conf"),
+        format!(
+            "foreground = yes\npid =\n[dyno]\naccept = 127.0.0.1:{port}\nconnect = {backend}\ncert = {}\nkey = {}\n",
+            dir.join("server.pem").display(),
+            dir.join("server.key").display()
+        ),
+    )
+    .unwrap();
+    let child = Command::new("stunnel4")
+        .arg(dir.join("stunnel.conf"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("stunnel4 runs (scripts/setup.sh installs it)");
+    let proxy = TlsProxy {
+        child,
+        url: format!("https://127.0.0.1:{port}"),
+        ca: dir.join("ca.pem"),
+    };
+    let t0 = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "stunnel did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    proxy
+}
+
+/// Over https each request's TTFT holds a TLS handshake as well as a TCP
+/// one: the run measures both apart and says so beside TTFT. A server
+/// whose authority the user did not give is refused with what to do.
+#[test]
+fn an_https_server_is_measured_with_its_connection_set_up_stated() {
+    let server = start(&[]);
+    let s = Scratch::new();
+    let proxy = tls_proxy(&s, &server.url);
+    let o = s.run_line(&format!("serve-bench {} -p 32 -n 4 -r 2", proxy.url));
+    assert_ne!(o.status.code(), Some(0));
+    let e = stderr(&o);
+    assert!(
+        e.contains("certificate") && e.contains("--ca-cert"),
+        "an unknown authority says what to do: {e}"
+    );
+
+    let ca = proxy.ca.to_str().unwrap();
+    let o = s.run(&[
+        "serve-bench",
+        &proxy.url,
+        "-p",
+        "32",
+        "-n",
+        "4",
+        "-r",
+        "2",
+        "--ca-cert",
+        ca,
+        "--json",
+    ]);
+    assert_code(&o, 0);
+    let j = json(&o);
+    let c = &j["server"]["connect"];
+    assert_eq!(c["probes"], 5, "{j}");
+    let (tcp, tls) = (f(&c["tcp_ms"]), f(&c["tls_ms"]));
+    assert!(tcp > 0.0 && tls > 0.0, "{c}");
+    let r = &j["results"][0];
+    assert_eq!(r["status"], "ok", "{r}");
+    assert!(r["summary"]["ttft_ms"]["p50"]["value"].as_f64().unwrap() > 0.0);
+    // The text report says what each TTFT holds.
+    let text = stdout(&s.run(&[
+        "export",
+        &format!("serve:{}", j["run_id"]),
+        "--format",
+        "md",
+    ]));
+    assert!(
+        text.contains("each TTFT includes opening a connection") && text.contains("TLS"),
+        "{text}"
+    );
+    // Over plain HTTP there is no TLS part.
+    let o = s.run_line(&format!(
+        "serve-bench {} -p 32 -n 4 -r 2 --json",
+        server.url
+    ));
+    assert_code(&o, 0);
+    let c = &json(&o)["server"]["connect"];
+    assert!(f(&c["tcp_ms"]) > 0.0 && c["tls_ms"].is_null(), "{c}");
+}

@@ -258,6 +258,17 @@ export const pickModelFile = () =>
     return Array.isArray(r) ? (r[0] ?? null) : r;
   });
 
+/** "Trust a certificate…": a PEM file of the authority that signed an https server's certificate. */
+export const pickCertificateFile = () =>
+  dialog(async () => {
+    const r = await openDialog({
+      multiple: false,
+      title: "The certificate authority to trust (PEM)",
+      filters: [{ name: "PEM certificates", extensions: ["pem", "crt", "cer"] }],
+    });
+    return Array.isArray(r) ? (r[0] ?? null) : r;
+  });
+
 /** "Choose…": the GGUF file (or `.gguf-header`) whose header a synthetic model takes. */
 export const pickTemplateFile = () =>
   dialog(async () => {

@@ -43,6 +43,7 @@ export type {
   RunTimeline,
   RunTelemetry,
   Percentiles,
+  ConnectCost,
   EngineComparison,
   ServeInput,
   ServeOutcome,

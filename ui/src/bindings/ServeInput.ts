@@ -19,6 +19,11 @@ engine: string | null, engine_threads: number | null,
  */
 tokenizer: string | null, 
 /**
+ * A PEM file of authorities to trust besides the public ones, for a
+ * server whose certificate a private authority signed.
+ */
+ca_cert: string | null, 
+/**
  * Show the host in the report instead of `<host>`.
  */
 show_host: boolean, };

@@ -12,6 +12,7 @@ export type { ClientMachine } from "./ClientMachine";
 export type { CompareDoc } from "./CompareDoc";
 export type { CompareTest } from "./CompareTest";
 export type { CompareUnmatched } from "./CompareUnmatched";
+export type { ConnectCost } from "./ConnectCost";
 export type { CooldownEnd } from "./CooldownEnd";
 export type { CooldownRecord } from "./CooldownRecord";
 export type { Device } from "./Device";
