@@ -7,9 +7,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/env.sh
+# Each step's start, in seconds since the suite began: where CI's time goes.
+step() { echo "test: [$SECONDS s] $*" >&2; }
+step "test models"
 bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS"
 # A real llama-server for the server-benchmark tests (tests/it/serve_llama.rs),
 # built once per machine against the llama.cpp Dyno compiles.
+step "llama-server"
 DYNO_LLAMA_SERVER=$(bash scripts/lib/llama-server.sh)
 export DYNO_LLAMA_SERVER
 # A private PostgreSQL for the team-store tests (tests/it/team.rs) and the
@@ -19,16 +23,22 @@ pg_dir=$(mktemp -d)
 eval "$(bash scripts/lib/postgres.sh start "$pg_dir")"
 trap 'bash scripts/lib/postgres.sh stop "$pg_dir"; rm -rf "$pg_dir"' EXIT
 # The app embeds the built UI, so the UI is built before any cargo step.
+step "UI: install, check, unit tests, build"
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run check && npm test && npm run build)
+step "fmt and clippy"
 cargo fmt --all -- --check
 cargo clippy --release --workspace --all-targets --features dyno/test-faults -- -D warnings
 # Fault injection (DYNO_TEST_FAULT) exists only in this test build; the
 # e2e test's app and the check after it are built without it.
+step "cargo test (unit, quiet, it)"
 cargo test --release --workspace --features dyno/test-faults
+step "end-to-end"
 bash scripts/test/e2e.sh
 # The GPU kit's layout on this CPU-only machine: modules from the kit's
 # folder, a CUDA module refused with its reason, the CPU against llama-bench.
+step "GPU kit"
 bash scripts/test/gpu-kit.sh
+step "release build ignores faults"
 # A shipped build ignores the fault variables: the release dyno, rebuilt
 # without the feature by e2e.sh, benchmarks with DYNO_TEST_FAULT set.
 check_db=$(mktemp -d)
@@ -40,3 +50,4 @@ if [ -e "$check_db/fired" ]; then
 fi
 rm -rf "$check_db"
 echo "test: the release build ignores DYNO_TEST_FAULT"
+step "done"
