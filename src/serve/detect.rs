@@ -165,6 +165,9 @@ pub async fn detect(
         info.version = p
             .get("build_info")
             .and_then(Value::as_str)
+            // A server built outside a git checkout says "b0-unknown":
+            // no build at all, so none is shown rather than that phrase.
+            .filter(|v| *v != "b0-unknown")
             .map(str::to_string);
         info.model_path = p
             .get("model_path")
