@@ -126,6 +126,7 @@ vi.mock("./api", () => ({
   ),
   pickFolder: vi.fn(async () => null),
   pickModelFiles: vi.fn(async () => null),
+  pickCertificateFile: vi.fn(async () => "/etc/ssl/corp-ca.pem"),
   pickSavePath: vi.fn(async () => null),
   onFileDrop: vi.fn(async () => () => {}),
   runs: vi.fn(async () => manyRuns(runCount)),
@@ -332,13 +333,17 @@ describe("App", () => {
     await settle();
     type("serve-url", "http://10.0.0.7:1234");
     type("serve-model", "qwen3-8b");
+    // A private authority's certificate, picked in the native dialog.
+    q("serve-ca-cert")!.click();
     await settle();
+    expect(q("serve-ca-cert-path")!.textContent).toBe("/etc/ssl/corp-ca.pem");
     q("nav-overview")!.click();
     await settle();
     q("nav-servers")!.click();
     await settle();
     expect((q("serve-url") as HTMLInputElement).value).toBe("http://10.0.0.7:1234");
     expect((q("serve-model") as HTMLInputElement).value).toBe("qwen3-8b");
+    expect(q("serve-ca-cert-path")!.textContent).toBe("/etc/ssl/corp-ca.pem");
   });
 
   it("opens the Results list from the nav, not the detail opened before", async () => {
