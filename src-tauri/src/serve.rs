@@ -6,7 +6,7 @@ use dyno::app::serve::{ServeInput, ServeOutcome};
 use dyno::serve::report::ServeReport;
 use dyno::serve::ServeEvent;
 use serde::Serialize;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tauri::ipc::Channel;
 use tauri::State;
 
@@ -62,6 +62,17 @@ pub async fn serve_run(app: State<'_, App>, id: i64) -> AppResult<ServeReport> {
     .await
 }
 
+/// Keep the app-wide timing flag up from a server test's start to its end:
+/// its requests are timed, so a download or a sync waits (see
+/// `jobs::hold_while_timed`) rather than share the machine with them.
+fn flag_timed(flag: &AtomicBool, ev: &ServeEvent<'_>) {
+    match ev {
+        ServeEvent::TestStarted { .. } => flag.store(true, Ordering::Relaxed),
+        ServeEvent::TestFinished(_) => flag.store(false, Ordering::Relaxed),
+        _ => {}
+    }
+}
+
 /// Benchmark a server with live progress (and, with `engine`, the same
 /// model in-process); resolves with the stored run.
 #[tauri::command]
@@ -82,11 +93,7 @@ pub async fn start_serve_bench(
             let ch = on_event.clone();
             let flag = timing.0.clone();
             let mut on_serve = move |ev: ServeEvent<'_>| {
-                match &ev {
-                    ServeEvent::TestStarted { .. } => flag.store(true, Ordering::Relaxed),
-                    ServeEvent::TestFinished(_) => flag.store(false, Ordering::Relaxed),
-                    _ => {}
-                }
+                flag_timed(&flag, &ev);
                 let e = match ev {
                     ServeEvent::Detected(i) => JobEvent::ServeDetected {
                         server: i.kind.label().to_string(),
@@ -127,4 +134,46 @@ pub async fn start_serve_bench(
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dyno::serve::{ServeResult, ServeTest, Slo};
+
+    /// A server test raises the flag downloads and syncs wait on, through
+    /// its requests, and lowers it when the test ends.
+    #[test]
+    fn a_server_test_holds_the_timing_flag_while_its_requests_run() {
+        let flag = AtomicBool::new(false);
+        let t = ServeTest {
+            n_prompt: 32,
+            n_gen: 4,
+            n_depth: 0,
+            concurrency: 1,
+        };
+        flag_timed(&flag, &ServeEvent::Warning("plain HTTP"));
+        assert!(!flag.load(Ordering::Relaxed), "nothing is timed yet");
+        flag_timed(
+            &flag,
+            &ServeEvent::TestStarted {
+                test: &t,
+                index: 0,
+                total: 1,
+            },
+        );
+        assert!(flag.load(Ordering::Relaxed));
+        flag_timed(&flag, &ServeEvent::Request { done: 1, total: 2 });
+        assert!(flag.load(Ordering::Relaxed), "up between requests");
+        let r = ServeResult {
+            test: t.name(),
+            spec: t,
+            status: dyno::vocab::status::ResultStatus::Ok,
+            error: None,
+            summary: dyno::serve::summary::summarize(&[], 0.0, &Slo::default()),
+            samples: Vec::new(),
+        };
+        flag_timed(&flag, &ServeEvent::TestFinished(&r));
+        assert!(!flag.load(Ordering::Relaxed), "down when the test ends");
+    }
 }

@@ -625,11 +625,10 @@ async fn store_prediction(
     // The model predicts a run on one device; tensors moved by an override
     // split a layer between two, which it cannot price. No prediction is
     // better than a full-GPU one for a run that is not.
-    if config.model.places_tensors() {
-        let n_layers = crate::model::shape::ModelShape::of(&model.header).n_layers;
-        if crate::predict::gpu_layers_of(config.model.n_gpu_layers, n_layers) > 0 {
-            return Ok(());
-        }
+    // The default layer count may mean a GPU module loaded at run time,
+    // so only an explicit -ngl 0 keeps such a run on one device.
+    if config.model.places_tensors() && config.model.n_gpu_layers != Some(0) {
+        return Ok(());
     }
     let cal = crate::predict::calibrate(ctx.store, ctx.machine_id, config.ctx.n_threads).await?;
     let p = crate::predict::for_run(&cal, &model.header, &model.info.sha256, config);

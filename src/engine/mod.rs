@@ -156,6 +156,16 @@ pub fn start_load_report() {
     *LOAD_REPORT.lock().unwrap_or_else(|e| e.into_inner()) = Some(Offload::default());
 }
 
+/// Whether llama.cpp has allocated a weight buffer since
+/// [`start_load_report`]: a failed load got that far.
+pub fn load_allocated() -> bool {
+    LOAD_REPORT
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .is_some_and(|r| !r.buffers.is_empty())
+}
+
 /// What llama.cpp reported since [`start_load_report`]; collection stops.
 pub fn take_load_report() -> Offload {
     LOAD_REPORT

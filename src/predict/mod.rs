@@ -390,13 +390,15 @@ fn device_of(r: &crate::store::CalibrationRow, n_layers: u64) -> Option<Device> 
         return Some(Device::Cpu);
     }
     // Experts kept on the CPU (`--n-cpu-moe`, `-ot`) split every layer they
-    // touch, however many layers llama.cpp counts as offloaded.
-    let placed = serde_json::from_str::<RunConfig>(&r.config_json)
-        .map(|c| c.model.places_tensors())
-        .unwrap_or(false)
-        || offload
-            .as_ref()
-            .is_some_and(|o| o.tensors_overridden.unwrap_or(0) > 0);
+    // touch, however many layers llama.cpp counts as offloaded. llama.cpp's
+    // own count of the tensors it moved says whether any were; a run stored
+    // without that report is judged by its options.
+    let placed = match &offload {
+        Some(o) => o.tensors_overridden.unwrap_or(0) > 0,
+        None => serde_json::from_str::<RunConfig>(&r.config_json)
+            .map(|c| c.model.places_tensors())
+            .unwrap_or(false),
+    };
     if placed {
         return None;
     }
@@ -632,34 +634,41 @@ mod tests {
             })
             .unwrap()
         };
-        let offload = r#"{"layers_offloaded":17,"layers_total":17,"buffers":[],"fit":null}"#;
-        let row = |config_json: String, backend: &str| crate::store::CalibrationRow {
-            run_id: 1,
-            model_id: 1,
-            sha256: "x".into(),
-            path: "m.gguf".into(),
-            quant: "Q4_K_M".into(),
-            shape_json: None,
-            backend: Some(backend.into()),
-            n_threads: 4,
-            n_gpu_layers: Some(99),
-            offload_json: Some(offload.into()),
-            config_json,
-            kind: "gen".into(),
-            n_prompt: 0,
-            n_gen: 128,
-            n_depth: 0,
-            mean_tokens_per_s: 100.0,
-            disturbance_json: None,
+        let moved = r#"{"layers_offloaded":17,"layers_total":17,"buffers":[],"fit":null,"tensors_overridden":24}"#;
+        let none_moved = r#"{"layers_offloaded":17,"layers_total":17,"buffers":[],"fit":null}"#;
+        let row = |config_json: String, backend: &str, offload: Option<&str>| {
+            crate::store::CalibrationRow {
+                run_id: 1,
+                model_id: 1,
+                sha256: "x".into(),
+                path: "m.gguf".into(),
+                quant: "Q4_K_M".into(),
+                shape_json: None,
+                backend: Some(backend.into()),
+                n_threads: 4,
+                n_gpu_layers: Some(99),
+                offload_json: offload.map(str::to_string),
+                config_json,
+                kind: "gen".into(),
+                n_prompt: 0,
+                n_gen: 128,
+                n_depth: 0,
+                mean_tokens_per_s: 100.0,
+                disturbance_json: None,
+            }
         };
-        assert_eq!(device_of(&row(config(0), "CUDA"), 16), Some(Device::Gpu));
+        let gpu = |config_json: String, offload| device_of(&row(config_json, "CUDA", offload), 16);
+        assert_eq!(gpu(config(0), Some(none_moved)), Some(Device::Gpu));
         assert_eq!(
-            device_of(&row(config(8), "CUDA"), 16),
+            gpu(config(8), Some(moved)),
             None,
             "all layers offloaded, but 8 layers' experts on the CPU"
         );
-        assert_eq!(device_of(&row(config(8), "CPU"), 16), Some(Device::Cpu));
-        // A plan that no longer parses still counts, by its offload.
-        assert_eq!(device_of(&row("{}".into(), "CUDA"), 16), Some(Device::Gpu));
+        // llama.cpp moved nothing (a dense model): one device after all.
+        assert_eq!(gpu(config(8), Some(none_moved)), Some(Device::Gpu));
+        // No load report: the options say it.
+        assert_eq!(gpu(config(8), None), None);
+        let cpu = row(config(8), "CPU", Some(moved));
+        assert_eq!(device_of(&cpu, 16), Some(Device::Cpu));
     }
 }

@@ -127,9 +127,15 @@ async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
     let mut results: Vec<ResultJson> = rows.iter().map(result_json).collect();
     // Tensors placed by pattern split the weights between host and device
     // memory, so no one bandwidth bounds decode: no roofline, as for a
-    // partial offload.
-    let split_by_pattern =
-        run.n_gpu_layers != Some(0) && config.as_ref().is_some_and(|c| c.model.places_tensors());
+    // partial offload. llama.cpp's count of the tensors it moved says
+    // whether any were; without its report, the options do.
+    let moved = run
+        .offload_json
+        .as_deref()
+        .and_then(|j| serde_json::from_str::<crate::vocab::Offload>(j).ok())
+        .map(|o| o.tensors_overridden.unwrap_or(0) > 0);
+    let split_by_pattern = run.n_gpu_layers != Some(0)
+        && moved.unwrap_or_else(|| config.as_ref().is_some_and(|c| c.model.places_tensors()));
     let bandwidth = telemetry::weights_bandwidth(
         &store.machine(run.machine_id).await?,
         run.n_gpu_layers,

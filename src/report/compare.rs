@@ -287,6 +287,11 @@ fn serve_conditions(r: &ServeReport) -> Vec<(&'static str, String)> {
     if let Some(s) = r.server.slots {
         v.push(("slots", s.to_string()));
     }
+    // Each TTFT holds its connection's set-up: https adds a TLS handshake.
+    let scheme = r.endpoint.split("://").next().unwrap_or_default();
+    if !scheme.is_empty() {
+        v.push(("connection", scheme.to_string()));
+    }
     v
 }
 

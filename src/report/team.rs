@@ -194,7 +194,7 @@ pub struct MachineRank {
 }
 
 /// How a machine's one setup is chosen, said wherever its figures are.
-pub const SETUP_RULE: &str = "each machine at one setup: the most GPU layers it ran, then llama-bench's batch sizes (2048/512), f16 KV cache and no tensor overrides where it ran them, then its most-used thread count; tests from an empty cache, one sequence";
+pub const SETUP_RULE: &str = "each machine at one setup: the most GPU layers it ran, then llama-bench's batch sizes (2048/512), f16 KV cache on the GPU and no tensor overrides where it ran them, then the setup it ran most (threads, flash attention); tests from an empty cache, one sequence";
 
 /// A run's context settings, which change its speed as much as its
 /// threads do but have no column in the team store: read from the run's
@@ -209,6 +209,9 @@ struct Context {
     n_cpu_moe: Option<u32>,
     #[serde(default)]
     tensor_overrides: Option<String>,
+    /// `-nkvo 1`: the KV cache and attention kept on the CPU.
+    #[serde(default)]
+    no_kv_offload: bool,
 }
 
 impl Context {
@@ -219,6 +222,7 @@ impl Context {
             && self.cache_type.eq_ignore_ascii_case("f16")
             && self.n_cpu_moe.unwrap_or(0) == 0
             && self.tensor_overrides.is_none()
+            && !self.no_kv_offload
     }
 
     fn of(doc: &str) -> Option<Context> {
@@ -260,7 +264,8 @@ fn setup_of(r: &TeamRunRow) -> Setup {
 
 /// The setup to rank a machine at, among `runs`: the most GPU layers (full
 /// offload where it ran it), then llama-bench's default context settings,
-/// then the thread count it ran most, then the most threads.
+/// then the setup (threads, flash attention) it ran most, then the most
+/// threads.
 fn chosen_setup(runs: &[&TeamRunRow]) -> Option<Setup> {
     use std::collections::BTreeMap;
     let mut count: BTreeMap<Setup, u32> = BTreeMap::new();
@@ -314,6 +319,9 @@ fn setup_words(s: &Setup) -> String {
         }
         if let Some(o) = &c.tensor_overrides {
             out.push(format!("-ot {o}"));
+        }
+        if c.no_kv_offload {
+            out.push("KV cache on the CPU".into());
         }
     }
     out.join(", ")

@@ -110,11 +110,42 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+/// Whether reqwest sends requests to `host` through a proxy from the
+/// environment (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, less `NO_PROXY`):
+/// a probe straight to the server would then time a path the requests do
+/// not take.
+fn proxied(host: &str, https: bool) -> bool {
+    proxied_by(host, https, |name| {
+        std::env::var(name)
+            .or_else(|_| std::env::var(name.to_ascii_lowercase()))
+            .ok()
+    })
+}
+
+/// [`proxied`], with the environment read through `env`.
+fn proxied_by(host: &str, https: bool, env: impl Fn(&str) -> Option<String>) -> bool {
+    let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+    let scheme = if https { "HTTPS_PROXY" } else { "HTTP_PROXY" };
+    if var(scheme).or_else(|| var("ALL_PROXY")).is_none() {
+        return false;
+    }
+    let host = host.to_ascii_lowercase();
+    !var("NO_PROXY").is_some_and(|list| {
+        list.split(',').map(str::trim).any(|e| {
+            let e = e.trim_start_matches('.').to_ascii_lowercase();
+            e == "*" || host == e || host.ends_with(&format!(".{e}"))
+        })
+    })
+}
+
 /// Open `probes` connections to the server, one after another, and time
-/// their set-up. `None` when one fails: the requests will then say why,
-/// in their own words.
+/// their set-up. `None` when one fails (the requests will then say why, in
+/// their own words), or when the requests go through a proxy.
 pub async fn probe(ep: &Endpoint, ca_pem: Option<&[u8]>, probes: u32) -> Option<ConnectCost> {
     let (host, port) = ep.host_port()?;
+    if proxied(&host, ep.is_https()) {
+        return None;
+    }
     let tls = if ep.is_https() {
         let name = ServerName::try_from(host.clone()).ok()?;
         let connector = tokio_rustls::TlsConnector::from(Arc::new(tls_config(ca_pem)?));
@@ -171,6 +202,39 @@ mod tests {
             plain.words(),
             "each TTFT includes opening a connection: 0.50 ms (TCP; median of 5 fresh connections)"
         );
+    }
+
+    #[test]
+    fn a_proxy_in_the_environment_is_followed_as_reqwest_follows_it() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert!(!proxied_by("gpu.lan", true, env(&[])));
+        assert!(proxied_by(
+            "gpu.lan",
+            true,
+            env(&[("HTTPS_PROXY", "http://p:3128")])
+        ));
+        assert!(!proxied_by(
+            "gpu.lan",
+            false,
+            env(&[("HTTPS_PROXY", "http://p:3128")])
+        ));
+        assert!(proxied_by(
+            "gpu.lan",
+            false,
+            env(&[("ALL_PROXY", "http://p:3128")])
+        ));
+        let bypass = env(&[
+            ("ALL_PROXY", "http://p:3128"),
+            ("NO_PROXY", "localhost, .lan"),
+        ]);
+        assert!(!proxied_by("gpu.lan", true, bypass));
+        assert!(proxied_by("example.com", true, bypass));
     }
 
     #[test]

@@ -414,25 +414,38 @@ fn tls_proxy(s: &Scratch, backend: &str) -> TlsProxy {
         ),
     )
     .unwrap();
+    let log = std::fs::File::create(dir.join("stunnel.log")).unwrap();
     let child = Command::new("stunnel4")
         .arg(dir.join("stunnel.conf"))
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(log)
         .spawn()
         .expect("stunnel4 runs (scripts/setup.sh installs it)");
-    let proxy = TlsProxy {
+    let mut proxy = TlsProxy {
         child,
         url: format!("https://127.0.0.1:{port}"),
         ca: dir.join("ca.pem"),
     };
     let t0 = Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        // An exit means it could not listen (the port taken meanwhile):
+        // its log says why.
+        let exited = proxy.child.try_wait().ok().flatten();
         assert!(
-            t0.elapsed() < Duration::from_secs(30),
-            "stunnel did not listen"
+            exited.is_none() && t0.elapsed() < Duration::from_secs(30),
+            "stunnel did not listen ({exited:?}): {}",
+            std::fs::read_to_string(dir.join("stunnel.log")).unwrap_or_default()
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    // Listening is not enough if the port went to another test: stunnel
+    // must be the one that holds it.
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        proxy.child.try_wait().ok().flatten().is_none(),
+        "stunnel exited: {}",
+        std::fs::read_to_string(dir.join("stunnel.log")).unwrap_or_default()
+    );
     proxy
 }
 

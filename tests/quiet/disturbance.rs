@@ -208,6 +208,11 @@ fn a_clean_run_is_not_flagged_and_dyno_never_blames_itself() {
     // noise, which this test cannot control: on 2026-11-27 this machine's
     // single repetitions varied by ±10% with nothing else running, and all
     // three runs were flagged for spread alone, with others at 0.01 cores.
+    // Steal is the host's too: later that day the hypervisor took 6.5–14%
+    // of this VM's CPU through a whole CI run, and Dyno rightly flagged all
+    // three runs for it. So a run counts as clean here unless a program on
+    // this machine is blamed; the steal and spread verdicts have tests of
+    // their own.
     let mut clean = 0;
     let mut seen = Vec::new();
     for _ in 0..3 {
@@ -228,12 +233,14 @@ fn a_clean_run_is_not_flagged_and_dyno_never_blames_itself() {
                 "every test with telemetry on is judged: {r}"
             );
         }
-        // Flagged for something Dyno reads (a program, steal), not only
-        // for the spread of its repetitions.
+        // Flagged for a program on this machine, not only for the host's
+        // noise: the spread of its repetitions, or steal.
         let blamed = |r: &&Value| {
             r["disturbance"]["reasons"].as_array().is_some_and(|v| {
-                v.iter()
-                    .any(|x| !x.as_str().unwrap_or("").contains("spread"))
+                v.iter().any(|x| {
+                    let x = x.as_str().unwrap_or("");
+                    !x.contains("spread") && !x.contains("(steal)")
+                })
             })
         };
         let flagged: Vec<&Value> = j["runs"][0]["results"]
@@ -251,7 +258,7 @@ fn a_clean_run_is_not_flagged_and_dyno_never_blames_itself() {
     }
     assert!(
         clean >= 1,
-        "three clean runs were all blamed on other programs or steal: {seen:?}"
+        "three clean runs were all blamed on other programs: {seen:?}"
     );
 }
 

@@ -10,7 +10,7 @@ use llama_cpp_sys_2 as sys;
 
 use super::fit::{fit, FitRequest};
 use super::Token;
-use crate::engine::{last_errors, start_load_report, EngineError};
+use crate::engine::{last_errors, load_allocated, start_load_report, EngineError};
 use crate::vocab::{expert_tensors_of_layer, FitChoice, SplitMode, TensorOverride};
 
 /// A loaded model. Freed on drop.
@@ -102,15 +102,21 @@ fn overrides(
 /// The first `--override-tensor` pattern that is not a regular expression,
 /// in words. llama.cpp compiles the patterns only as it creates tensors and
 /// then fails the whole load with the compiler's bare message, so after a
-/// failed load each pattern is checked here, to name the one at fault.
-/// The check uses Rust's syntax, which refuses a few forms ECMAScript takes
-/// (look-around, back-references); it runs only once llama.cpp has failed,
-/// so a pattern llama.cpp accepts is never refused by it.
+/// load that failed before any weight buffer was allocated each pattern is
+/// checked here, to name the one at fault. The check uses Rust's syntax;
+/// the forms ECMAScript takes and Rust does not (look-around,
+/// back-references) are let through, so a pattern llama.cpp accepts is not
+/// blamed for another failure.
 fn bad_pattern(overrides: &[TensorOverride]) -> Option<String> {
+    use regex_syntax::ast::ErrorKind;
     overrides.iter().find_map(|ov| {
         regex_syntax::Parser::new()
             .parse(&ov.pattern)
             .err()
+            .filter(|e| {
+                !matches!(e, regex_syntax::Error::Parse(p)
+                    if matches!(p.kind(), ErrorKind::UnsupportedLookAround | ErrorKind::UnsupportedBackreference))
+            })
             .map(|e| {
                 let first = e.to_string().lines().last().unwrap_or("").trim().to_string();
                 format!(
@@ -206,7 +212,12 @@ impl Model {
         let ptr = unsafe { sys::llama_model_load_from_file(c_path.as_ptr(), p) };
         let model = NonNull::new(ptr).map(|ptr| Model { ptr }).ok_or_else(|| {
             let why = last_errors();
-            if let Some(bad) = bad_pattern(o.overrides) {
+            // Patterns are compiled while tensors are created, before any
+            // weight buffer: a later failure is never theirs.
+            let bad = (!why.contains("unknown model architecture") && !load_allocated())
+                .then(|| bad_pattern(o.overrides))
+                .flatten();
+            if let Some(bad) = bad {
                 EngineError::Override(format!(
                     "{bad}; llama.cpp said: {}",
                     if why.is_empty() { "nothing" } else { &why }

@@ -71,7 +71,7 @@ fn csv(r: &ServeReport) -> String {
         }
     };
     let mut out = String::from(
-        "run_id,server_kind,server_version,model,endpoint,api,prefix_cache,test,n_prompt,n_gen,n_depth,concurrency,\
+        "run_id,server_kind,server_version,model,endpoint,api,prefix_cache,connect_tcp_ms,connect_tls_ms,test,n_prompt,n_gen,n_depth,concurrency,\
          status,requests,ok,token_source,prompt_tokens_mean,completion_tokens_mean,ttft_ms_p50,ttft_ms_p90,ttft_ms_p99,\
          itl_ms_p50,itl_ms_p99,tpot_ms_p50,e2e_ms_p50,prefill_tokens_per_s_p50,decode_tokens_per_s_p50,\
          server_prefill_tokens_per_s_p50,server_decode_tokens_per_s_p50,total_output_tokens_per_s,requests_per_s,\
@@ -92,6 +92,9 @@ fn csv(r: &ServeReport) -> String {
             quote(&r.endpoint),
             r.plan.api.path_for(r.server.kind).to_string(),
             r.plan.prefix_cache.to_string(),
+            // What each TTFT holds of opening its connection.
+            cell(r.server.connect.as_ref().map(|c| c.tcp_ms)),
+            cell(r.server.connect.as_ref().and_then(|c| c.tls_ms)),
             quote(&t.test),
             t.spec.n_prompt.to_string(),
             t.spec.n_gen.to_string(),
