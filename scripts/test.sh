@@ -11,11 +11,6 @@ cd "$(dirname "$0")/.."
 step() { echo "test: [$SECONDS s] $*" >&2; }
 step "test models"
 bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS"
-# A real llama-server for the server-benchmark tests (tests/it/serve_llama.rs),
-# built once per machine against the llama.cpp Dyno compiles.
-step "llama-server"
-DYNO_LLAMA_SERVER=$(bash scripts/lib/llama-server.sh)
-export DYNO_LLAMA_SERVER
 # A private PostgreSQL for the team-store tests (tests/it/team.rs) and the
 # app's Team journey: its own port and data folder, TLS and a password
 # required, stopped when the tests end.
@@ -28,6 +23,13 @@ step "UI: install, check, unit tests, build"
 step "fmt and clippy"
 cargo fmt --all -- --check
 cargo clippy --release --workspace --all-targets --features dyno/test-faults -- -D warnings
+# A real llama-server for the server-benchmark tests (tests/it/serve_llama.rs)
+# and the app's Servers journey, built once per machine against the llama.cpp
+# libraries the clippy step just built (so after it: only the server and
+# libmtmd are compiled, about 3 minutes the first time).
+step "llama-server"
+DYNO_LLAMA_SERVER=$(bash scripts/lib/llama-server.sh)
+export DYNO_LLAMA_SERVER
 # Fault injection (DYNO_TEST_FAULT) exists only in this test build; the
 # e2e test's app and the check after it are built without it.
 step "cargo test (unit, quiet, it)"

@@ -3,12 +3,22 @@
 # builds llama.cpp's own tools (llama-bench, llama-quantize,
 # llama-perplexity, llama-server) against the llama.cpp source inside the
 # llama-cpp-sys-2 crate package that Dyno itself compiles (found through
-# Cargo.lock), with the CMake options that crate's build script uses here
-# (Release, the CPU target .cargo/config.toml asks for, OpenMP, static
-# libraries), so both sides of a comparison run the same llama.cpp. Two
-# differences, neither in libllama nor in ggml: no OpenSSL (the tools are
-# given local model files only, never a download), and libmtmd is built,
-# because llama-server links it.
+# Cargo.lock).
+#
+# llama-bench, llama-quantize and llama-perplexity are built with a static
+# llama.cpp of their own, with the CMake options that crate's build script
+# uses here (Release, the CPU target .cargo/config.toml asks for, OpenMP), so
+# both sides of a comparison run the same llama.cpp code, each built as its
+# project ships it. No OpenSSL: the tools are given local model files only,
+# never a download.
+#
+# llama-server is linked against Dyno's own release build of that llama.cpp
+# (its shared libraries and CPU module, see _llama_server below), so only
+# libmtmd and the server are compiled. It is built without its web UI (the
+# sdist ships no built one; building it needs npm), so it serves the API
+# only. The sdist's server is a little older than the crate's common/ and
+# mtmd: two calls changed since, and a header forced into its compilation
+# (_server_compat below) adapts them, leaving the sdist's files as they are.
 #
 # The crate package leaves out the tools' own source files. Each comes from
 # its variable when set (LLAMA_BENCH_SRC: a tools/llama-bench folder,
@@ -20,17 +30,10 @@
 # include/llama.h is compared with the crate's: they may differ only in the
 # session-state versions, else the tools are refused.
 #
-# llama-server: everything it uses besides its own folder (common/,
-# tools/mtmd, vendor/cpp-httplib, vendor/nlohmann) is the crate's. It is
-# built without its web UI (the sdist ships no built one; building it needs
-# npm), so it serves the API only. The sdist's server is a little older than
-# the crate's common/ and mtmd: two calls changed since, and a header forced
-# into its compilation (_server_compat below) adapts them, leaving the sdist's
-# files as they are.
-#
 # Builds go to $DYNO_TOOLS_DIR/build/llama-cpp-sys-2-VERSION (DYNO_TOOLS_DIR
-# defaults to ~/.cache/dyno/tools): about 10 minutes on 2 cores the first
-# time, seconds afterwards.
+# defaults to ~/.cache/dyno/tools), the server's in its server/ folder: about
+# 10 minutes on 2 cores the first time for the static tools, 3 for the
+# server, seconds afterwards.
 #
 # After sourcing: `llama_tool llama-bench` (or llama-quantize,
 # llama-perplexity, llama-server) prints the binary's path, building it first
@@ -125,10 +128,89 @@ llama_tool() {
   esac
   _tools_sources || return 2
   _tool_src "$var" "$file" >/dev/null || return 2
-  local bench quantize perplexity server ui
+  if [ "$name" = llama-server ]; then
+    _llama_server
+    return
+  fi
+  local bench quantize perplexity
   bench=$(_tool_src LLAMA_BENCH_SRC llama-bench.cpp) || return 2
   quantize=$(_tool_src LLAMA_QUANTIZE_SRC quantize.cpp) || return 2
   perplexity=$(_tool_src LLAMA_PERPLEXITY_SRC perplexity.cpp) || return 2
+  # The CPU target of .cargo/config.toml (x86-64-v3), as llama-cpp-sys-2
+  # passes it to Dyno's llama.cpp: -march, and the ggml options it maps the
+  # target's features to. Elsewhere, the machine's own CPU.
+  local flags cpu=(-DGGML_NATIVE=ON)
+  flags=$(_tool_cflags)
+  if [ "$(uname -m)" = x86_64 ]; then
+    cpu=(-DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON)
+  fi
+  local options=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags"
+    "${cpu[@]}" -DGGML_OPENMP=ON -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF
+    -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
+    -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_MTMD=OFF)
+  # A small project: the crate's llama.cpp plus each tool's own CMake file.
+  # Rewritten only when it or the options change, so a second run reuses the
+  # build.
+  local wrapper
+  wrapper=$(printf '%s\n' "cmake_minimum_required(VERSION 3.14)" "project(dyno_llama_tools C CXX)" \
+    "add_subdirectory(\"$llama_src\" llama.cpp)" "add_subdirectory(\"$bench\" llama-bench)" \
+    "add_subdirectory(\"$quantize\" quantize)" "add_subdirectory(\"$perplexity\" perplexity)")
+  _cmake_build "$tools_build" "$name" "$wrapper" "${options[@]}"
+}
+
+# Compiler flags for the tools: the x86-64-v3 target Dyno's llama.cpp is
+# built for (see .cargo/config.toml), position-independent.
+_tool_cflags() {
+  local flags="-ffunction-sections -fdata-sections -fPIC -m64"
+  [ "$(uname -m)" = x86_64 ] && flags="$flags -march=x86-64-v3"
+  echo "$flags"
+}
+
+# Configure (when the wrapper project or its options changed) and build one
+# target of a wrapper project in DIR/wrapper, into DIR/out; print the
+# binary's path.
+_cmake_build() {
+  local dir=$1 name=$2 wrapper=$3
+  shift 3
+  local options=("$@")
+  mkdir -p "$dir/wrapper"
+  wrapper=$(printf '%s\n' "$wrapper" "# options: ${options[*]}")
+  if [ "$(cat "$dir/wrapper/CMakeLists.txt" 2>/dev/null)" != "$wrapper" ] \
+     || [ ! -f "$dir/out/CMakeCache.txt" ]; then
+    echo "$wrapper" >"$dir/wrapper/CMakeLists.txt"
+    if ! cmake -S "$dir/wrapper" -B "$dir/out" "${options[@]}" >"$dir/cmake.log" 2>&1; then
+      tail -n 20 "$dir/cmake.log" >&2
+      echo "llama-tools: configuring failed; the whole log is $dir/cmake.log" >&2
+      rm -f "$dir/wrapper/CMakeLists.txt"
+      return 1
+    fi
+  fi
+  local bin
+  bin=$(find "$dir/out" -type f -name "$name" -perm -u+x -print -quit 2>/dev/null)
+  [ -n "$bin" ] || echo "llama-tools: building $name from $llama_src (minutes on 2 cores the first time; log: $dir/build.log)" >&2
+  # Incremental: a no-op in seconds when nothing changed.
+  if ! cmake --build "$dir/out" --target "$name" -j "$(nproc)" >"$dir/build.log" 2>&1; then
+    grep -m 20 -E 'error|Error' "$dir/build.log" >&2 || tail -n 20 "$dir/build.log" >&2
+    echo "llama-tools: building $name failed; the whole log is $dir/build.log" >&2
+    return 1
+  fi
+  bin=$(find "$dir/out" -type f -name "$name" -perm -u+x -print -quit)
+  [ -n "$bin" ] || { echo "llama-tools: the build made no $name binary (see $dir/build.log)" >&2; return 1; }
+  echo "$bin"
+}
+
+# llama-server, linked against Dyno's own llama.cpp libraries: the release
+# build's libllama, libggml, libggml-base and libllama-common (which holds
+# cpp-httplib, with TLS when that build found OpenSSL), with the CPU backend
+# module beside it. So the server runs the very library code Dyno measures
+# with, and only the server and libmtmd are compiled here (about 4 minutes
+# on 2 cores instead of 12 for a whole second llama.cpp). The libraries are
+# copied next to the binary, so a later rebuild of Dyno never changes a
+# server under a running test; they come from DYNO_LLAMA_LIBS, else
+# $CARGO_TARGET_DIR/release, and must list this crate version in their
+# dyno-backends.txt.
+_llama_server() {
+  local server ui
   server=$(_tool_src LLAMA_SERVER_SRC server.cpp) || return 2
   ui=$(cd "$server/../ui" 2>/dev/null && pwd) || ui="$server/../ui"
   if [ ! -f "$ui/ui.h.in" ] || [ ! -f "$ui/ui.cpp.in" ]; then
@@ -136,35 +218,75 @@ llama_tool() {
     echo "  llama-server's CMake file needs the library they make." >&2
     return 2
   fi
-  mkdir -p "$tools_build/wrapper"
+  local libs="${DYNO_LLAMA_LIBS:-${CARGO_TARGET_DIR:-$HOME/.cache/dyno/target}/release}"
+  local f
+  for f in dyno-backends.txt libllama.so.0 libggml.so.0 libggml-base.so.0 libllama-common.so.0; do
+    if [ ! -f "$libs/$f" ]; then
+      echo "llama-tools: $libs has no $f: llama-server links Dyno's own llama.cpp libraries;" >&2
+      echo "  build them first (cargo build --release --workspace), or point DYNO_LLAMA_LIBS at a folder that has them." >&2
+      return 2
+    fi
+  done
+  if [ "$(grep '^# build:' "$libs/dyno-backends.txt")" != "# build: llama-cpp-sys-2 $sys_version" ]; then
+    echo "llama-tools: the libraries in $libs are of $(grep '^# build:' "$libs/dyno-backends.txt" | cut -c10-)," >&2
+    echo "  not of llama-cpp-sys-2 $sys_version (Cargo.lock); rebuild them (cargo build --release --workspace)." >&2
+    return 2
+  fi
+  local dir="$tools_build/server" name
+  local bin_dir="$dir/out/bin"
+  mkdir -p "$bin_dir" "$dir/wrapper"
+  # Copied through a temporary name and renamed, and only when changed, so a
+  # server already running keeps the file it mapped.
+  for name in libllama.so.0 libggml.so.0 libggml-base.so.0 libllama-common.so.0 \
+              $(grep -v '^#' "$libs/dyno-backends.txt" | awk '{print $2}'); do
+    cmp -s "$libs/$name" "$bin_dir/$name" && continue
+    cp "$libs/$name" "$bin_dir/.$name.tmp" && mv -f "$bin_dir/.$name.tmp" "$bin_dir/$name"
+  done
   # Written only when it changes: a new file would recompile the server.
   local compat
   compat=$(_server_compat "$server")
-  [ "$(cat "$tools_build/wrapper/dyno-server-compat.h" 2>/dev/null)" = "$compat" ] \
-    || echo "$compat" >"$tools_build/wrapper/dyno-server-compat.h"
-  # The CPU target of .cargo/config.toml (x86-64-v3), as llama-cpp-sys-2
-  # passes it to Dyno's llama.cpp: -march, and the ggml options it maps the
-  # target's features to. Elsewhere, the machine's own CPU.
-  local flags="-ffunction-sections -fdata-sections -fPIC -m64" cpu=(-DGGML_NATIVE=ON)
-  if [ "$(uname -m)" = x86_64 ]; then
-    flags="$flags -march=x86-64-v3"
-    cpu=(-DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON)
-  fi
-  local options=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags"
-    "${cpu[@]}" -DGGML_OPENMP=ON -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF
-    -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
-    -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_MTMD=ON)
-  # A small project: the crate's llama.cpp (with libmtmd, which the server
-  # links) plus each tool's own CMake file, and for the server a web UI
-  # library with no assets made from tools/ui's templates, as tools/ui's own
-  # CMake file does when it finds none (that one needs scripts/ from a whole
-  # llama.cpp checkout). Rewritten only when it or the options change, so a
-  # second run reuses the build.
+  [ "$(cat "$dir/wrapper/dyno-server-compat.h" 2>/dev/null)" = "$compat" ] \
+    || echo "$compat" >"$dir/wrapper/dyno-server-compat.h"
+  # What the libraries were built with and the headers must agree on:
+  # cpp-httplib's TLS support changes its classes, and LLAMA_SUBPROCESS
+  # common's.
+  local ssl=OFF subprocess=OFF
+  readelf -d "$bin_dir/libllama-common.so.0" | grep -q 'NEEDED.*libssl' && ssl=ON
+  nm -D --defined-only "$bin_dir/libllama-common.so.0" | grep -q 'subprocess' && subprocess=ON
+  local flags
+  flags=$(_tool_cflags)
+  local options=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" -DBUILD_SHARED_LIBS=OFF)
+  # The libraries as imported targets under the names llama.cpp's CMake
+  # files link (llama, ggml, llama-common, cpp-httplib); the header-only and
+  # small vendored libraries libmtmd needs; libmtmd; a web UI library with
+  # no assets made from tools/ui's templates, as tools/ui's own CMake file
+  # does when it finds none (that one needs scripts/ from a whole llama.cpp
+  # checkout); and the server's own CMake file.
   local wrapper
-  wrapper=$(printf '%s\n' "cmake_minimum_required(VERSION 3.14)" "project(dyno_llama_tools C CXX)" \
-    "# options: ${options[*]}" \
-    "add_subdirectory(\"$llama_src\" llama.cpp)" "add_subdirectory(\"$bench\" llama-bench)" \
-    "add_subdirectory(\"$quantize\" quantize)" "add_subdirectory(\"$perplexity\" perplexity)" \
+  wrapper=$(printf '%s\n' "cmake_minimum_required(VERSION 3.14)" "project(dyno_llama_server C CXX)" \
+    "find_package(Threads REQUIRED)" \
+    "set(CMAKE_RUNTIME_OUTPUT_DIRECTORY \"$bin_dir\")" \
+    "function(llama_add_compile_flags)" "endfunction()" \
+    "function(license_add_file)" "endfunction()" \
+    "set(LLAMA_VERSION_BASE 0.0.0)" "set(LLAMA_VERSION_MAJOR 0)" \
+    "set(LLAMA_SUBPROCESS $subprocess)" "set(MTMD_VIDEO OFF CACHE BOOL \"\" FORCE)" \
+    "foreach(v hash miniaudio nlohmann sheredom stb)" \
+    "  add_subdirectory(\"$llama_src/vendor/\${v}\" vendor/\${v})" "endforeach()" \
+    "add_library(ggml-base SHARED IMPORTED)" \
+    "set_target_properties(ggml-base PROPERTIES IMPORTED_LOCATION \"$bin_dir/libggml-base.so.0\" INTERFACE_INCLUDE_DIRECTORIES \"$llama_src/ggml/include\")" \
+    "add_library(ggml SHARED IMPORTED)" \
+    "set_target_properties(ggml PROPERTIES IMPORTED_LOCATION \"$bin_dir/libggml.so.0\" INTERFACE_LINK_LIBRARIES ggml-base)" \
+    "add_library(llama SHARED IMPORTED)" \
+    "set_target_properties(llama PROPERTIES IMPORTED_LOCATION \"$bin_dir/libllama.so.0\" INTERFACE_INCLUDE_DIRECTORIES \"$llama_src/include\" INTERFACE_LINK_LIBRARIES ggml)" \
+    "add_library(llama-common SHARED IMPORTED)" \
+    "set_target_properties(llama-common PROPERTIES IMPORTED_LOCATION \"$bin_dir/libllama-common.so.0\" INTERFACE_INCLUDE_DIRECTORIES \"$llama_src/common\" INTERFACE_LINK_LIBRARIES \"llama;vendor::nlohmann;vendor::sheredom;Threads::Threads\")" \
+    "if($subprocess)" "  set_property(TARGET llama-common PROPERTY INTERFACE_COMPILE_DEFINITIONS LLAMA_SUBPROCESS)" "endif()" \
+    "add_library(cpp-httplib INTERFACE)" \
+    "target_include_directories(cpp-httplib INTERFACE \"$llama_src/vendor\")" \
+    "target_link_libraries(cpp-httplib INTERFACE llama-common)" \
+    "if($ssl)" "  target_compile_definitions(cpp-httplib INTERFACE CPPHTTPLIB_OPENSSL_SUPPORT)" \
+    "  target_link_libraries(cpp-httplib INTERFACE ssl crypto)" "endif()" \
+    "add_subdirectory(\"$llama_src/tools/mtmd\" mtmd)" \
     "set(N_ASSETS 0)" "set(ASSET_ARRAYS \"\")" "set(ASSET_TABLE \"\")" "set(USE_GZIP false)" \
     "configure_file(\"$ui/ui.h.in\" llama-ui/ui.h @ONLY)" \
     "configure_file(\"$ui/ui.cpp.in\" llama-ui/ui.cpp @ONLY)" \
@@ -174,26 +296,7 @@ llama_tool() {
     "add_custom_target(llama-ui-assets)" \
     "add_subdirectory(\"$server\" server)" \
     "target_compile_options(server-context PRIVATE -include \"\${CMAKE_CURRENT_SOURCE_DIR}/dyno-server-compat.h\")")
-  if [ "$(cat "$tools_build/wrapper/CMakeLists.txt" 2>/dev/null)" != "$wrapper" ] \
-     || [ ! -f "$tools_build/out/CMakeCache.txt" ]; then
-    echo "$wrapper" >"$tools_build/wrapper/CMakeLists.txt"
-    if ! cmake -S "$tools_build/wrapper" -B "$tools_build/out" "${options[@]}" >"$tools_build/cmake.log" 2>&1; then
-      tail -n 20 "$tools_build/cmake.log" >&2
-      echo "llama-tools: configuring failed; the whole log is $tools_build/cmake.log" >&2
-      rm -f "$tools_build/wrapper/CMakeLists.txt"
-      return 1
-    fi
-  fi
-  local bin
-  bin=$(find "$tools_build/out" -type f -name "$name" -perm -u+x -print -quit 2>/dev/null)
-  [ -n "$bin" ] || echo "llama-tools: building $name from $llama_src (about 10 minutes on 2 cores the first time; log: $tools_build/build.log)" >&2
-  # Incremental: a no-op in seconds when nothing changed.
-  if ! cmake --build "$tools_build/out" --target "$name" -j "$(nproc)" >"$tools_build/build.log" 2>&1; then
-    grep -m 20 -E 'error|Error' "$tools_build/build.log" >&2 || tail -n 20 "$tools_build/build.log" >&2
-    echo "llama-tools: building $name failed; the whole log is $tools_build/build.log" >&2
-    return 1
-  fi
-  bin=$(find "$tools_build/out" -type f -name "$name" -perm -u+x -print -quit)
-  [ -n "$bin" ] || { echo "llama-tools: the build made no $name binary (see $tools_build/build.log)" >&2; return 1; }
-  echo "$bin"
+  _cmake_build "$dir" llama-server "$wrapper" "${options[@]}" >/dev/null || return 1
+  [ -x "$bin_dir/llama-server" ] || { echo "llama-tools: the build made no $bin_dir/llama-server (see $dir/build.log)" >&2; return 1; }
+  echo "$bin_dir/llama-server"
 }
