@@ -22,7 +22,18 @@ step "UI: install, check, unit tests, build"
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run check && npm test && npm run build)
 step "fmt and clippy"
 cargo fmt --all -- --check
-cargo clippy --release --workspace --all-targets --features dyno/test-faults -- -D warnings
+cargo clippy "${dyno_test_build[@]}" -- -D warnings
+# Shipped builds (the app's, the packages', the kit's) never have the fault
+# injection: the workspace's feature set without the test flags must not
+# name it, and that build must compile and pass clippy on its own (it has
+# code the test build leaves out).
+if cargo tree --workspace -e normal,build,features -i dyno | grep -q 'test-faults'; then
+  echo "test: the shipped build enables dyno's test-faults feature:" >&2
+  cargo tree --workspace -e normal,build,features -i dyno >&2
+  exit 1
+fi
+cargo clippy --release --workspace -- -D warnings
+echo "test: the shipped build has no fault injection and is clippy-clean"
 # A real llama-server for the server-benchmark tests (tests/it/serve_llama.rs)
 # and the app's Servers journey, built once per machine against the llama.cpp
 # libraries the clippy step just built (so after it: only the server and
@@ -30,26 +41,14 @@ cargo clippy --release --workspace --all-targets --features dyno/test-faults -- 
 step "llama-server"
 DYNO_LLAMA_SERVER=$(bash scripts/lib/llama-server.sh)
 export DYNO_LLAMA_SERVER
-# Fault injection (DYNO_TEST_FAULT) exists only in this test build; the
-# e2e test's app and the check after it are built without it.
+# Fault injection (DYNO_TEST_FAULT) exists only in this test build, which
+# the end-to-end test and the kit's check reuse (scripts/lib/env.sh).
 step "cargo test (unit, quiet, it)"
-cargo test --release --workspace --features dyno/test-faults
+cargo test "${dyno_test_build[@]}"
 step "end-to-end"
 bash scripts/test/e2e.sh
 # The GPU kit's layout on this CPU-only machine: modules from the kit's
 # folder, a CUDA module refused with its reason, the CPU against llama-bench.
 step "GPU kit"
 bash scripts/test/gpu-kit.sh
-step "release build ignores faults"
-# A shipped build ignores the fault variables: the release dyno, rebuilt
-# without the feature by e2e.sh, benchmarks with DYNO_TEST_FAULT set.
-check_db=$(mktemp -d)
-DYNO_DB="$check_db/dyno.db" DYNO_TEST_FAULT=abort@load DYNO_TEST_FAULT_ONCE="$check_db/fired" \
-  "$CARGO_TARGET_DIR/release/dyno" bench "$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" -p 8 -n 0 -r 1 >/dev/null
-if [ -e "$check_db/fired" ]; then
-  echo "test: a release build acted on DYNO_TEST_FAULT" >&2
-  exit 1
-fi
-rm -rf "$check_db"
-echo "test: the release build ignores DYNO_TEST_FAULT"
 step "done"
