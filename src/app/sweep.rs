@@ -256,35 +256,7 @@ pub async fn execute(
     let machine = Machine::detect();
     let machine_id = store.upsert_machine(&machine).await?;
     let (spec, resume) = match a.resume {
-        Some(id) => {
-            let row = store
-                .sweep(id)
-                .await?
-                .filter(|s| s.kind == "sweep")
-                .ok_or_else(|| {
-                    DynoError::NotFound(format!(
-                        "no sweep {id} in {}; `dyno sweeps` lists them",
-                        db.display()
-                    ))
-                })?;
-            if row.status == Some(SweepStatus::Running) {
-                return Err(DynoError::BadInput(format!(
-                    "sweep {id} is running in another Dyno process (pid {}); wait for it to finish",
-                    row.owner_pid.unwrap_or_default()
-                )));
-            }
-            if row.machine_id != Some(machine_id) {
-                return Err(DynoError::BadInput(format!(
-                    "sweep {id} was measured on another machine; run the sweep afresh here"
-                )));
-            }
-            let spec: SweepSpec = serde_json::from_str(&row.args_json).map_err(|e| {
-                DynoError::BadInput(format!(
-                    "sweep {id} was stored by another Dyno version and cannot be resumed ({e}); run it afresh"
-                ))
-            })?;
-            (spec, Some(id))
-        }
+        Some(id) => (stored_spec(store, db, id, machine_id).await?, Some(id)),
         None => (spec_of(a, &machine)?.canonical(), None),
     };
     spec.request.validate()?;
@@ -313,30 +285,7 @@ pub async fn execute(
     let key = spec.resume_key(&machine.fingerprint);
     let sweep_id = match resume {
         Some(id) => id,
-        None => match store.find_sweep(&key).await? {
-            // A sweep still 'running' after orphans were closed belongs to a
-            // live process: measuring beside it would only disturb both.
-            Some(s) if s.status == Some(SweepStatus::Running) => {
-                return Err(DynoError::BadInput(format!(
-                    "sweep {} with the same levels and plan is running in another Dyno process (pid {}); wait for it, or stop it and run this again to resume",
-                    s.id,
-                    s.owner_pid.unwrap_or_default()
-                )));
-            }
-            Some(s) if !a.fresh => {
-                reporter.sweep(&SweepEvent::Info(&format!(
-                    "resuming sweep {} (same levels, plan and machine); levels already measured are skipped, --fresh measures them again",
-                    s.id
-                )));
-                s.id
-            }
-            _ => {
-                let args = serde_json::to_string(&spec).expect("spec serialises");
-                store
-                    .create_quant_sweep(machine_id, &args, spec.source.kind(), &key)
-                    .await?
-            }
-        },
+        None => find_or_create(store, machine_id, &spec, &key, a.fresh, reporter).await?,
     };
     if !store.reopen_sweep(sweep_id).await? {
         return Err(DynoError::BadInput(format!(
@@ -375,6 +324,76 @@ pub async fn execute(
         sweep_id,
         outcome: out?,
     }))
+}
+
+/// The stored plan of sweep `id`, to resume: refused while another process
+/// runs it, when it was measured on another machine, or when another Dyno
+/// version stored it.
+async fn stored_spec(store: &Store, db: &Path, id: i64, machine_id: i64) -> Result<SweepSpec> {
+    let row = store
+        .sweep(id)
+        .await?
+        .filter(|s| s.kind == "sweep")
+        .ok_or_else(|| {
+            DynoError::NotFound(format!(
+                "no sweep {id} in {}; `dyno sweeps` lists them",
+                db.display()
+            ))
+        })?;
+    if row.status == Some(SweepStatus::Running) {
+        return Err(DynoError::BadInput(format!(
+            "sweep {id} is running in another Dyno process (pid {}); wait for it to finish",
+            row.owner_pid.unwrap_or_default()
+        )));
+    }
+    if row.machine_id != Some(machine_id) {
+        return Err(DynoError::BadInput(format!(
+            "sweep {id} was measured on another machine; run the sweep afresh here"
+        )));
+    }
+    let spec: SweepSpec = serde_json::from_str(&row.args_json).map_err(|e| {
+        DynoError::BadInput(format!(
+            "sweep {id} was stored by another Dyno version and cannot be resumed ({e}); run it afresh"
+        ))
+    })?;
+    Ok(spec)
+}
+
+/// The sweep with the same levels, plan and machine to resume (unless
+/// `fresh`), else a new one. One still running belongs to a live process:
+/// measuring beside it would only disturb both.
+async fn find_or_create(
+    store: &Store,
+    machine_id: i64,
+    spec: &SweepSpec,
+    key: &str,
+    fresh: bool,
+    reporter: &mut dyn SweepReporter,
+) -> Result<i64> {
+    Ok(match store.find_sweep(key).await? {
+        // A sweep still 'running' after orphans were closed belongs to a
+        // live process: measuring beside it would only disturb both.
+        Some(s) if s.status == Some(SweepStatus::Running) => {
+            return Err(DynoError::BadInput(format!(
+                "sweep {} with the same levels and plan is running in another Dyno process (pid {}); wait for it, or stop it and run this again to resume",
+                s.id,
+                s.owner_pid.unwrap_or_default()
+            )));
+        }
+        Some(s) if !fresh => {
+            reporter.sweep(&SweepEvent::Info(&format!(
+                "resuming sweep {} (same levels, plan and machine); levels already measured are skipped, --fresh measures them again",
+                s.id
+            )));
+            s.id
+        }
+        _ => {
+            let args = serde_json::to_string(spec).expect("spec serialises");
+            store
+                .create_quant_sweep(machine_id, &args, spec.source.kind(), key)
+                .await?
+        }
+    })
 }
 
 /// Download the repo's files for the sweep's levels (those already in the

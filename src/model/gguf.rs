@@ -357,57 +357,7 @@ pub fn read_header_from<R: Read + Seek>(inner: R, len: u64) -> Result<Header, Gg
 
     let mut tensors = Vec::with_capacity(n_tensors.min(1 << 16) as usize);
     for i in 0..n_tensors {
-        let name = c.string(&format!("the name of tensor #{i}"))?;
-        let n_dims = c.u32(&format!("the dimensions of '{name}'"))?;
-        if n_dims == 0 || n_dims > MAX_DIMS {
-            return Err(GgufError::Corrupt(format!(
-                "tensor '{name}' has {n_dims} dimensions"
-            )));
-        }
-        let mut dims = Vec::with_capacity(n_dims as usize);
-        let mut n_elements: u64 = 1;
-        for _ in 0..n_dims {
-            let d = c.u64(&format!("the shape of '{name}'"))?;
-            n_elements = n_elements
-                .checked_mul(d)
-                .filter(|n| *n < (1u64 << 62))
-                .ok_or_else(|| {
-                    GgufError::Corrupt(format!("tensor '{name}' has an absurd shape"))
-                })?;
-            dims.push(d);
-        }
-        let ggml_type = c.u32(&format!("the type of '{name}'"))?;
-        let (block, block_bytes) = ggml_type_block(ggml_type).ok_or_else(|| {
-            GgufError::Corrupt(format!("tensor '{name}' has unknown type {ggml_type}"))
-        })?;
-        if dims[0] % block != 0 {
-            return Err(GgufError::Corrupt(format!(
-                "tensor '{name}' has a row of {} elements, not a multiple of its block size {block}",
-                dims[0]
-            )));
-        }
-        let offset = c.u64(&format!("the offset of '{name}'"))?;
-        if offset % alignment != 0 {
-            return Err(GgufError::Corrupt(format!(
-                "tensor '{name}' is misaligned (offset {offset}, alignment {alignment})"
-            )));
-        }
-        // Checked: n_elements is capped at 2^62 only, and an 8-byte type
-        // (I64, F64) times that wraps u64. A wrapped size is small, passes the
-        // end-of-file check below, and the memory check then trusts it: a
-        // 64-byte file was accepted as holding an F64 tensor of 2^61
-        // elements and 0 bytes.
-        let n_bytes = (n_elements / block)
-            .checked_mul(block_bytes)
-            .ok_or_else(|| GgufError::Corrupt(format!("tensor '{name}' has an absurd shape")))?;
-        tensors.push(TensorInfo {
-            name,
-            dims,
-            ggml_type,
-            offset,
-            n_elements,
-            n_bytes,
-        });
+        tensors.push(tensor_info(&mut c, i, alignment)?);
     }
 
     let data_offset = c.pos.div_ceil(alignment) * alignment;
@@ -433,6 +383,64 @@ pub fn read_header_from<R: Read + Seek>(inner: R, len: u64) -> Result<Header, Gg
         alignment,
         data_offset,
         file_size: len,
+    })
+}
+
+/// Reads tensor `i`'s entry of the header, refusing a shape, type or offset
+/// llama.cpp could not load.
+fn tensor_info<R: Read + Seek>(
+    c: &mut Cursor<R>,
+    i: u64,
+    alignment: u64,
+) -> Result<TensorInfo, GgufError> {
+    let name = c.string(&format!("the name of tensor #{i}"))?;
+    let n_dims = c.u32(&format!("the dimensions of '{name}'"))?;
+    if n_dims == 0 || n_dims > MAX_DIMS {
+        return Err(GgufError::Corrupt(format!(
+            "tensor '{name}' has {n_dims} dimensions"
+        )));
+    }
+    let mut dims = Vec::with_capacity(n_dims as usize);
+    let mut n_elements: u64 = 1;
+    for _ in 0..n_dims {
+        let d = c.u64(&format!("the shape of '{name}'"))?;
+        n_elements = n_elements
+            .checked_mul(d)
+            .filter(|n| *n < (1u64 << 62))
+            .ok_or_else(|| GgufError::Corrupt(format!("tensor '{name}' has an absurd shape")))?;
+        dims.push(d);
+    }
+    let ggml_type = c.u32(&format!("the type of '{name}'"))?;
+    let (block, block_bytes) = ggml_type_block(ggml_type).ok_or_else(|| {
+        GgufError::Corrupt(format!("tensor '{name}' has unknown type {ggml_type}"))
+    })?;
+    if dims[0] % block != 0 {
+        return Err(GgufError::Corrupt(format!(
+            "tensor '{name}' has a row of {} elements, not a multiple of its block size {block}",
+            dims[0]
+        )));
+    }
+    let offset = c.u64(&format!("the offset of '{name}'"))?;
+    if offset % alignment != 0 {
+        return Err(GgufError::Corrupt(format!(
+            "tensor '{name}' is misaligned (offset {offset}, alignment {alignment})"
+        )));
+    }
+    // Checked: n_elements is capped at 2^62 only, and an 8-byte type
+    // (I64, F64) times that wraps u64. A wrapped size is small, passes the
+    // end-of-file check below, and the memory check then trusts it: a
+    // 64-byte file was accepted as holding an F64 tensor of 2^61
+    // elements and 0 bytes.
+    let n_bytes = (n_elements / block)
+        .checked_mul(block_bytes)
+        .ok_or_else(|| GgufError::Corrupt(format!("tensor '{name}' has an absurd shape")))?;
+    Ok(TensorInfo {
+        name,
+        dims,
+        ggml_type,
+        offset,
+        n_elements,
+        n_bytes,
     })
 }
 

@@ -365,67 +365,11 @@ pub fn parse_shape(spec: &str, arch: &str, base: Shape) -> Result<(Shape, String
         if let Some((k, v)) = part.split_once('=') {
             let k = k.trim().to_ascii_lowercase();
             let v = v.trim();
-            if k == "tied" {
-                s.tied = match v {
-                    "true" | "yes" | "1" => true,
-                    "false" | "no" | "0" => false,
-                    _ => return Err(format!("tied={v}: say true or false")),
-                };
-            } else {
-                let n: u64 = v
-                    .parse()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .ok_or_else(|| format!("{k}={v}: not a positive whole number"))?;
-                match k.as_str() {
-                    "embd" => s.embd = n,
-                    "layers" => s.layers = n,
-                    "ff" => s.ff = n,
-                    "heads" => s.heads = n,
-                    "heads_kv" | "kv_heads" => s.heads_kv = n,
-                    "head_dim" => {
-                        s.head_dim = n;
-                        head_dim_given = true;
-                    }
-                    "vocab" => s.vocab = n,
-                    "context" => s.context = n,
-                    "experts" => s.experts = n,
-                    "experts_used" => s.experts_used = n,
-                    _ => {
-                        return Err(format!(
-                        "{k}: not a shape key; use embd, layers, ff, heads, heads_kv, head_dim, vocab, context, experts, experts_used or tied"
-                    ))
-                    }
-                }
-            }
+            set_key(&mut s, &k, v)?;
+            head_dim_given |= k == "head_dim";
             label.push(format!("{k}={v}"));
         } else {
-            let p = PRESETS
-                .iter()
-                .find(|p| p.name.eq_ignore_ascii_case(part))
-                .ok_or_else(|| {
-                    format!(
-                        "{part}: no such shape; Dyno knows {}, or give key=value pairs such as layers=8,embd=1024",
-                        PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
-                    )
-                })?;
-            if p.arch != arch {
-                let fit: Vec<&str> = PRESETS
-                    .iter()
-                    .filter(|p| p.arch == arch)
-                    .map(|p| p.name)
-                    .collect();
-                return Err(format!(
-                    "{part} is a {} model and the template is {arch}: give a {} file as --like{}",
-                    p.arch,
-                    p.arch,
-                    if fit.is_empty() {
-                        String::new()
-                    } else {
-                        format!(", or use a {arch} shape: {}", fit.join(", "))
-                    }
-                ));
-            }
+            let p = preset(part, arch)?;
             s = p.shape;
             from_preset = true;
             label.push(p.name.to_string());
@@ -443,6 +387,79 @@ pub fn parse_shape(spec: &str, arch: &str, base: Shape) -> Result<(Shape, String
         }
         s.head_dim = s.embd / s.heads;
     }
+    check_shape(&mut s, arch, &base)?;
+    Ok((s, label.join(",")))
+}
+
+/// Sets one `key=value` of a shape.
+fn set_key(s: &mut Shape, k: &str, v: &str) -> Result<(), String> {
+    if k == "tied" {
+        s.tied = match v {
+            "true" | "yes" | "1" => true,
+            "false" | "no" | "0" => false,
+            _ => return Err(format!("tied={v}: say true or false")),
+        };
+        return Ok(());
+    }
+    let n: u64 = v
+        .parse()
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("{k}={v}: not a positive whole number"))?;
+    match k {
+        "embd" => s.embd = n,
+        "layers" => s.layers = n,
+        "ff" => s.ff = n,
+        "heads" => s.heads = n,
+        "heads_kv" | "kv_heads" => s.heads_kv = n,
+        "head_dim" => s.head_dim = n,
+        "vocab" => s.vocab = n,
+        "context" => s.context = n,
+        "experts" => s.experts = n,
+        "experts_used" => s.experts_used = n,
+        _ => {
+            return Err(format!(
+                "{k}: not a shape key; use embd, layers, ff, heads, heads_kv, head_dim, vocab, context, experts, experts_used or tied"
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// A named shape, refused when the template is of another architecture.
+fn preset(part: &str, arch: &str) -> Result<&'static Preset, String> {
+    let p = PRESETS
+        .iter()
+        .find(|p| p.name.eq_ignore_ascii_case(part))
+        .ok_or_else(|| {
+            format!(
+                "{part}: no such shape; Dyno knows {}, or give key=value pairs such as layers=8,embd=1024",
+                PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+            )
+        })?;
+    if p.arch != arch {
+        let fit: Vec<&str> = PRESETS
+            .iter()
+            .filter(|p| p.arch == arch)
+            .map(|p| p.name)
+            .collect();
+        return Err(format!(
+            "{part} is a {} model and the template is {arch}: give a {} file as --like{}",
+            p.arch,
+            p.arch,
+            if fit.is_empty() {
+                String::new()
+            } else {
+                format!(", or use a {arch} shape: {}", fit.join(", "))
+            }
+        ));
+    }
+    Ok(p)
+}
+
+/// Checks a shape llama.cpp could load, and gives a mixture its default
+/// count of experts per token.
+fn check_shape(s: &mut Shape, arch: &str, base: &Shape) -> Result<(), String> {
     if !s.heads.is_multiple_of(s.heads_kv) {
         return Err(format!(
             "{} heads cannot share {} key-value heads evenly",
@@ -481,7 +498,7 @@ pub fn parse_shape(spec: &str, arch: &str, base: Shape) -> Result<(Shape, String
             )
         });
     }
-    Ok((s, label.join(",")))
+    Ok(())
 }
 
 /// What a tensor dimension measures, to resize it.
@@ -765,31 +782,24 @@ fn tensor_list(
     target: &Shape,
     level: Option<&Level>,
 ) -> Result<Vec<Out>, String> {
-    let matrix_type = |name: &str, dims: &[u64], own: u32| -> u32 {
-        let Some(l) = level else { return own };
-        // Routers keep their type, as llama-quantize leaves them.
-        if dims.len() < 2 || name.contains(".ffn_gate_inp.") {
-            return own;
-        }
-        let is_output = name == "output.weight" || (target.tied && name == "token_embd.weight");
-        l.matrix_type(name, dims[0], is_output, target.layers, target.experts)
-    };
-
-    // The tensor list, in the template's order, layer 0 standing for all.
-    let mut out_tensors: Vec<Out> = Vec::new();
-    let resize = |name: &str, dims: &[u64]| -> Result<Vec<u64>, String> {
-        Ok(dims_of(name, dims, base)?
-            .into_iter()
-            .zip(dims)
-            .map(|(d, &n)| d.map_or(n, |d| d.size(target)))
-            .collect())
-    };
     if base.experts > 0 && target.experts == 0 {
         return Err(format!(
             "the template is a mixture of {} experts and the shape is dense: give experts= (or a dense template)",
             base.experts
         ));
     }
+    let fit = Fit {
+        types: h
+            .tensors
+            .iter()
+            .map(|t| (t.name.as_str(), t.ggml_type))
+            .collect(),
+        base,
+        target,
+        level,
+    };
+    // The tensor list, in the template's order, layer 0 standing for all.
+    let mut out_tensors: Vec<Out> = Vec::new();
     // A dense template made a mixture: each feed-forward matrix becomes
     // `experts` of them (llama.cpp's `ffn_*_exps`, one 3-D tensor), and
     // each layer gains a router, as llama.cpp's llama architecture loads
@@ -797,11 +807,6 @@ fn tensor_list(
     let to_moe = base.experts == 0 && target.experts > 0;
     let mut routers_added = false;
     let mut embd_type = None;
-    let types: HashMap<&str, u32> = h
-        .tensors
-        .iter()
-        .map(|t| (t.name.as_str(), t.ggml_type))
-        .collect();
     for t in &h.tensors {
         match layer_of(&t.name) {
             Some((0, tail)) => {
@@ -817,43 +822,24 @@ fn tensor_list(
                     routers_added = true;
                     // The router stays F32 at every level: llama-quantize
                     // leaves ffn_gate_inp alone.
-                    for i in 0..target.layers {
-                        out_tensors.push(Out {
-                            name: format!("blk.{i}.ffn_gate_inp.weight"),
-                            dims: vec![target.embd, target.experts],
-                            ggml_type: 0,
-                        });
-                    }
+                    out_tensors.extend((0..target.layers).map(|i| Out {
+                        name: format!("blk.{i}.ffn_gate_inp.weight"),
+                        dims: vec![target.embd, target.experts],
+                        ggml_type: 0,
+                    }));
                 }
                 for i in 0..target.layers {
-                    if let (true, Some(m)) = (to_moe, ffn) {
-                        let name = format!("blk.{i}.{m}_exps.weight");
-                        let j = i * base.layers / target.layers;
-                        let own = types
-                            .get(format!("blk.{j}.{tail}").as_str())
-                            .copied()
-                            .unwrap_or(t.ggml_type);
-                        let mut dims = resize(&t.name, &t.dims)?;
-                        dims.push(target.experts);
-                        out_tensors.push(Out {
-                            ggml_type: matrix_type(&name, &dims, own),
-                            dims,
-                            name,
-                        });
-                        continue;
-                    }
-                    let name = format!("blk.{i}.{tail}");
-                    // Mixed levels (Q4_K_M and the like) give some layers
-                    // more bits by their depth in the model: the type comes
-                    // from the template's layer at the same relative depth.
-                    let j = i * base.layers / target.layers;
-                    let own = types
-                        .get(format!("blk.{j}.{tail}").as_str())
-                        .copied()
-                        .unwrap_or(t.ggml_type);
-                    let dims = resize(&t.name, &t.dims)?;
+                    let own = fit.own_at(i, &tail, t.ggml_type);
+                    let mut dims = fit.resize(&t.name, &t.dims)?;
+                    let name = match (to_moe, ffn) {
+                        (true, Some(m)) => {
+                            dims.push(target.experts);
+                            format!("blk.{i}.{m}_exps.weight")
+                        }
+                        _ => format!("blk.{i}.{tail}"),
+                    };
                     out_tensors.push(Out {
-                        ggml_type: matrix_type(&name, &dims, own),
+                        ggml_type: fit.matrix_type(&name, &dims, own),
                         dims,
                         name,
                     });
@@ -865,9 +851,9 @@ fn tensor_list(
                 if t.name == "token_embd.weight" {
                     embd_type = Some(t.ggml_type);
                 }
-                let dims = resize(&t.name, &t.dims)?;
+                let dims = fit.resize(&t.name, &t.dims)?;
                 out_tensors.push(Out {
-                    ggml_type: matrix_type(&t.name, &dims, t.ggml_type),
+                    ggml_type: fit.matrix_type(&t.name, &dims, t.ggml_type),
                     dims,
                     name: t.name.clone(),
                 });
@@ -879,11 +865,66 @@ fn tensor_list(
         let dims = vec![target.embd, target.vocab];
         out_tensors.push(Out {
             name: "output.weight".into(),
-            ggml_type: matrix_type("output.weight", &dims, own),
+            ggml_type: fit.matrix_type("output.weight", &dims, own),
             dims,
         });
     }
-    for t in &out_tensors {
+    check_row_widths(&out_tensors)?;
+    Ok(out_tensors)
+}
+
+/// How a template tensor is sized and typed in the reshaped header.
+struct Fit<'a> {
+    /// The template's tensor types by name.
+    types: HashMap<&'a str, u32>,
+    base: &'a Shape,
+    target: &'a Shape,
+    level: Option<&'a Level>,
+}
+
+impl Fit<'_> {
+    /// The tensor's dimensions at the target shape.
+    fn resize(&self, name: &str, dims: &[u64]) -> Result<Vec<u64>, String> {
+        Ok(dims_of(name, dims, self.base)?
+            .into_iter()
+            .zip(dims)
+            .map(|(d, &n)| d.map_or(n, |d| d.size(self.target)))
+            .collect())
+    }
+
+    /// Layer `i`'s own type for a tensor: mixed levels (Q4_K_M and the like)
+    /// give some layers more bits by their depth in the model, so the type
+    /// comes from the template's layer at the same relative depth.
+    fn own_at(&self, i: u64, tail: &str, default: u32) -> u32 {
+        let j = i * self.base.layers / self.target.layers;
+        self.types
+            .get(format!("blk.{j}.{tail}").as_str())
+            .copied()
+            .unwrap_or(default)
+    }
+
+    /// The type at the asked level, or the tensor's own without one.
+    fn matrix_type(&self, name: &str, dims: &[u64], own: u32) -> u32 {
+        let Some(l) = self.level else { return own };
+        // Routers keep their type, as llama-quantize leaves them.
+        if dims.len() < 2 || name.contains(".ffn_gate_inp.") {
+            return own;
+        }
+        let is_output =
+            name == "output.weight" || (self.target.tied && name == "token_embd.weight");
+        l.matrix_type(
+            name,
+            dims[0],
+            is_output,
+            self.target.layers,
+            self.target.experts,
+        )
+    }
+}
+
+/// Refuses a row width a tensor's type cannot hold in whole blocks.
+fn check_row_widths(tensors: &[Out]) -> Result<(), String> {
+    for t in tensors {
         let (block, _) = ggml_type_block(t.ggml_type).unwrap_or((1, 1));
         if !t.dims[0].is_multiple_of(block) {
             return Err(format!(
@@ -894,7 +935,7 @@ fn tensor_list(
             ));
         }
     }
-    Ok(out_tensors)
+    Ok(())
 }
 
 /// The reshaped header's metadata: the template's entries in order, shape

@@ -628,15 +628,7 @@ pub fn predict_rate(
     // Decode: the types holding at least 1% of the elements read, without
     // a fitted cost.
     let unseen_types: Vec<String> = if phase == Phase::Decode && calibrated {
-        let elems = decode_elements(shape, 0);
-        let total: f64 = elems.iter().map(|(_, e)| e).sum();
-        elems
-            .into_iter()
-            .filter(|(t, e)| {
-                *e > 0.01 * total && parts.iter().any(|f| !f.type_cost.contains_key(t))
-            })
-            .map(|(t, _)| t)
-            .collect()
+        unfitted_types(shape, &parts)
     } else {
         Vec::new()
     };
@@ -647,18 +639,7 @@ pub fn predict_rate(
         Phase::Decode => unseen_types.is_empty(),
     };
     let h = if calibrated {
-        let scatter = |f: &&Fit| match (phase, model_seen) {
-            (Phase::Decode, false) => f.log_sd_model,
-            _ => f.log_sd,
-        };
-        let s = parts.iter().map(scatter).fold(0.05f64, f64::max);
-        let t = match (model_seen, level_seen, phase) {
-            (true, true, _) => 0.05,
-            (_, true, Phase::Decode) => 0.10,
-            (_, true, Phase::Prefill) => 0.12,
-            _ => 0.25,
-        };
-        (s * s + t * t).sqrt()
+        log_spread(&parts, phase, model_seen, level_seen)
     } else if phase == Phase::Decode {
         0.5
     } else {
@@ -673,25 +654,14 @@ pub fn predict_rate(
     models.sort();
     models.dedup();
     let text = if calibrated {
-        let mut t = format!(
-            "from {} run{} of {} model{} on this machine",
+        basis_text(
+            &parts,
             runs.len(),
-            if runs.len() == 1 { "" } else { "s" },
             models.len(),
-            if models.len() == 1 { "" } else { "s" },
-        );
-        if !unseen_types.is_empty() {
-            t.push_str(&format!(
-                ", none with {} tensors",
-                unseen_types.join(" or ")
-            ));
-        } else if !level_seen {
-            t.push_str(&format!(", none of them {}", shape.quant));
-        }
-        if parts.iter().any(|f| f.disturbed) {
-            t.push_str(" (all disturbed by other programs: likely low)");
-        }
-        t
+            &unseen_types,
+            level_seen,
+            &shape.quant,
+        )
     } else {
         "prior only: no runs on this machine yet".to_string()
     };
@@ -710,6 +680,65 @@ pub fn predict_rate(
             text,
         },
     )
+}
+
+/// The types holding at least 1% of the elements a decode step reads that
+/// a fit has no cost for.
+fn unfitted_types(shape: &ModelShape, parts: &[&Fit]) -> Vec<String> {
+    let elems = decode_elements(shape, 0);
+    let total: f64 = elems.iter().map(|(_, e)| e).sum();
+    elems
+        .into_iter()
+        .filter(|(t, e)| *e > 0.01 * total && parts.iter().any(|f| !f.type_cost.contains_key(t)))
+        .map(|(t, _)| t)
+        .collect()
+}
+
+/// `h` of a calibrated prediction: the fit's scatter and what carrying it
+/// to this file adds, together (see [`predict_rate`]).
+fn log_spread(parts: &[&Fit], phase: Phase, model_seen: bool, level_seen: bool) -> f64 {
+    let scatter = |f: &&Fit| match (phase, model_seen) {
+        (Phase::Decode, false) => f.log_sd_model,
+        _ => f.log_sd,
+    };
+    let s = parts.iter().map(scatter).fold(0.05f64, f64::max);
+    let t = match (model_seen, level_seen, phase) {
+        (true, true, _) => 0.05,
+        (_, true, Phase::Decode) => 0.10,
+        (_, true, Phase::Prefill) => 0.12,
+        _ => 0.25,
+    };
+    (s * s + t * t).sqrt()
+}
+
+/// What a calibrated prediction rests on, in words.
+fn basis_text(
+    parts: &[&Fit],
+    runs: usize,
+    models: usize,
+    unseen_types: &[String],
+    level_seen: bool,
+    quant: &str,
+) -> String {
+    let mut t = format!(
+        "from {} run{} of {} model{} on this machine",
+        runs,
+        if runs == 1 { "" } else { "s" },
+        models,
+        if models == 1 { "" } else { "s" },
+    );
+    if !unseen_types.is_empty() {
+        t.push_str(&format!(
+            ", none with {} tensors",
+            unseen_types.join(" or ")
+        ));
+    } else if !level_seen {
+        t.push_str(&format!(", none of them {quant}"));
+    }
+    if parts.iter().any(|f| f.disturbed) {
+        t.push_str(" (all disturbed by other programs: likely low)");
+    }
+    t
 }
 
 #[cfg(test)]

@@ -166,6 +166,60 @@ pub struct Quantized {
     pub elapsed_ms: f64,
 }
 
+/// Creates the cache folder, and refuses a quantisation that cannot fit
+/// there now rather than after minutes of work.
+fn make_room(
+    dir: &Path,
+    level: &str,
+    expected_bytes: u64,
+) -> std::result::Result<(), WorkerFailure> {
+    let fail = WorkerFailure::new;
+    std::fs::create_dir_all(dir).map_err(|e| {
+        fail(
+            FailureCode::CacheUnwritable,
+            format!(
+                "cannot create the quantisation cache {}: {e}; set DYNO_CACHE_DIR to a writable folder",
+                dir.display()
+            ),
+        )
+    })?;
+    let need = expected_bytes + expected_bytes / 20;
+    if let Some(free) = free_space(dir).filter(|&f| f < need) {
+        return Err(fail(
+            FailureCode::DiskFull,
+            format!(
+                "not enough disk space to make {level}: about {} needed, {} free in {}; free some space or set DYNO_CACHE_DIR to a disk with room",
+                human_bytes(need),
+                human_bytes(free),
+                dir.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Why a quantizer's "success" left an unusable file, if it did. llama.cpp's
+/// writer does not check every write, so a disk that fills up can leave a
+/// short file behind a success: the header is read back (it checks that
+/// every tensor's bytes are in the file) before the file is trusted.
+fn unusable_output(partial: &Path, dir: &Path, level: &str) -> Option<WorkerFailure> {
+    let fail = WorkerFailure::new;
+    crate::model::gguf::read_header(partial).err().map(|e| {
+        let full = free_space(dir).is_some_and(|f| f < 1 << 20);
+        if full {
+            fail(
+                FailureCode::DiskFull,
+                format!(
+                    "the disk filled up while making {level} in {}; free some space or set DYNO_CACHE_DIR to a disk with room",
+                    dir.display()
+                ),
+            )
+        } else {
+            fail(FailureCode::BadOutput, format!("the quantizer wrote an unusable {level} file: {e}"))
+        }
+    })
+}
+
 /// Quantize `base` to `level` unless the cache has it. Partial output is
 /// removed however the worker ends.
 #[allow(clippy::too_many_arguments)]
@@ -193,28 +247,7 @@ pub async fn quantize_cached(
     let ftype = ftype_of(level)
         .ok_or_else(|| fail(FailureCode::BadLevel, format!("unknown level {level}")))?;
     let dir = out.parent().expect("cache path has a parent");
-    std::fs::create_dir_all(dir).map_err(|e| {
-        fail(
-            FailureCode::CacheUnwritable,
-            format!(
-                "cannot create the quantisation cache {}: {e}; set DYNO_CACHE_DIR to a writable folder",
-                dir.display()
-            ),
-        )
-    })?;
-    // A quantisation that cannot fit fails now, not after minutes of work.
-    let need = expected_bytes + expected_bytes / 20;
-    if let Some(free) = free_space(dir).filter(|&f| f < need) {
-        return Err(fail(
-            FailureCode::DiskFull,
-            format!(
-                "not enough disk space to make {level}: about {} needed, {} free in {}; free some space or set DYNO_CACHE_DIR to a disk with room",
-                human_bytes(need),
-                human_bytes(free),
-                dir.display()
-            ),
-        ));
-    }
+    make_room(dir, level, expected_bytes)?;
     let partial = partial_path(&out);
     let plan = QuantizePlan {
         input: base.to_path_buf(),
@@ -249,25 +282,7 @@ pub async fn quantize_cached(
         .await
         .unwrap_or_else(|e| Ended::Crashed(format!("the quantize supervisor failed: {e}")));
     let failure = ended.failure("quantizer");
-    // llama.cpp's writer does not check every write, so a disk that fills
-    // up can leave a short file behind a "success": read the header back
-    // (it checks that every tensor's bytes are in the file) before trusting it.
-    let failure = failure.or_else(|| {
-        crate::model::gguf::read_header(&partial).err().map(|e| {
-            let full = free_space(dir).is_some_and(|f| f < 1 << 20);
-            if full {
-                fail(
-                    FailureCode::DiskFull,
-                    format!(
-                        "the disk filled up while making {level} in {}; free some space or set DYNO_CACHE_DIR to a disk with room",
-                        dir.display()
-                    ),
-                )
-            } else {
-                fail(FailureCode::BadOutput, format!("the quantizer wrote an unusable {level} file: {e}"))
-            }
-        })
-    });
+    let failure = failure.or_else(|| unusable_output(&partial, dir, level));
     if let Some(f) = failure {
         // Never leave half a model where a later run could take it.
         let _ = std::fs::remove_file(&partial);

@@ -10,7 +10,7 @@ use super::{offload, sweep, telemetry, Loaded, Target};
 use crate::bench::figures::figures;
 use crate::error::Result;
 use crate::machine::Machine;
-use crate::store::{MachineRow, ResultRow, RunRow, Store};
+use crate::store::{MachineRow, ModelRow, ResultRow, RunRow, Store};
 use crate::vocab::status::ResultStatus;
 use crate::vocab::RunConfig;
 use crate::vocab::{Device, Sample, TensorOverride, TestKind, TestSpec};
@@ -122,33 +122,14 @@ async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
     let m = store.model(run.model_id).await?;
     let rows = store.results(run.id).await?;
     let config: Option<RunConfig> = serde_json::from_str(&run.config_json).ok();
-    let n_params = m.n_params.max(0) as u64;
-    let weight_bytes = m.weight_bytes.max(0) as u64;
     let mut results: Vec<ResultJson> = rows.iter().map(result_json).collect();
-    // Tensors placed by pattern split the weights between host and device
-    // memory, so no one bandwidth bounds decode: no roofline, as for a
-    // partial offload. llama.cpp's count of the tensors it moved says
-    // whether any were; without its report, the options do.
-    let moved = run
-        .offload_json
-        .as_deref()
-        .and_then(|j| serde_json::from_str::<crate::vocab::Offload>(j).ok())
-        .map(|o| o.tensors_overridden.unwrap_or(0) > 0);
-    let split_by_pattern = run.n_gpu_layers != Some(0)
-        && moved.unwrap_or_else(|| config.as_ref().is_some_and(|c| c.model.places_tensors()));
     let bandwidth = telemetry::weights_bandwidth(
         &store.machine(run.machine_id).await?,
         run.n_gpu_layers,
         m.n_layers,
     )
-    .filter(|_| !split_by_pattern);
-    // A mixture of experts reads only the experts it routes to in a step.
-    let step_bytes = m
-        .shape_json
-        .as_deref()
-        .and_then(|j| serde_json::from_str::<crate::model::shape::ModelShape>(j).ok())
-        .filter(|s| s.n_expert > 0)
-        .map_or(weight_bytes, |s| s.decode_bytes_per_token);
+    .filter(|_| !split_by_pattern(run, config.as_ref()));
+    let step_bytes = decode_step_bytes(&m);
     let prediction: Option<crate::predict::RunPrediction> = run
         .prediction_json
         .as_deref()
@@ -179,54 +160,8 @@ async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
         status: run.status,
         error: run.error.clone(),
         error_code: run.error_code.clone(),
-        model: ModelJson {
-            path: m.path,
-            file_name: m.file_name,
-            sha256: m.sha256,
-            arch: m.arch,
-            name: m.name,
-            quant: m.quant,
-            size_bytes: m.size_bytes.max(0) as u64,
-            n_params,
-            weight_bytes,
-            bits_per_weight: if n_params == 0 {
-                0.0
-            } else {
-                weight_bytes as f64 * 8.0 / n_params as f64
-            },
-            n_layers: m.n_layers.map(|v| v as u64),
-            context_length: m.context_length.map(|v| v as u64),
-            synthetic: m.synthetic,
-        },
-        config: ConfigJson {
-            n_threads: run.n_threads as u32,
-            n_gpu_layers: run.n_gpu_layers.map(|v| v as u32),
-            n_gpu_layers_requested: config.as_ref().and_then(|c| c.model.n_gpu_layers),
-            n_batch: run.n_batch as u32,
-            n_ubatch: run.n_ubatch as u32,
-            flash_attn: run.flash_attn.clone(),
-            cache_type: run.cache_type.clone(),
-            use_mmap: run.use_mmap,
-            reps: run.reps as u32,
-            warmup: config.as_ref().is_none_or(|c| c.warmup),
-            split_mode: config
-                .as_ref()
-                .map_or("layer", |c| c.model.split_mode.as_str())
-                .to_string(),
-            main_gpu: config.as_ref().map_or(0, |c| c.model.main_gpu),
-            devices: config.as_ref().and_then(|c| c.model.devices.clone()),
-            no_kv_offload: config.as_ref().is_some_and(|c| c.ctx.no_kv_offload),
-            fit_margin_mib: config.as_ref().and_then(|c| c.model.fit_margin_mib),
-            sustain_s: config.as_ref().and_then(|c| c.sustain_s),
-            n_cpu_moe: config
-                .as_ref()
-                .map(|c| c.model.n_cpu_moe)
-                .filter(|&n| n > 0),
-            tensor_overrides: config
-                .as_ref()
-                .filter(|c| !c.model.tensor_overrides.is_empty())
-                .map(|c| TensorOverride::label(&c.model.tensor_overrides)),
-        },
+        model: model_json(m),
+        config: config_json(run, config.as_ref()),
         backend: run.backend.clone(),
         backend_modules: run
             .modules_json
@@ -252,24 +187,112 @@ async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
         dyno_version: run.dyno_version.clone(),
         started_at: run.started_at.clone(),
         finished_at: run.finished_at.clone(),
-        what_this_means: run.tokens_per_word.and_then(|tpw| {
-            // The first pp+tg test gives TTFT and its own decode; else tg.
-            let pg = results
-                .iter()
-                .find(|r| r.kind == "prompt_gen" && r.status == ResultStatus::Ok);
-            let tg = results
-                .iter()
-                .find(|r| r.kind == "gen" && r.status == ResultStatus::Ok);
-            let decode = pg
-                .and_then(|r| r.decode_tokens_per_s.as_ref().map(|f| f.mean))
-                .or_else(|| tg.and_then(|r| r.mean_tokens_per_s))?;
-            Some(meaning(tpw, decode, pg.and_then(|r| r.ttft_ms)))
-        }),
+        what_this_means: run
+            .tokens_per_word
+            .and_then(|tpw| what_this_means(tpw, &results)),
         results,
         telemetry: run_telemetry,
         quality: None,
         prediction,
     })
+}
+
+/// Whether tensors placed by pattern split the weights between host and
+/// device memory, so that no one bandwidth bounds decode (no roofline, as
+/// for a partial offload). llama.cpp's count of the tensors it moved says
+/// whether any were; without its report, the options do.
+fn split_by_pattern(run: &RunRow, config: Option<&RunConfig>) -> bool {
+    let moved = run
+        .offload_json
+        .as_deref()
+        .and_then(|j| serde_json::from_str::<crate::vocab::Offload>(j).ok())
+        .map(|o| o.tensors_overridden.unwrap_or(0) > 0);
+    run.n_gpu_layers != Some(0)
+        && moved.unwrap_or_else(|| config.is_some_and(|c| c.model.places_tensors()))
+}
+
+/// The bytes of weights one decode step reads: all of them, except that a
+/// mixture of experts reads only the experts it routes to.
+fn decode_step_bytes(m: &ModelRow) -> u64 {
+    m.shape_json
+        .as_deref()
+        .and_then(|j| serde_json::from_str::<crate::model::shape::ModelShape>(j).ok())
+        .filter(|s| s.n_expert > 0)
+        .map_or(m.weight_bytes.max(0) as u64, |s| s.decode_bytes_per_token)
+}
+
+/// The model's row as exported, with its bits per weight.
+fn model_json(m: ModelRow) -> ModelJson {
+    let n_params = m.n_params.max(0) as u64;
+    let weight_bytes = m.weight_bytes.max(0) as u64;
+    ModelJson {
+        path: m.path,
+        file_name: m.file_name,
+        sha256: m.sha256,
+        arch: m.arch,
+        name: m.name,
+        quant: m.quant,
+        size_bytes: m.size_bytes.max(0) as u64,
+        n_params,
+        weight_bytes,
+        bits_per_weight: if n_params == 0 {
+            0.0
+        } else {
+            weight_bytes as f64 * 8.0 / n_params as f64
+        },
+        n_layers: m.n_layers.map(|v| v as u64),
+        context_length: m.context_length.map(|v| v as u64),
+        synthetic: m.synthetic,
+    }
+}
+
+/// The run's settings as exported: the stored columns, and from the stored
+/// plan what has no column.
+fn config_json(run: &RunRow, config: Option<&RunConfig>) -> ConfigJson {
+    ConfigJson {
+        n_threads: run.n_threads as u32,
+        n_gpu_layers: run.n_gpu_layers.map(|v| v as u32),
+        n_gpu_layers_requested: config.and_then(|c| c.model.n_gpu_layers),
+        n_batch: run.n_batch as u32,
+        n_ubatch: run.n_ubatch as u32,
+        flash_attn: run.flash_attn.clone(),
+        cache_type: run.cache_type.clone(),
+        use_mmap: run.use_mmap,
+        reps: run.reps as u32,
+        warmup: config.is_none_or(|c| c.warmup),
+        split_mode: config
+            .as_ref()
+            .map_or("layer", |c| c.model.split_mode.as_str())
+            .to_string(),
+        main_gpu: config.map_or(0, |c| c.model.main_gpu),
+        devices: config.and_then(|c| c.model.devices.clone()),
+        no_kv_offload: config.is_some_and(|c| c.ctx.no_kv_offload),
+        fit_margin_mib: config.and_then(|c| c.model.fit_margin_mib),
+        sustain_s: config.and_then(|c| c.sustain_s),
+        n_cpu_moe: config
+            .as_ref()
+            .map(|c| c.model.n_cpu_moe)
+            .filter(|&n| n > 0),
+        tensor_overrides: config
+            .as_ref()
+            .filter(|c| !c.model.tensor_overrides.is_empty())
+            .map(|c| TensorOverride::label(&c.model.tensor_overrides)),
+    }
+}
+
+/// What the run means in words per second: the first prefill-and-decode
+/// test gives TTFT and its own decode; else a decode test.
+fn what_this_means(tokens_per_word: f64, results: &[ResultJson]) -> Option<MeaningJson> {
+    let pg = results
+        .iter()
+        .find(|r| r.kind == "prompt_gen" && r.status == ResultStatus::Ok);
+    let tg = results
+        .iter()
+        .find(|r| r.kind == "gen" && r.status == ResultStatus::Ok);
+    let decode = pg
+        .and_then(|r| r.decode_tokens_per_s.as_ref().map(|f| f.mean))
+        .or_else(|| tg.and_then(|r| r.mean_tokens_per_s))?;
+    Some(meaning(tokens_per_word, decode, pg.and_then(|r| r.ttft_ms)))
 }
 
 fn machine_json(m: &MachineRow, run: Option<&RunRow>) -> MachineJson {

@@ -12,6 +12,7 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use super::json::{ConfigJson, MachineJson, ModelJson};
 use super::{Report, ResultJson, RunJson, SCHEMA_VERSION};
 use crate::bench::figures::{figures, Figures};
 use crate::error::{DynoError, Result};
@@ -248,6 +249,80 @@ pub async fn import(store: &Store, report: &Report) -> Result<(usize, usize)> {
     import_with(store, report, &Machine::detect(), None).await
 }
 
+/// The machine a file names: this machine as detected here when the file
+/// claims its fingerprint, else the file's record.
+fn file_machine(m: &MachineJson, here: &Machine) -> Machine {
+    if m.fingerprint == here.fingerprint {
+        return here.clone();
+    }
+    Machine {
+        fingerprint: m.fingerprint.clone(),
+        hostname: None,
+        os: m.os.clone(),
+        kernel: m.kernel.clone(),
+        cpu: m.cpu.clone(),
+        cores_physical: m.cores_physical.map(|c| c as usize),
+        cores_logical: m.cores as usize,
+        memory_bytes: m.memory_bytes,
+    }
+}
+
+/// A file's model as a model record. The file's path means nothing on this
+/// disk; keeping only the file name also keeps it from matching a local
+/// model's path.
+fn model_info(model: &ModelJson) -> ModelInfo {
+    let file_path = model.path.rsplit(['/', '\\']).next().unwrap_or_default();
+    ModelInfo {
+        path: file_path.into(),
+        file_name: model.file_name.clone(),
+        sha256: model.sha256.clone(),
+        arch: model.arch.clone(),
+        name: model.name.clone(),
+        quant: model.quant.clone(),
+        size_bytes: model.size_bytes,
+        weight_bytes: model.weight_bytes,
+        n_params: model.n_params,
+        n_layers: model.n_layers,
+        context_length: model.context_length,
+        gguf_version: 3,
+        synthetic: model.synthetic.clone(),
+    }
+}
+
+/// A file's settings as the plan a local run stores.
+fn run_config(c: &ConfigJson, specs: &[TestSpec]) -> Result<RunConfig> {
+    Ok(RunConfig {
+        model: ModelParams {
+            n_gpu_layers: c.n_gpu_layers_requested,
+            use_mmap: c.use_mmap,
+            split_mode: serde_json::from_value(serde_json::Value::String(c.split_mode.clone()))
+                .unwrap_or_default(),
+            main_gpu: c.main_gpu,
+            devices: c.devices.clone(),
+            fit_margin_mib: c.fit_margin_mib,
+            n_cpu_moe: c.n_cpu_moe.unwrap_or(0),
+            tensor_overrides: match c.tensor_overrides.as_deref() {
+                None | Some("none") => Vec::new(),
+                Some(s) => TensorOverride::parse_group(s)
+                    .map_err(|e| DynoError::BadInput(format!("a run's tensor_overrides: {e}")))?,
+            },
+        },
+        ctx: ContextParams {
+            n_threads: c.n_threads,
+            n_batch: c.n_batch,
+            n_ubatch: c.n_ubatch,
+            flash_attn: serde_json::from_value(serde_json::Value::String(c.flash_attn.clone()))
+                .unwrap_or(FlashAttn::Auto),
+            cache_type: c.cache_type.clone(),
+            no_kv_offload: c.no_kv_offload,
+        },
+        reps: c.reps,
+        warmup: c.warmup,
+        tests: specs.to_vec(),
+        sustain_s: c.sustain_s,
+    })
+}
+
 /// A run pulled from a team store: its key is its team uid, and it is marked
 /// as pulled from `from` so no push sends it back.
 pub struct Pulled<'a> {
@@ -265,82 +340,14 @@ pub async fn import_with(
     pulled: Option<&Pulled<'_>>,
 ) -> Result<(usize, usize)> {
     check(report, "the file")?;
-    let m = &report.machine;
-    let here = here.clone();
-    let machine = if m.fingerprint == here.fingerprint {
-        here
-    } else {
-        Machine {
-            fingerprint: m.fingerprint.clone(),
-            hostname: None,
-            os: m.os.clone(),
-            kernel: m.kernel.clone(),
-            cpu: m.cpu.clone(),
-            cores_physical: m.cores_physical.map(|c| c as usize),
-            cores_logical: m.cores as usize,
-            memory_bytes: m.memory_bytes,
-        }
-    };
+    let machine = file_machine(&report.machine, here);
     let machine_id = store.add_machine_if_absent(&machine).await?;
     let (mut added, mut skipped) = (0, 0);
     for run in &report.runs {
-        // The file's path means nothing on this disk; keeping only the file
-        // name also keeps it from matching a local model's path.
-        let file_path = run
-            .model
-            .path
-            .rsplit(['/', '\\'])
-            .next()
-            .unwrap_or_default();
-        let info = ModelInfo {
-            path: file_path.into(),
-            file_name: run.model.file_name.clone(),
-            sha256: run.model.sha256.clone(),
-            arch: run.model.arch.clone(),
-            name: run.model.name.clone(),
-            quant: run.model.quant.clone(),
-            size_bytes: run.model.size_bytes,
-            weight_bytes: run.model.weight_bytes,
-            n_params: run.model.n_params,
-            n_layers: run.model.n_layers,
-            context_length: run.model.context_length,
-            gguf_version: 3,
-            synthetic: run.model.synthetic.clone(),
-        };
-        let model_id = store.add_model_if_absent(&info).await?;
+        let model_id = store.add_model_if_absent(&model_info(&run.model)).await?;
         let specs = run.results.iter().map(spec).collect::<Result<Vec<_>>>()?;
         let c = &run.config;
-        let config = RunConfig {
-            model: ModelParams {
-                n_gpu_layers: c.n_gpu_layers_requested,
-                use_mmap: c.use_mmap,
-                split_mode: serde_json::from_value(serde_json::Value::String(c.split_mode.clone()))
-                    .unwrap_or_default(),
-                main_gpu: c.main_gpu,
-                devices: c.devices.clone(),
-                fit_margin_mib: c.fit_margin_mib,
-                n_cpu_moe: c.n_cpu_moe.unwrap_or(0),
-                tensor_overrides: match c.tensor_overrides.as_deref() {
-                    None | Some("none") => Vec::new(),
-                    Some(s) => TensorOverride::parse_group(s).map_err(|e| {
-                        DynoError::BadInput(format!("a run's tensor_overrides: {e}"))
-                    })?,
-                },
-            },
-            ctx: ContextParams {
-                n_threads: c.n_threads,
-                n_batch: c.n_batch,
-                n_ubatch: c.n_ubatch,
-                flash_attn: serde_json::from_value(serde_json::Value::String(c.flash_attn.clone()))
-                    .unwrap_or(FlashAttn::Auto),
-                cache_type: c.cache_type.clone(),
-                no_kv_offload: c.no_kv_offload,
-            },
-            reps: c.reps,
-            warmup: c.warmup,
-            tests: specs.clone(),
-            sustain_s: c.sustain_s,
-        };
+        let config = run_config(c, &specs)?;
         let results: Vec<ImportedResult> = run
             .results
             .iter()

@@ -333,67 +333,11 @@ fn chart(s: &mut Svg, all: &[Row]) {
         .map(|r| width_bold_px(&r.label, size))
         .fold(0.0_f64, f64::max)
         .clamp(48.0, 200.0);
-    for (i, row) in shown.iter().enumerate() {
-        let y = CHART_TOP + i as f64 * row_h + row_h / 2.0 + size * 0.36;
-        let colour = if row.failed.is_some() { BAD } else { TEXT };
-        s.text(
-            CHART_LEFT,
-            y,
-            size,
-            colour,
-            "bold",
-            &fit_bold(&row.label, size, label_w),
-        );
-    }
-    if all.len() > shown.len() {
-        let y = CHART_TOP + shown.len() as f64 * row_h + row_h / 2.0 + size * 0.36;
-        let more = format!(
-            "+{} more tests (dyno serve-show lists them all)",
-            all.len() - shown.len()
-        );
-        s.text(
-            CHART_LEFT,
-            y,
-            size,
-            MUTED,
-            "normal",
-            &fit(&more, size, 600.0),
-        );
-    }
+    row_labels(s, all, shown, row_h, size, label_w);
     let gap = 18.0;
     let px = CHART_LEFT + label_w + 14.0;
     let pw = (CHART_RIGHT - px - 2.0 * gap) / 3.0;
-    let text = |v: Option<f64>| v.map(num).unwrap_or_default();
-    let decode: Vec<Bar> = shown
-        .iter()
-        .map(|r| Bar {
-            value: r.decode_p50,
-            tail: None,
-            text: text(r.decode_p50),
-        })
-        .collect();
-    let total: Vec<Bar> = shown
-        .iter()
-        .map(|r| Bar {
-            value: r.total,
-            tail: None,
-            text: match (r.total, r.knee) {
-                (Some(v), true) => format!("{} ◆", num(v)),
-                (v, _) => text(v),
-            },
-        })
-        .collect();
-    let ttft: Vec<Bar> = shown
-        .iter()
-        .map(|r| Bar {
-            value: r.ttft_p50_ms,
-            tail: r.ttft_p99_ms,
-            text: match (r.ttft_p50_ms, r.ttft_p99_ms) {
-                (Some(a), Some(b)) => format!("{} / {}", num(a), num(b)),
-                (a, _) => text(a),
-            },
-        })
-        .collect();
+    let (decode, total, ttft) = bars(shown);
     let panels = [
         (
             PanelSpec {
@@ -436,6 +380,75 @@ fn chart(s: &mut Svg, all: &[Row]) {
             s.text(px + 8.0, y, 14.0, BAD, "normal", &line);
         }
     }
+}
+
+/// The rows' labels down the left, a failed row's in red, and a count of
+/// the tests that did not fit.
+fn row_labels(s: &mut Svg, all: &[Row], shown: &[Row], row_h: f64, size: f64, label_w: f64) {
+    for (i, row) in shown.iter().enumerate() {
+        let y = CHART_TOP + i as f64 * row_h + row_h / 2.0 + size * 0.36;
+        let colour = if row.failed.is_some() { BAD } else { TEXT };
+        s.text(
+            CHART_LEFT,
+            y,
+            size,
+            colour,
+            "bold",
+            &fit_bold(&row.label, size, label_w),
+        );
+    }
+    if all.len() > shown.len() {
+        let y = CHART_TOP + shown.len() as f64 * row_h + row_h / 2.0 + size * 0.36;
+        let more = format!(
+            "+{} more tests (dyno serve-show lists them all)",
+            all.len() - shown.len()
+        );
+        s.text(
+            CHART_LEFT,
+            y,
+            size,
+            MUTED,
+            "normal",
+            &fit(&more, size, 600.0),
+        );
+    }
+}
+
+/// The three panels' bars: per-request decode, total output (the knee
+/// marked), and TTFT with its tail.
+fn bars(shown: &[Row]) -> (Vec<Bar>, Vec<Bar>, Vec<Bar>) {
+    let text = |v: Option<f64>| v.map(num).unwrap_or_default();
+    let decode: Vec<Bar> = shown
+        .iter()
+        .map(|r| Bar {
+            value: r.decode_p50,
+            tail: None,
+            text: text(r.decode_p50),
+        })
+        .collect();
+    let total: Vec<Bar> = shown
+        .iter()
+        .map(|r| Bar {
+            value: r.total,
+            tail: None,
+            text: match (r.total, r.knee) {
+                (Some(v), true) => format!("{} ◆", num(v)),
+                (v, _) => text(v),
+            },
+        })
+        .collect();
+    let ttft: Vec<Bar> = shown
+        .iter()
+        .map(|r| Bar {
+            value: r.ttft_p50_ms,
+            tail: r.ttft_p99_ms,
+            text: match (r.ttft_p50_ms, r.ttft_p99_ms) {
+                (Some(a), Some(b)) => format!("{} / {}", num(a), num(b)),
+                (a, _) => text(a),
+            },
+        })
+        .collect();
+    (decode, total, ttft)
 }
 
 /// Under the chart, two lines at most: what went wrong (the run's error,
@@ -541,6 +554,40 @@ fn context(s: &mut Svg, r: &ServeReport) {
         y: 180.0,
         bottom: CONTEXT_BOTTOM,
     };
+    blocks.block(s, "SERVER", &server_lines(r));
+    blocks.block(s, "CONDITIONS", &condition_lines(r));
+    let p = &r.plan;
+    if p.slo.is_set() {
+        let mut bounds = Vec::new();
+        if let Some(b) = p.slo.ttft_ms {
+            bounds.push(format!("TTFT ≤ {} ms", num(b)));
+        }
+        if let Some(b) = p.slo.itl_ms {
+            bounds.push(format!("ITL ≤ {} ms", num(b)));
+        }
+        let mut l = vec![bounds.join(" · ")];
+        let v = varies(&r.results);
+        let good: Vec<(String, f64)> = r
+            .results
+            .iter()
+            .filter_map(|t| Some((label(t, &v), t.summary.goodput.as_ref()?.fraction)))
+            .collect();
+        let pct = |f: f64| format!("{:.0}%", f * 100.0);
+        let worst = good.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+        let best = good.iter().map(|g| g.1).fold(f64::NEG_INFINITY, f64::max);
+        match worst {
+            Some(w) if good.len() == 1 || w.1 == best => {
+                l.push(format!("goodput {} of requests", pct(w.1)));
+            }
+            Some(w) => l.push(format!("goodput {} ({}) to {}", pct(w.1), w.0, pct(best))),
+            None => {}
+        }
+        blocks.block(s, "SERVICE-LEVEL OBJECTIVE", &l);
+    }
+}
+
+/// The server as it described itself: kind and build, model, file, slots.
+fn server_lines(r: &ServeReport) -> Vec<String> {
     let sv = &r.server;
     let mut server = vec![
         server_label(r),
@@ -559,7 +606,11 @@ fn context(s: &mut Svg, r: &ServeReport) {
     if !slots.is_empty() {
         server.push(slots.join(" · "));
     }
-    blocks.block(s, "SERVER", &server);
+    server
+}
+
+/// The conditions every figure was measured under.
+fn condition_lines(r: &ServeReport) -> Vec<String> {
     let p = &r.plan;
     let api = match p.api {
         crate::serve::Api::Chat => "chat",
@@ -619,34 +670,7 @@ fn context(s: &mut Svg, r: &ServeReport) {
             }
         ));
     }
-    blocks.block(s, "CONDITIONS", &conditions);
-    if p.slo.is_set() {
-        let mut bounds = Vec::new();
-        if let Some(b) = p.slo.ttft_ms {
-            bounds.push(format!("TTFT ≤ {} ms", num(b)));
-        }
-        if let Some(b) = p.slo.itl_ms {
-            bounds.push(format!("ITL ≤ {} ms", num(b)));
-        }
-        let mut l = vec![bounds.join(" · ")];
-        let v = varies(&r.results);
-        let good: Vec<(String, f64)> = r
-            .results
-            .iter()
-            .filter_map(|t| Some((label(t, &v), t.summary.goodput.as_ref()?.fraction)))
-            .collect();
-        let pct = |f: f64| format!("{:.0}%", f * 100.0);
-        let worst = good.iter().min_by(|a, b| a.1.total_cmp(&b.1));
-        let best = good.iter().map(|g| g.1).fold(f64::NEG_INFINITY, f64::max);
-        match worst {
-            Some(w) if good.len() == 1 || w.1 == best => {
-                l.push(format!("goodput {} of requests", pct(w.1)));
-            }
-            Some(w) => l.push(format!("goodput {} ({}) to {}", pct(w.1), w.0, pct(best))),
-            None => {}
-        }
-        blocks.block(s, "SERVICE-LEVEL OBJECTIVE", &l);
-    }
+    conditions
 }
 
 /// The foot: the client machine Dyno measured from (the server may be

@@ -88,6 +88,66 @@ pub fn pareto(points: &[(f64, f64)]) -> Vec<usize> {
         .collect()
 }
 
+/// Each run's quality figures, from the store's cache of them, for a sweep
+/// that measured quality.
+async fn attach_quality(store: &Store, sweep: &SweepRow, report: &mut Report) -> Result<()> {
+    let text_sha = crate::quality::text_sha256();
+    if let (Some(ref_sha), Some(tokens), Some(topk)) = (
+        sweep.reference_sha256.as_deref(),
+        sweep.quality_tokens,
+        sweep.quality_topk,
+    ) {
+        let n_chunks = crate::quality::n_chunks(tokens as u32);
+        for run in &mut report.runs {
+            let key = QualityKey {
+                model_sha256: &run.model.sha256,
+                reference_sha256: ref_sha,
+                text_sha256: &text_sha,
+                chunk_tokens: crate::quality::CHUNK_TOKENS,
+                n_chunks,
+                topk: topk as u32,
+            };
+            run.quality = store.quality(&key).await?.map(|q| super::QualityJson {
+                ppl: q.ppl,
+                kld_mean: q.kld_mean,
+                kld_p99: q.kld_p99,
+                top1_agreement: q.top1_agreement,
+                is_reference: q.model_sha256 == ref_sha,
+                reference_sha256: ref_sha.to_string(),
+                n_positions: q.n_positions as u64,
+                text: crate::quality::TEXT_SOURCE.to_string(),
+                chunk_tokens: q.chunk_tokens as u32,
+                n_chunks: q.n_chunks as u32,
+                topk: q.topk as u32,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Marks the levels on the speed-quality frontier, taking each level's
+/// first run with both figures.
+fn mark_frontier(report: &Report, level_json: &mut [LevelJson]) {
+    let mut points = Vec::new();
+    let mut point_level = Vec::new();
+    for (li, lj) in level_json.iter().enumerate() {
+        let Some(run) = lj
+            .run_ids
+            .first()
+            .and_then(|id| report.runs.iter().find(|r| r.run_id == *id))
+        else {
+            continue;
+        };
+        if let (Some(tg), Some(q)) = (decode_tps(run), &run.quality) {
+            points.push((tg, q.kld_mean));
+            point_level.push(li);
+        }
+    }
+    for i in pareto(&points) {
+        level_json[point_level[i]].pareto = true;
+    }
+}
+
 pub async fn build(store: &Store, sweep_id: i64, here: &Machine) -> Result<SweepReport> {
     let sweep: SweepRow = store
         .sweep(sweep_id)
@@ -123,56 +183,8 @@ pub async fn build(store: &Store, sweep_id: i64, here: &Machine) -> Result<Sweep
         });
     }
     let mut report = super::build(store, &rows, here).await?;
-    let text_sha = crate::quality::text_sha256();
-    if let (Some(ref_sha), Some(tokens), Some(topk)) = (
-        sweep.reference_sha256.as_deref(),
-        sweep.quality_tokens,
-        sweep.quality_topk,
-    ) {
-        let n_chunks = crate::quality::n_chunks(tokens as u32);
-        for run in &mut report.runs {
-            let key = QualityKey {
-                model_sha256: &run.model.sha256,
-                reference_sha256: ref_sha,
-                text_sha256: &text_sha,
-                chunk_tokens: crate::quality::CHUNK_TOKENS,
-                n_chunks,
-                topk: topk as u32,
-            };
-            run.quality = store.quality(&key).await?.map(|q| super::QualityJson {
-                ppl: q.ppl,
-                kld_mean: q.kld_mean,
-                kld_p99: q.kld_p99,
-                top1_agreement: q.top1_agreement,
-                is_reference: q.model_sha256 == ref_sha,
-                reference_sha256: ref_sha.to_string(),
-                n_positions: q.n_positions as u64,
-                text: crate::quality::TEXT_SOURCE.to_string(),
-                chunk_tokens: q.chunk_tokens as u32,
-                n_chunks: q.n_chunks as u32,
-                topk: q.topk as u32,
-            });
-        }
-    }
-    // The frontier over each level's first run with both figures.
-    let mut points = Vec::new();
-    let mut point_level = Vec::new();
-    for (li, lj) in level_json.iter().enumerate() {
-        let Some(run) = lj
-            .run_ids
-            .first()
-            .and_then(|id| report.runs.iter().find(|r| r.run_id == *id))
-        else {
-            continue;
-        };
-        if let (Some(tg), Some(q)) = (decode_tps(run), &run.quality) {
-            points.push((tg, q.kld_mean));
-            point_level.push(li);
-        }
-    }
-    for i in pareto(&points) {
-        level_json[point_level[i]].pareto = true;
-    }
+    attach_quality(store, &sweep, &mut report).await?;
+    mark_frontier(&report, &mut level_json);
     let recommendation = recommend(&report, &level_json);
     let spec: serde_json::Value =
         serde_json::from_str(&sweep.args_json).unwrap_or(serde_json::Value::Null);

@@ -224,67 +224,79 @@ fn grid(report: &Report) -> String {
         header.push("roofline".into());
     }
 
+    let rows: Vec<Vec<String>> = report
+        .runs
+        .iter()
+        .flat_map(|run| run_rows(run, &extras, roofline))
+        .collect();
+    aligned(&header, &rows)
+}
+
+/// A run's rows of the grid: one per figure of each test, and a failed run's
+/// reason in a row of its own.
+fn run_rows(run: &RunJson, extras: &[&Extra], roofline: bool) -> Vec<Vec<String>> {
     let mut rows: Vec<Vec<String>> = Vec::new();
-    for run in &report.runs {
-        let model = run
-            .model_desc
-            .clone()
-            .unwrap_or_else(|| format!("{} {}", run.model.arch, run.model.quant));
-        let mut fixed = vec![
-            // Never shown as the real model's figure (the note says of what).
-            match run.model.synthetic {
-                Some(_) => format!("{model} (synthetic)"),
-                None => model,
-            },
-            weight_size(&run.model),
-            human_params(run.model.n_params),
-            run.backend.clone().unwrap_or_else(|| "-".into()),
-            run.config.n_threads.to_string(),
-            run.config
-                .n_gpu_layers
-                .map(|v| v.to_string())
-                .unwrap_or_else(|| "-".into()),
-        ];
-        fixed.extend(extras.iter().map(|e| (e.get)(run)));
-        let load = ms(run.load_time_ms);
-        let mut any = false;
-        for r in &run.results {
-            for (test, ts, ttft) in result_rows(r) {
-                let decode_row = r.kind == "gen"
-                    || test.ends_with(" decode")
-                    || test.ends_with(" decode per seq");
-                let roof = match r.roofline_pct {
-                    Some(p) if decode_row => format!("{p:.1}%"),
-                    _ => "-".into(),
-                };
-                let mut row = fixed.clone();
-                row.extend([test, ts, ttft, load.clone()]);
-                if roofline {
-                    row.push(roof);
-                }
-                rows.push(row);
-                any = true;
-            }
-        }
-        if !any
-            || (run.status != RunStatus::Ok
-                && run.results.iter().all(|r| r.status == ResultStatus::Ok))
-        {
+    let model = run
+        .model_desc
+        .clone()
+        .unwrap_or_else(|| format!("{} {}", run.model.arch, run.model.quant));
+    let mut fixed = vec![
+        // Never shown as the real model's figure (the note says of what).
+        match run.model.synthetic {
+            Some(_) => format!("{model} (synthetic)"),
+            None => model,
+        },
+        weight_size(&run.model),
+        human_params(run.model.n_params),
+        run.backend.clone().unwrap_or_else(|| "-".into()),
+        run.config.n_threads.to_string(),
+        run.config
+            .n_gpu_layers
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "-".into()),
+    ];
+    fixed.extend(extras.iter().map(|e| (e.get)(run)));
+    let load = ms(run.load_time_ms);
+    let mut any = false;
+    for r in &run.results {
+        for (test, ts, ttft) in result_rows(r) {
+            let decode_row =
+                r.kind == "gen" || test.ends_with(" decode") || test.ends_with(" decode per seq");
+            let roof = match r.roofline_pct {
+                Some(p) if decode_row => format!("{p:.1}%"),
+                _ => "-".into(),
+            };
             let mut row = fixed.clone();
-            let why = run.error.clone().unwrap_or_else(|| run.status.to_string());
-            row.extend([
-                "-".into(),
-                format!("{}: {why}", run.status.as_str().to_uppercase()),
-                "-".into(),
-                load.clone(),
-            ]);
+            row.extend([test, ts, ttft, load.clone()]);
             if roofline {
-                row.push("-".into());
+                row.push(roof);
             }
             rows.push(row);
+            any = true;
         }
     }
+    if !any
+        || (run.status != RunStatus::Ok && run.results.iter().all(|r| r.status == ResultStatus::Ok))
+    {
+        let mut row = fixed.clone();
+        let why = run.error.clone().unwrap_or_else(|| run.status.to_string());
+        row.extend([
+            "-".into(),
+            format!("{}: {why}", run.status.as_str().to_uppercase()),
+            "-".into(),
+            load.clone(),
+        ]);
+        if roofline {
+            row.push("-".into());
+        }
+        rows.push(row);
+    }
+    rows
+}
 
+/// A Markdown table with its columns padded to their widest cell, figures
+/// right-aligned (as llama-bench prints its grid).
+fn aligned(header: &[String], rows: &[Vec<String>]) -> String {
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {
             rows.iter()
@@ -322,7 +334,7 @@ fn grid(report: &Report) -> String {
         s.push('\n');
         s
     };
-    let mut out = line(&header);
+    let mut out = line(header);
     out.push('|');
     for (i, w) in widths.iter().enumerate() {
         if numeric(&header[i]) {
@@ -332,7 +344,7 @@ fn grid(report: &Report) -> String {
         }
     }
     out.push('\n');
-    for r in &rows {
+    for r in rows {
         out.push_str(&line(r));
     }
     out

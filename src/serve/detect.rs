@@ -107,26 +107,7 @@ pub async fn detect(
         probe = probe.bearer_auth(k);
     }
     let listed = match probe.send().await {
-        Err(e) => {
-            // reqwest's own text stops at "error sending request"; the
-            // reason (a refused port, a certificate) is in its sources.
-            let mut chain = String::new();
-            let mut source = std::error::Error::source(&e);
-            while let Some(s) = source {
-                chain.push_str(&format!(": {s}"));
-                source = s.source();
-            }
-            let why = format!("{}{chain}", e.without_url());
-            let hint = if why.to_ascii_lowercase().contains("certificate") {
-                "its TLS certificate was not accepted: for a server whose certificate a private authority signed, give that authority's certificate with --ca-cert FILE (in the app: Trust a certificate…)"
-            } else {
-                "is it running, and is the URL right?"
-            };
-            return Err(DynoError::Network(format!(
-                "cannot reach a server at {}: {why}; {hint}",
-                ep.as_str()
-            )));
-        }
+        Err(e) => return Err(unreachable(ep, e)),
         Ok(r) if r.status().as_u16() == 401 || r.status().as_u16() == 403 => {
             return Err(DynoError::BadInput(format!(
                 "{} refused the request (HTTP {}); give its API key with --api-key or DYNO_API_KEY",
@@ -195,9 +176,43 @@ pub async fn detect(
             ep.as_str()
         )));
     }
-    info.model = match model {
+    info.model = choose_model(ep, model, &models, info.kind)?;
+    Ok(info)
+}
+
+/// The error for a server that cannot be reached. reqwest's own text stops
+/// at "error sending request"; the reason (a refused port, a certificate) is
+/// in its sources, and a certificate gets the option that fixes it.
+fn unreachable(ep: &Endpoint, e: reqwest::Error) -> DynoError {
+    let mut chain = String::new();
+    let mut source = std::error::Error::source(&e);
+    while let Some(s) = source {
+        chain.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    let why = format!("{}{chain}", e.without_url());
+    let hint = if why.to_ascii_lowercase().contains("certificate") {
+        "its TLS certificate was not accepted: for a server whose certificate a private authority signed, give that authority's certificate with --ca-cert FILE (in the app: Trust a certificate…)"
+    } else {
+        "is it running, and is the URL right?"
+    };
+    DynoError::Network(format!(
+        "cannot reach a server at {}: {why}; {hint}",
+        ep.as_str()
+    ))
+}
+
+/// The model to measure: the one asked for, else the server's only one (or
+/// llama-server's first, which is the one it serves).
+fn choose_model(
+    ep: &Endpoint,
+    model: Option<&str>,
+    models: &[String],
+    kind: ServerKind,
+) -> Result<String> {
+    Ok(match model {
         Some(m) => m.to_string(),
-        None => match models.as_slice() {
+        None => match models {
             [only] => only.clone(),
             [] => {
                 return Err(DynoError::BadInput(format!(
@@ -205,7 +220,7 @@ pub async fn detect(
                     ep.as_str()
                 )))
             }
-            [first, ..] if info.kind == ServerKind::LlamaServer => first.clone(),
+            [first, ..] if kind == ServerKind::LlamaServer => first.clone(),
             many => {
                 return Err(DynoError::BadInput(format!(
                     "{} serves {} models; pick one with --model ({})",
@@ -215,8 +230,7 @@ pub async fn detect(
                 )))
             }
         },
-    };
-    Ok(info)
+    })
 }
 
 fn listed_owner(listed: &Option<Value>) -> Option<&str> {

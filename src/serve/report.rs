@@ -194,6 +194,42 @@ pub fn table(r: &ServeReport) -> String {
         r.endpoint,
         r.status
     ));
+    out.push_str(&format!("{}\n\n", conditions(r).join(" · ")));
+    out.push_str("| test | ok | tokens from | TTFT p50 ms | TTFT tail ms | ITL p50 ms | TPOT p50 ms | prefill t/s p50 | decode t/s p50 | server pp t/s | server tg t/s | total out t/s | goodput |\n");
+    out.push_str("| ---- | -: | ----------- | ----------: | ----------: | ---------: | ----------: | --------------: | -------------: | ------------: | ------------: | ------------: | ------: |\n");
+    for t in &r.results {
+        out.push_str(&result_row(t));
+    }
+    for t in r.results.iter().filter(|t| t.error.is_some()) {
+        out.push_str(&format!(
+            "\n{} {}: {}",
+            t.test,
+            t.status.as_str().to_uppercase(),
+            t.error.as_deref().unwrap_or_default()
+        ));
+    }
+    for t in r.results.iter().filter(|t| t.summary.retries > 0) {
+        out.push_str(&format!(
+            "\n{}: {} of {} requests were sent again after the server closed their connection unread (their TTFT and E2E start at the second send)",
+            t.test, t.summary.retries, t.summary.requests
+        ));
+    }
+    for k in &r.knees {
+        out.push_str(&format!(
+            "\nknee of pp{}+tg{} @d{}: concurrency {} reaches 90% of the best total output rate",
+            k.n_prompt, k.n_gen, k.n_depth, k.concurrency
+        ));
+    }
+    if let Some(e) = &r.error {
+        out.push_str(&format!("\nrun {}: {e}", r.status));
+    }
+    out.push('\n');
+    out
+}
+
+/// The conditions line above the table: what every figure in it holds.
+fn conditions(r: &ServeReport) -> Vec<String> {
+    let s = &r.server;
     let mut cond = vec![
         format!("api {}", r.plan.api.path_for(r.server.kind)),
         format!("{} requests per test", r.plan.requests),
@@ -225,62 +261,37 @@ pub fn table(r: &ServeReport) -> String {
             human_bytes(m.memory_bytes as u64)
         ));
     }
-    out.push_str(&format!("{}\n\n", cond.join(" · ")));
-    out.push_str("| test | ok | tokens from | TTFT p50 ms | TTFT tail ms | ITL p50 ms | TPOT p50 ms | prefill t/s p50 | decode t/s p50 | server pp t/s | server tg t/s | total out t/s | goodput |\n");
-    out.push_str("| ---- | -: | ----------- | ----------: | ----------: | ---------: | ----------: | --------------: | -------------: | ------------: | ------------: | ------------: | ------: |\n");
-    for t in &r.results {
-        let m = &t.summary;
-        let good = m
-            .goodput
-            .as_ref()
-            .map(|g| format!("{:.0}%", g.fraction * 100.0))
-            .unwrap_or_else(|| "-".into());
-        let source = m
-            .token_source
-            .map(|s| serde_json::to_value(s).expect("serialises"))
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_else(|| "-".into());
-        out.push_str(&format!(
-            "| {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} |\n",
-            t.test,
-            m.ok,
-            m.requests,
-            source,
-            p50(&m.ttft_ms),
-            tail(&m.ttft_ms),
-            p50(&m.itl_ms),
-            p50(&m.tpot_ms),
-            p50(&m.prefill_tokens_per_s),
-            p50(&m.decode_tokens_per_s),
-            p50(&m.server_prefill_tokens_per_s),
-            p50(&m.server_decode_tokens_per_s),
-            m.total_output_tokens_per_s,
-            good
-        ));
-    }
-    for t in r.results.iter().filter(|t| t.error.is_some()) {
-        out.push_str(&format!(
-            "\n{} {}: {}",
-            t.test,
-            t.status.as_str().to_uppercase(),
-            t.error.as_deref().unwrap_or_default()
-        ));
-    }
-    for t in r.results.iter().filter(|t| t.summary.retries > 0) {
-        out.push_str(&format!(
-            "\n{}: {} of {} requests were sent again after the server closed their connection unread (their TTFT and E2E start at the second send)",
-            t.test, t.summary.retries, t.summary.requests
-        ));
-    }
-    for k in &r.knees {
-        out.push_str(&format!(
-            "\nknee of pp{}+tg{} @d{}: concurrency {} reaches 90% of the best total output rate",
-            k.n_prompt, k.n_gen, k.n_depth, k.concurrency
-        ));
-    }
-    if let Some(e) = &r.error {
-        out.push_str(&format!("\nrun {}: {e}", r.status));
-    }
-    out.push('\n');
-    out
+    cond
+}
+
+/// One test's row of the table.
+fn result_row(t: &ServeResult) -> String {
+    let m = &t.summary;
+    let good = m
+        .goodput
+        .as_ref()
+        .map(|g| format!("{:.0}%", g.fraction * 100.0))
+        .unwrap_or_else(|| "-".into());
+    let source = m
+        .token_source
+        .map(|s| serde_json::to_value(s).expect("serialises"))
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| "-".into());
+    format!(
+        "| {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} |\n",
+        t.test,
+        m.ok,
+        m.requests,
+        source,
+        p50(&m.ttft_ms),
+        tail(&m.ttft_ms),
+        p50(&m.itl_ms),
+        p50(&m.tpot_ms),
+        p50(&m.prefill_tokens_per_s),
+        p50(&m.decode_tokens_per_s),
+        p50(&m.server_prefill_tokens_per_s),
+        p50(&m.server_decode_tokens_per_s),
+        m.total_output_tokens_per_s,
+        good
+    )
 }

@@ -333,19 +333,15 @@ fn run(
     tag: Arc<Tag>,
     stop: Arc<AtomicBool>,
     tx: mpsc::Sender<Reading>,
-    mut rapl: Option<rapl::Rapl>,
-    mut components: Components,
+    rapl: Option<rapl::Rapl>,
+    components: Components,
 ) {
-    let mut sys = System::new();
-    sys.refresh_cpu_specifics(CpuRefreshKind::nothing().with_cpu_usage().with_frequency());
+    // The clock starts after the first CPU refresh, as sysinfo's CPU use
+    // needs its minimum interval from that refresh.
+    let mut reader = Reader::new(rapl, components);
     let start = Instant::now();
-    let mut last_cpu = start;
-    let mut cpu_util = None;
-    let mut cores = Vec::new();
+    reader.last_cpu = start;
     let mut next = start + interval;
-    let skip = skipped_parts();
-    let on = |p: Part| !skip.contains(&p);
-    let mut costs = Costs::default();
     // A running mean of what one reading takes, for spacing them.
     let mut cost = Duration::ZERO;
     while !stop.load(Ordering::Relaxed) {
@@ -359,79 +355,7 @@ fn run(
             std::thread::park_timeout(next - now);
             continue;
         }
-        costs.readings += 1;
-        // sysinfo's CPU use is only meaningful over at least its minimum
-        // interval; between refreshes the last value stands.
-        if on(Part::Cpu) && now.duration_since(last_cpu) >= sysinfo::MINIMUM_CPU_UPDATE_INTERVAL {
-            costs.time(Part::Cpu, || {
-                sys.refresh_cpu_specifics(
-                    CpuRefreshKind::nothing().with_cpu_usage().with_frequency(),
-                );
-                cpu_util = Some(sys.global_cpu_usage());
-                cores = sys
-                    .cpus()
-                    .iter()
-                    .map(|c| c.cpu_usage().round().clamp(0.0, 100.0) as u8)
-                    .collect();
-            });
-            last_cpu = now;
-        }
-        if on(Part::Memory) {
-            costs.time(Part::Memory, || {
-                sys.refresh_memory_specifics(MemoryRefreshKind::nothing().with_ram())
-            });
-        }
-        let pid = tag.pid.load(Ordering::Relaxed);
-        let rss = (pid != 0 && on(Part::Process))
-            .then(|| {
-                costs.time(Part::Process, || {
-                    let p = Pid::from_u32(pid);
-                    sys.refresh_processes_specifics(
-                        ProcessesToUpdate::Some(&[p]),
-                        true,
-                        ProcessRefreshKind::nothing().with_memory(),
-                    );
-                    sys.process(p).map(|p| p.memory())
-                })
-            })
-            .flatten();
-        let cpu_temp = on(Part::Temperature)
-            .then(|| {
-                costs.time(Part::Temperature, || {
-                    components.refresh(false);
-                    hottest(&components)
-                })
-            })
-            .flatten();
-        let g = on(Part::Gpu)
-            .then(|| costs.time(Part::Gpu, gpu::read))
-            .flatten()
-            .unwrap_or_default();
-        let cpu_energy_uj = rapl
-            .as_mut()
-            .filter(|_| on(Part::Energy))
-            .map(|r| costs.time(Part::Energy, || r.read()));
-        let job = tag.job.load(Ordering::Relaxed);
-        let r = Reading {
-            t_ms: now.duration_since(start).as_secs_f64() * 1e3,
-            phase: Phase::from_u8(tag.phase.load(Ordering::Relaxed)),
-            job: u32::try_from(job).ok(),
-            cpu_util_pct: cpu_util,
-            core_util_pct: cores.clone(),
-            cpu_freq_mhz: mean_freq_mhz(&sys).map(|f| f as u64),
-            ram_used_bytes: Some(sys.used_memory()),
-            worker_rss_bytes: rss,
-            cpu_temp_c: cpu_temp,
-            cpu_energy_uj,
-            gpu_util_pct: g.util_pct,
-            gpu_mem_used_bytes: g.mem_used_bytes,
-            gpu_power_mw: g.power_mw,
-            gpu_energy_mj: g.energy_mj,
-            gpu_temp_c: g.temp_c,
-            gpu_sm_clock_mhz: g.sm_clock_mhz,
-            gpu_mem_clock_mhz: g.mem_clock_mhz,
-            gpu_throttle: g.throttle,
-        };
+        let r = reader.read(now, start, &tag);
         if tx.send(r).is_err() {
             break;
         }
@@ -443,7 +367,130 @@ fn run(
         };
         next += spaced(interval, tag.crowded.load(Ordering::Relaxed), cost);
     }
-    costs.log();
+    reader.costs.log();
+}
+
+/// What the sampler keeps between readings: sysinfo's state, the sensors,
+/// the parts left out (DYNO_TELEMETRY_SKIP), what each part costs, and the
+/// CPU use that stands between its refreshes.
+struct Reader {
+    sys: System,
+    components: Components,
+    rapl: Option<rapl::Rapl>,
+    skip: Vec<Part>,
+    costs: Costs,
+    last_cpu: Instant,
+    cpu_util: Option<f32>,
+    cores: Vec<u8>,
+}
+
+impl Reader {
+    fn new(rapl: Option<rapl::Rapl>, components: Components) -> Self {
+        let mut sys = System::new();
+        sys.refresh_cpu_specifics(CpuRefreshKind::nothing().with_cpu_usage().with_frequency());
+        Reader {
+            sys,
+            components,
+            rapl,
+            skip: skipped_parts(),
+            costs: Costs::default(),
+            last_cpu: Instant::now(),
+            cpu_util: None,
+            cores: Vec::new(),
+        }
+    }
+
+    fn on(&self, p: Part) -> bool {
+        !self.skip.contains(&p)
+    }
+
+    /// One reading of every part not left out, tagged with the job and
+    /// phase the worker is in.
+    fn read(&mut self, now: Instant, start: Instant, tag: &Tag) -> Reading {
+        self.costs.readings += 1;
+        // sysinfo's CPU use is only meaningful over at least its minimum
+        // interval; between refreshes the last value stands.
+        if self.on(Part::Cpu)
+            && now.duration_since(self.last_cpu) >= sysinfo::MINIMUM_CPU_UPDATE_INTERVAL
+        {
+            let (sys, cpu_util, cores) = (&mut self.sys, &mut self.cpu_util, &mut self.cores);
+            self.costs.time(Part::Cpu, || {
+                sys.refresh_cpu_specifics(
+                    CpuRefreshKind::nothing().with_cpu_usage().with_frequency(),
+                );
+                *cpu_util = Some(sys.global_cpu_usage());
+                *cores = sys
+                    .cpus()
+                    .iter()
+                    .map(|c| c.cpu_usage().round().clamp(0.0, 100.0) as u8)
+                    .collect();
+            });
+            self.last_cpu = now;
+        }
+        if self.on(Part::Memory) {
+            let sys = &mut self.sys;
+            self.costs.time(Part::Memory, || {
+                sys.refresh_memory_specifics(MemoryRefreshKind::nothing().with_ram())
+            });
+        }
+        let pid = tag.pid.load(Ordering::Relaxed);
+        let rss = if pid != 0 && self.on(Part::Process) {
+            let sys = &mut self.sys;
+            self.costs.time(Part::Process, || {
+                let p = Pid::from_u32(pid);
+                sys.refresh_processes_specifics(
+                    ProcessesToUpdate::Some(&[p]),
+                    true,
+                    ProcessRefreshKind::nothing().with_memory(),
+                );
+                sys.process(p).map(|p| p.memory())
+            })
+        } else {
+            None
+        };
+        let cpu_temp = if self.on(Part::Temperature) {
+            let components = &mut self.components;
+            self.costs.time(Part::Temperature, || {
+                components.refresh(false);
+                hottest(components)
+            })
+        } else {
+            None
+        };
+        let g = if self.on(Part::Gpu) {
+            self.costs.time(Part::Gpu, gpu::read).unwrap_or_default()
+        } else {
+            Default::default()
+        };
+        let energy_on = self.on(Part::Energy);
+        let costs = &mut self.costs;
+        let cpu_energy_uj = self
+            .rapl
+            .as_mut()
+            .filter(|_| energy_on)
+            .map(|r| costs.time(Part::Energy, || r.read()));
+        let job = tag.job.load(Ordering::Relaxed);
+        Reading {
+            t_ms: now.duration_since(start).as_secs_f64() * 1e3,
+            phase: Phase::from_u8(tag.phase.load(Ordering::Relaxed)),
+            job: u32::try_from(job).ok(),
+            cpu_util_pct: self.cpu_util,
+            core_util_pct: self.cores.clone(),
+            cpu_freq_mhz: mean_freq_mhz(&self.sys).map(|f| f as u64),
+            ram_used_bytes: Some(self.sys.used_memory()),
+            worker_rss_bytes: rss,
+            cpu_temp_c: cpu_temp,
+            cpu_energy_uj,
+            gpu_util_pct: g.util_pct,
+            gpu_mem_used_bytes: g.mem_used_bytes,
+            gpu_power_mw: g.power_mw,
+            gpu_energy_mj: g.energy_mj,
+            gpu_temp_c: g.temp_c,
+            gpu_sm_clock_mhz: g.sm_clock_mhz,
+            gpu_mem_clock_mhz: g.mem_clock_mhz,
+            gpu_throttle: g.throttle,
+        }
+    }
 }
 
 /// The hottest temperature sensor, in °C.

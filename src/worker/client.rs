@@ -153,26 +153,7 @@ pub async fn run(
     cancel: Cancel,
     events: mpsc::UnboundedSender<Event>,
 ) -> Ended {
-    let mut cmd = Command::new(&opts.exe);
-    cmd.arg("worker")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    // SAFETY: the closure runs in the forked child before exec, where only
-    // async-signal-safe calls are allowed: it makes two system calls
-    // (prctl, setpgid), allocates nothing and takes no lock.
-    #[cfg(target_os = "linux")]
-    unsafe {
-        cmd.pre_exec(|| {
-            // Die with the parent, whichever way it goes.
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            // Own process group: a terminal's Ctrl-C reaches only the parent,
-            // which then records a cancel rather than a crash.
-            libc::setpgid(0, 0);
-            Ok(())
-        });
-    }
+    let mut cmd = worker_command(&opts.exe);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -187,19 +168,7 @@ pub async fn run(
     let stderr = child.stderr.take().expect("piped stderr");
 
     // Keep the worker's last log lines: llama.cpp explains its aborts there.
-    let tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
-    let tail_w = tail.clone();
-    let stderr_task = tokio::spawn(async move {
-        let mut lines = BufReader::new(stderr).lines();
-        while let Ok(Some(l)) = lines.next_line().await {
-            tracing::debug!(target: "dyno::worker", "{l}");
-            let mut t = tail_w.lock().unwrap_or_else(|e| e.into_inner());
-            if t.len() >= 20 {
-                t.pop_front();
-            }
-            t.push_back(l);
-        }
-    });
+    let (tail, stderr_task) = keep_tail(stderr);
 
     let mut line = serde_json::to_string(&plan).expect("plan serialises");
     line.push('\n');
@@ -253,24 +222,74 @@ pub async fn run(
     }
     match status {
         Some(s) if s.success() && done => Ended::Done,
-        Some(s) => {
-            let last: Vec<String> = tail
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .iter()
-                .rev()
-                .take(3)
-                .rev()
-                .cloned()
-                .collect();
-            let mut msg = describe_status(s);
-            if !last.is_empty() {
-                msg.push_str(&format!("; last log lines: {}", last.join(" | ")));
-            }
-            Ended::Crashed(msg)
-        }
+        Some(s) => Ended::Crashed(crash_message(s, &tail)),
         None => Ended::Crashed("the worker did not exit after finishing".into()),
     }
+}
+
+/// The command that starts a worker: its pipes, and on Linux its death with
+/// the parent and its own process group.
+fn worker_command(exe: &std::path::Path) -> Command {
+    let mut cmd = Command::new(exe);
+    cmd.arg("worker")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    // SAFETY: the closure runs in the forked child before exec, where only
+    // async-signal-safe calls are allowed: it makes two system calls
+    // (prctl, setpgid), allocates nothing and takes no lock.
+    #[cfg(target_os = "linux")]
+    unsafe {
+        cmd.pre_exec(|| {
+            // Die with the parent, whichever way it goes.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            // Own process group: a terminal's Ctrl-C reaches only the parent,
+            // which then records a cancel rather than a crash.
+            libc::setpgid(0, 0);
+            Ok(())
+        });
+    }
+    cmd
+}
+
+/// The worker's last log lines.
+type Tail = Arc<Mutex<VecDeque<String>>>;
+
+/// Logs the worker's stderr and keeps its last 20 lines.
+fn keep_tail(stderr: tokio::process::ChildStderr) -> (Tail, tokio::task::JoinHandle<()>) {
+    let tail: Tail = Arc::default();
+    let tail_w = tail.clone();
+    let task = tokio::spawn(async move {
+        let mut lines = BufReader::new(stderr).lines();
+        while let Ok(Some(l)) = lines.next_line().await {
+            tracing::debug!(target: "dyno::worker", "{l}");
+            let mut t = tail_w.lock().unwrap_or_else(|e| e.into_inner());
+            if t.len() >= 20 {
+                t.pop_front();
+            }
+            t.push_back(l);
+        }
+    });
+    (tail, task)
+}
+
+/// How a worker that exited unfinished ended, with its last three log lines.
+fn crash_message(s: std::process::ExitStatus, tail: &Tail) -> String {
+    let last: Vec<String> = tail
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .rev()
+        .take(3)
+        .rev()
+        .cloned()
+        .collect();
+    let mut msg = describe_status(s);
+    if !last.is_empty() {
+        msg.push_str(&format!("; last log lines: {}", last.join(" | ")));
+    }
+    msg
 }
 
 /// Start `dyno worker --probe` and return its `Ready` event: llama.cpp's

@@ -368,52 +368,20 @@ fn worst_context(plan: &WorkerPlan) -> Option<(ContextParams, u32, u32)> {
     Some((c, n_ctx, n_seq))
 }
 
-fn bench(plan: WorkerPlan) -> i32 {
-    let (devices, gpu_offload) = ready();
-    if no_backend(&devices) {
-        return 1;
-    }
-
-    fault::point("load");
-    if let Some(name) = plan.model_path.file_name() {
-        fault::point(&format!("load:{}", name.to_string_lossy()));
-    }
-    emit(&Event::Phase {
-        phase: "load".into(),
-        job: None,
-    });
-    let has_gpu = has_gpu(&devices, gpu_offload);
-    let t0 = Instant::now();
-    let worst = worst_context(&plan);
-    let fit_for = worst.as_ref().map(|(c, n_ctx, n_seq)| (c, *n_ctx, *n_seq));
-    let Some((model, ngl, offload)) = load(&plan.model_path, &plan.model, has_gpu, fit_for) else {
-        return 1;
-    };
-    let load_time_ms = t0.elapsed().as_secs_f64() * 1e3;
-    let n_layer = model.n_layer();
+/// Tokens per word of the quality text, for saying what a rate means in
+/// words (the model's own tokenizer).
+fn tokens_per_word(model: &llama::Model) -> Option<f64> {
     let words = crate::quality::TEXT.split_whitespace().count();
-    let tokens_per_word = model
+    model
         .tokenize(crate::quality::TEXT)
         .ok()
         .filter(|t| !t.is_empty() && words > 0)
-        .map(|t| t.len() as f64 / words as f64);
-    emit(&Event::Loaded {
-        load_time_ms,
-        model_desc: model.desc(),
-        model_size_bytes: model.size_bytes(),
-        n_params: model.n_params(),
-        n_layer,
-        // llama.cpp offloads the layers plus the output layer; its own count
-        // is the truth, else what was asked, capped at what exists.
-        n_gpu_layers: match offload.layers_offloaded {
-            Some(n) => n,
-            None if has_gpu => ngl.min(n_layer + 1),
-            None => 0,
-        },
-        offload: Some(offload),
-        tokens_per_word,
-    });
+        .map(|t| t.len() as f64 / words as f64)
+}
 
+/// Measures the plan's tests in order, each reporting its phases, samples
+/// and end; a test refused for memory, or failing, lets the next run.
+fn measure_jobs(plan: &WorkerPlan, model: &llama::Model) {
     let mut cache = measure::DepthCache::default();
     let mut rng = measure::Rng::new(0x5EED_D1A0);
     for (i, job) in plan.jobs.iter().enumerate() {
@@ -433,7 +401,7 @@ fn bench(plan: WorkerPlan) -> i32 {
             continue;
         }
         let r = measure::run_job(
-            &model,
+            model,
             job,
             match plan.sustain_ms {
                 Some(ms) => measure::Reps::For(std::time::Duration::from_millis(ms)),
@@ -467,6 +435,50 @@ fn bench(plan: WorkerPlan) -> i32 {
             }),
         }
     }
+}
+
+fn bench(plan: WorkerPlan) -> i32 {
+    let (devices, gpu_offload) = ready();
+    if no_backend(&devices) {
+        return 1;
+    }
+
+    fault::point("load");
+    if let Some(name) = plan.model_path.file_name() {
+        fault::point(&format!("load:{}", name.to_string_lossy()));
+    }
+    emit(&Event::Phase {
+        phase: "load".into(),
+        job: None,
+    });
+    let has_gpu = has_gpu(&devices, gpu_offload);
+    let t0 = Instant::now();
+    let worst = worst_context(&plan);
+    let fit_for = worst.as_ref().map(|(c, n_ctx, n_seq)| (c, *n_ctx, *n_seq));
+    let Some((model, ngl, offload)) = load(&plan.model_path, &plan.model, has_gpu, fit_for) else {
+        return 1;
+    };
+    let load_time_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let n_layer = model.n_layer();
+    let tokens_per_word = tokens_per_word(&model);
+    emit(&Event::Loaded {
+        load_time_ms,
+        model_desc: model.desc(),
+        model_size_bytes: model.size_bytes(),
+        n_params: model.n_params(),
+        n_layer,
+        // llama.cpp offloads the layers plus the output layer; its own count
+        // is the truth, else what was asked, capped at what exists.
+        n_gpu_layers: match offload.layers_offloaded {
+            Some(n) => n,
+            None if has_gpu => ngl.min(n_layer + 1),
+            None => 0,
+        },
+        offload: Some(offload),
+        tokens_per_word,
+    });
+
+    measure_jobs(&plan, &model);
     drop(model);
     emit(&Event::Done {
         peak_rss_bytes: peak_rss_bytes(),

@@ -158,9 +158,7 @@ impl LevelLoop<'_> {
         });
         if let Some(why) = &lp.bad_file {
             let failure = WorkerFailure::new(FailureCode::BadFile, why.clone());
-            self.finish(row.id, lp, LevelStatus::Failed, Some(&failure), reporter)
-                .await?;
-            return Ok(LevelEnd::Failed { bad_input: true });
+            return self.fail(row.id, lp, &failure, true, reporter).await;
         }
 
         // The level's file: given, the base itself, or quantised (cached).
@@ -173,20 +171,7 @@ impl LevelLoop<'_> {
                     }
                     q.path
                 }
-                Err(f) => {
-                    let cancelled = f.is_cancelled();
-                    let status = if cancelled {
-                        LevelStatus::Cancelled
-                    } else {
-                        LevelStatus::Failed
-                    };
-                    self.finish(row.id, lp, status, Some(&f), reporter).await?;
-                    return Ok(if cancelled {
-                        LevelEnd::Cancelled
-                    } else {
-                        LevelEnd::Failed { bad_input: false }
-                    });
-                }
+                Err(f) => return self.fail(row.id, lp, &f, false, reporter).await,
             },
             _ => lp.path.clone().expect("files and the base have a path"),
         };
@@ -195,9 +180,7 @@ impl LevelLoop<'_> {
             Ok(m) => m,
             Err(e @ (DynoError::BadModel { .. } | DynoError::Io { .. })) => {
                 let failure = WorkerFailure::new(FailureCode::BadFile, e.to_string());
-                self.finish(row.id, lp, LevelStatus::Failed, Some(&failure), reporter)
-                    .await?;
-                return Ok(LevelEnd::Failed { bad_input: true });
+                return self.fail(row.id, lp, &failure, true, reporter).await;
             }
             Err(e) => return Err(e),
         };
@@ -239,6 +222,31 @@ impl LevelLoop<'_> {
             LevelStatus::Failed | LevelStatus::Pending => LevelEnd::Failed {
                 bad_input: failure.is_some_and(|f| f.code.blames_the_model()),
             },
+        })
+    }
+
+    /// Records level `lp` as ended by `failure` before it was measured:
+    /// cancelled, or failed (by its own file when `bad_input`).
+    async fn fail(
+        &self,
+        row_id: i64,
+        lp: &LevelPlan,
+        failure: &WorkerFailure,
+        bad_input: bool,
+        reporter: &mut dyn SweepReporter,
+    ) -> Result<LevelEnd> {
+        let cancelled = failure.is_cancelled();
+        let status = if cancelled {
+            LevelStatus::Cancelled
+        } else {
+            LevelStatus::Failed
+        };
+        self.finish(row_id, lp, status, Some(failure), reporter)
+            .await?;
+        Ok(if cancelled {
+            LevelEnd::Cancelled
+        } else {
+            LevelEnd::Failed { bad_input }
         })
     }
 
