@@ -26,11 +26,20 @@ impl Hog {
         let dir = tempfile::tempdir().unwrap();
         let exe = dir.path().join("dyno-hog");
         std::fs::copy("/bin/sh", &exe).unwrap();
-        let child = Command::new(&exe)
-            .args(["-c", "while :; do :; done"])
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("the hog starts");
+        let mut cmd = Command::new(&exe);
+        cmd.args(["-c", "while :; do :; done"]).stdin(Stdio::null());
+        // Dies with the test process however that ends: a hog left behind
+        // by an interrupted run would disturb every run after it.
+        // SAFETY: prctl in the forked child before exec allocates nothing
+        // and takes no lock, as a pre_exec closure must.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().expect("the hog starts");
         Hog { child, _dir: dir }
     }
 }
