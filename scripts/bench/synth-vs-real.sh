@@ -20,7 +20,7 @@ cd "$(dirname "$0")/../.."
 . scripts/lib/env.sh
 . scripts/bench/llama-tools.sh
 lb=$(llama_tool llama-bench)
-cargo build --release --workspace --features dyno/test-faults --bin dyno >&2
+build_dyno
 dyno="$CARGO_TARGET_DIR/release/dyno"
 models=${MODELS:-"$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf $DYNO_TEST_MODELS/gemma-3-270m-q4_k_m.gguf"}
 work=$(mktemp -d)

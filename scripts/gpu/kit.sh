@@ -41,15 +41,10 @@ kit="${KIT_DIR:-$PWD/gpu-kit}"
 limit=$((60 * 1024 * 1024))
 log() { echo "kit: $*" >&2; }
 
-# The whole workspace, as the app ships, so llama.cpp is compiled once for
-# all of it (the app embeds the built UI). KIT_BUILD=test takes the tests'
-# build instead (scripts/lib/env.sh), which CI's check of the kit
-# (scripts/test/gpu-kit.sh) has already compiled.
-if [ "${KIT_BUILD:-}" = test ]; then
-  build_for_tests
-else
-  build_dyno
-fi
+# The whole workspace, as the tests and the app build it, so llama.cpp is
+# compiled once for all of them (the app embeds the built UI).
+[ -f ui/dist/index.html ] || (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build) >&2
+cargo build --release --workspace >&2
 rel="$CARGO_TARGET_DIR/release"
 rm -rf "$kit"
 mkdir -p "$kit/models"

@@ -16,20 +16,3 @@ build_dyno() {
   fi
   cargo build --release --workspace >&2
 }
-
-# The one build the test suite, the end-to-end test and CI's check of the GPU
-# kit share: the whole workspace in release with every target (so the
-# dev-dependencies' features are resolved as `cargo test` resolves them) and
-# the `test-faults` feature, which compiles in the fault injection the crash
-# tests drive (DYNO_TEST_FAULT; inert unless that variable is set). After
-# `cargo test "${dyno_test_build[@]}"` a `build_for_tests` compiles nothing,
-# so Dyno is compiled once per CI run, not once per feature set (each costs
-# several minutes on 2 cores). Shipped builds never have the feature
-# (scripts/test.sh checks the feature set and lints the build without it).
-dyno_test_build=(--release --workspace --all-targets --features dyno/test-faults)
-build_for_tests() {
-  if [ ! -f ui/dist/index.html ]; then
-    (cd ui && npm ci --no-audit --no-fund && npm run build) >&2
-  fi
-  cargo build "${dyno_test_build[@]}" >&2
-}

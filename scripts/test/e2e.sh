@@ -16,10 +16,10 @@ bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS"
 # The app embeds ui/dist, so it is built every time (a second or two): a
 # dist left from before a UI change would test the old UI.
 (cd ui && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } && npm run build >/dev/null)
-# The tests' build (scripts/lib/env.sh says why the app under test has the
-# inert fault hooks compiled in), which has the fake hub example the hub
-# journey is served from: nothing to compile after `cargo test`.
-build_for_tests
+# The workspace build (as the tests'), plus the fake hub example it serves
+# the hub journey from.
+cargo build --release --workspace
+cargo build --release --workspace --example fake_hub
 (cd e2e && npm ci --no-audit --no-fund --loglevel=error)
 
 # tauri-driver, installed once per machine next to the build cache.

@@ -18,7 +18,7 @@ cd "$(dirname "$0")/../.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 kit="$work/gpu-kit"
-KIT_DIR="$kit" KIT_CUDA=0 KIT_BUILD=test bash scripts/gpu/kit.sh >/dev/null
+KIT_DIR="$kit" KIT_CUDA=0 bash scripts/gpu/kit.sh >/dev/null
 
 # A module that needs libcudart.so.13, listed for this build like a real one.
 echo 'int cudaRuntimeGetVersion(int *v) { *v = 13000; return 0; }' >"$work/rt.c"

@@ -1,4 +1,4 @@
-//! Test-only fault injection, so the suite can prove the parent survives a
+//! Fault injection for the tests, so the suite can prove the parent survives a
 //! real crash, abort or hang of the worker.
 //!
 //! Set `DYNO_TEST_FAULT` to `ACTION@POINT`, where ACTION is `abort`
@@ -8,25 +8,26 @@
 //! `load:TEXT` (before loading a model whose file name contains TEXT) or
 //! `job:N` (before job N) or `sample:N:R` (after repetition R of job N,
 //! counted from 0, has been sent). Several faults can be separated by commas. Only
-//! the worker reads it; an unset variable costs one lookup.
+//! the worker reads it, once.
 //!
 //! With `DYNO_TEST_FAULT_ONCE=PATH` a fault fires only while PATH does not
 //! exist, and creates it as it fires: the worker that replaces a crashed one
 //! then runs clean, so a test can watch the benchmark carry on.
 //!
-//! All of this is compiled only with the `test-faults` cargo feature, which
-//! the test script turns on (`scripts/test.sh`). Shipped builds, the app
-//! included, have no way for an environment variable to abort a worker or
-//! create a file: there `point` is empty.
+//! A test hook, not a setting: it is documented for developers only
+//! (docs/development.md), and the worker logs a warning whenever it acts.
+//! It is in every build, shipped ones included, because compiling it only
+//! into the tests' build made CI compile Dyno and the app twice, once per
+//! feature set (about 7 minutes on 2 cores), and the build the tests
+//! checked was not the build users run. Unset, it costs one environment
+//! lookup per worker, and a point no more than a check of that.
 
-#[cfg(feature = "test-faults")]
 use std::time::Duration;
 
 pub const ENV: &str = "DYNO_TEST_FAULT";
 pub const ONCE_ENV: &str = "DYNO_TEST_FAULT_ONCE";
 
 /// False when the once-marker exists already; creates it otherwise.
-#[cfg(feature = "test-faults")]
 fn first_time() -> bool {
     match std::env::var_os(ONCE_ENV) {
         None => true,
@@ -38,15 +39,15 @@ fn first_time() -> bool {
     }
 }
 
-/// Without the `test-faults` feature: nothing, whatever the environment says.
-#[cfg(not(feature = "test-faults"))]
-#[inline(always)]
-pub fn point(_point: &str) {}
+/// The variable as the worker started with it.
+fn spec() -> Option<&'static str> {
+    static SPEC: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    SPEC.get_or_init(|| std::env::var(ENV).ok()).as_deref()
+}
 
 /// Trigger the fault configured for `point`, if any.
-#[cfg(feature = "test-faults")]
 pub fn point(point: &str) {
-    let Ok(spec) = std::env::var(ENV) else { return };
+    let Some(spec) = spec() else { return };
     for f in spec.split(',') {
         let Some((action, at)) = f.trim().split_once('@') else {
             continue;

@@ -8,8 +8,8 @@
 //! process's environment or current directory). The hub tests talk to the
 //! fake Hugging Face Hub in tests/fixtures/fake_hub.rs.
 //!
-//! Run one subject with a filter: `cargo test --release -p dyno --features
-//! test-faults --test it sweep::`.
+//! Run one subject with a filter: `cargo test --release --workspace --test it
+//! sweep::`.
 
 mod common;
 #[path = "../fixtures/fake_hub.rs"]
@@ -23,10 +23,7 @@ mod errors;
 mod export;
 mod export_paths;
 mod export_snapshots;
-// These drive real worker crashes through DYNO_TEST_FAULT, which only a
-// build with the feature acts on (scripts/test.sh passes `--features
-// dyno/test-faults`).
-#[cfg(feature = "test-faults")]
+// These drive real worker crashes through DYNO_TEST_FAULT.
 mod faults;
 mod hub;
 mod hub_cache;

@@ -158,9 +158,8 @@ fn a_local_sweep_quantises_measures_and_kld_grows_as_bits_drop() {
     );
 }
 
-// The tests that crash a worker or the quantizer need a build that acts on
-// DYNO_TEST_FAULT (`--features test-faults`, as scripts/test.sh builds).
-#[cfg(feature = "test-faults")]
+// The tests that crash a worker or the quantizer do it through
+// DYNO_TEST_FAULT (worker::fault).
 #[test]
 fn running_a_sweep_again_skips_levels_already_measured() {
     let s = Scratch::new();
@@ -278,7 +277,6 @@ fn a_corrupt_file_among_the_levels_fails_alone() {
     assert!(card.contains("failed: "), "{card}");
 }
 
-#[cfg(feature = "test-faults")]
 #[test]
 fn a_failed_or_cancelled_quantisation_leaves_no_partial_file() {
     use std::process::Stdio;
