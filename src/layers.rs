@@ -4,6 +4,7 @@
 //! later than the file's own, on a use of `engine` outside `worker`, and on
 //! a top-level module the list does not place. Reading the source text keeps
 //! the rule honest for paths written inline as well as in `use` lines.
+//! Beside it, the test that keeps every function under 100 lines.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -144,4 +145,169 @@ fn the_layer_reader_sees_paths_and_skips_comments() {
     assert!(crate_paths("use some_crate::thing;").is_empty());
     let lib = "//! # Layers\n//!\n//! 1. `a`, `b`: the bottom. `c` is\n//!    named, not placed.\n//! 2. `d`: top.\n//! # Other\n//! 3. `e`: no.\n";
     assert_eq!(order(lib), ["a", "b", "d"]);
+}
+
+/// `text` with its comments, strings and character literals blanked
+/// (newlines kept), so that braces and `fn` are only code's.
+fn code_only(text: &str) -> String {
+    let c: Vec<char> = text.chars().collect();
+    let blank = |ch: char| if ch == '\n' { '\n' } else { ' ' };
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < c.len() {
+        let prev_ident = i > 0 && (c[i - 1].is_alphanumeric() || c[i - 1] == '_');
+        if c[i] == '/' && c.get(i + 1) == Some(&'/') {
+            while i < c.len() && c[i] != '\n' {
+                out.push(' ');
+                i += 1;
+            }
+        } else if c[i] == '/' && c.get(i + 1) == Some(&'*') {
+            while i < c.len() && !(c[i] == '*' && c.get(i + 1) == Some(&'/')) {
+                out.push(blank(c[i]));
+                i += 1;
+            }
+            out.push_str("  ");
+            i += 2;
+        } else if c[i] == 'r' && !prev_ident && matches!(c.get(i + 1), Some('"' | '#')) {
+            // A raw string: r"…", r#"…"#, and so on.
+            let hashes = c[i + 1..].iter().take_while(|&&h| h == '#').count();
+            if c.get(i + 1 + hashes) != Some(&'"') {
+                out.push(c[i]);
+                i += 1;
+                continue;
+            }
+            let close: Vec<char> = std::iter::once('"')
+                .chain(std::iter::repeat_n('#', hashes))
+                .collect();
+            i += 2 + hashes;
+            out.push_str(&" ".repeat(2 + hashes));
+            while i < c.len() && !c[i..].starts_with(&close) {
+                out.push(blank(c[i]));
+                i += 1;
+            }
+            out.push_str(&" ".repeat(close.len()));
+            i += close.len();
+        } else if c[i] == '"' {
+            out.push(' ');
+            i += 1;
+            while i < c.len() && c[i] != '"' {
+                if c[i] == '\\' {
+                    out.push(' ');
+                    i += 1;
+                }
+                if i < c.len() {
+                    out.push(blank(c[i]));
+                    i += 1;
+                }
+            }
+            out.push(' ');
+            i += 1;
+        } else if c[i] == '\'' && (c.get(i + 1) == Some(&'\\') || c.get(i + 2) == Some(&'\'')) {
+            // A character literal ('{', '\n'); a lifetime ('a) stays.
+            out.push(' ');
+            i += 1;
+            while i < c.len() && c[i] != '\'' {
+                if c[i] == '\\' {
+                    out.push(' ');
+                    i += 1;
+                }
+                out.push(' ');
+                i += 1;
+            }
+            out.push(' ');
+            i += 1;
+        } else {
+            out.push(c[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Each function's name, first line and length in lines, by matching its
+/// braces in [`code_only`] text.
+fn functions(text: &str) -> Vec<(String, usize, usize)> {
+    let code = code_only(text);
+    let lines: Vec<&str> = code.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let mut t = lines[i].trim_start();
+        for p in [
+            "pub(crate) ",
+            "pub(super) ",
+            "pub ",
+            "const ",
+            "async ",
+            "unsafe ",
+        ] {
+            t = t.strip_prefix(p).unwrap_or(t);
+        }
+        let Some(rest) = t.strip_prefix("fn ") else {
+            i += 1;
+            continue;
+        };
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let (mut depth, mut opened, mut j) = (0i32, false, i);
+        while j < lines.len() {
+            for ch in lines[j].chars() {
+                match ch {
+                    '{' => {
+                        depth += 1;
+                        opened = true;
+                    }
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            if (opened && depth <= 0) || (!opened && lines[j].trim_end().ends_with(';')) {
+                break;
+            }
+            j += 1;
+        }
+        if opened {
+            out.push((name, i + 1, j - i + 1));
+            i = j + 1;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// No function in `src/` or `src-tauri/src` is over 100 lines ([S] 8): a
+/// longer one is several steps that want names of their own.
+#[test]
+fn no_function_is_over_100_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    rust_files(&root.join("src-tauri/src"), &mut files);
+    let mut long = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("a source file");
+        for (name, line, len) in functions(&text) {
+            if len > 100 {
+                long.push(format!("{}:{line} {name}: {len} lines", file.display()));
+            }
+        }
+    }
+    assert!(files.len() > 50, "the sources were found: {}", files.len());
+    assert!(
+        long.is_empty(),
+        "functions over 100 lines:\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn the_function_reader_skips_strings_comments_and_characters() {
+    let text = "fn a() {\n    let s = \"}\"; // }\n    let c = '{';\n    let r = r#\"}\"#;\n}\nfn b(x: &'static str) -> usize {\n    x.len()\n}\nfn c();\n";
+    assert_eq!(
+        functions(text),
+        [("a".to_string(), 1, 5), ("b".to_string(), 6, 3)]
+    );
 }

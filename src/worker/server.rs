@@ -570,104 +570,136 @@ fn run_quality(
     model: &llama::Model,
     plan: &QualityPlan,
 ) -> Result<crate::vocab::QualityFigures, String> {
-    use crate::quality::{
-        hash_tokens, log_softmax, RefHeader, RefReader, RefRow, RefWriter, Tally,
+    use crate::quality::{hash_tokens, RefHeader, Tally};
+    let tokens = engine::quality::tokens(model, plan.chunk_tokens, plan.n_chunks)
+        .map_err(|e| e.to_string())?;
+    // What a reference holds for this text and model; its top-k is the
+    // reference's own choice.
+    let text = RefHeader {
+        n_vocab: model.n_vocab() as u32,
+        topk: 0,
+        n_positions: engine::quality::scored_per_chunk(plan.chunk_tokens) * plan.n_chunks,
+        tokens_hash: hash_tokens(&tokens),
     };
-    let e = |e: EngineError| e.to_string();
-    let tokens = engine::quality::tokens(model, plan.chunk_tokens, plan.n_chunks).map_err(e)?;
-    let n_vocab = model.n_vocab() as u32;
-    let n_positions = engine::quality::scored_per_chunk(plan.chunk_tokens) * plan.n_chunks;
-    let tokens_hash = hash_tokens(&tokens);
-    let total = u64::from(plan.n_chunks);
-    let on_chunk = |done| emit(&Event::Progress { done, total });
     let mut tally = Tally::default();
-    let mut logp = Vec::with_capacity(n_vocab as usize);
     match &plan.mode {
         QualityMode::Reference { output, topk } => {
-            let k = if *topk == 0 {
-                n_vocab
-            } else {
-                (*topk).min(n_vocab)
-            };
-            let header = RefHeader {
-                n_vocab,
-                topk: k,
-                n_positions,
-                tokens_hash,
-            };
-            let io = |err: std::io::Error| format!("cannot write {}: {err}", output.display());
-            let mut w = RefWriter::create(output, header).map_err(io)?;
-            let mut scratch = Vec::new();
-            let mut werr = None;
-            engine::quality::evaluate(
-                model,
-                plan.n_threads,
-                &tokens,
-                plan.chunk_tokens,
-                |logits, next| {
-                    log_softmax(logits, &mut logp);
-                    tally.add(logp[next as usize], None);
-                    let row = RefRow::from_logprobs(&logp, k, &mut scratch);
-                    if let Err(err) = w.push(&row) {
-                        werr = Some(err);
-                        return Err(EngineError::Context("write failed".into()));
-                    }
-                    Ok(())
-                },
-                on_chunk,
-            )
-            .map_err(|err| werr.take().map(io).unwrap_or_else(|| err.to_string()))?;
-            w.finish().map_err(io)?;
+            write_reference(model, plan, &tokens, text, output, *topk, &mut tally)?
         }
         QualityMode::Compare { reference } => {
-            let mut r = RefReader::open(reference).map_err(|err| err.to_string())?;
-            let h = r.header;
-            if h.n_vocab != n_vocab || h.tokens_hash != tokens_hash || h.n_positions != n_positions
-            {
-                return Err(format!(
-                    "this model tokenizes the quality text differently from the reference ({} vs {} vocabulary entries); quality compares levels of one model only",
-                    n_vocab, h.n_vocab
-                ));
-            }
-            let mut row = RefRow {
-                top: Vec::new(),
-                rest_logp: 0.0,
-            };
-            let mut rerr = None;
-            engine::quality::evaluate(
-                model,
-                plan.n_threads,
-                &tokens,
-                plan.chunk_tokens,
-                |logits, next| {
-                    log_softmax(logits, &mut logp);
-                    match r.next_row(&mut row) {
-                        Ok(true) => {}
-                        Ok(false) => {
-                            rerr = Some("the reference ended early".to_string());
-                            return Err(EngineError::Context("short reference".into()));
-                        }
-                        Err(err) => {
-                            rerr = Some(format!("cannot read the reference: {err}"));
-                            return Err(EngineError::Context("reference read failed".into()));
-                        }
-                    }
-                    let argmax = logp
-                        .iter()
-                        .enumerate()
-                        .max_by(|a, b| a.1.total_cmp(b.1))
-                        .map(|(i, _)| i as i32)
-                        .unwrap_or(-1);
-                    tally.add(
-                        logp[next as usize],
-                        Some((row.kld(&logp), argmax == row.argmax())),
-                    );
-                    Ok(())
-                },
-                on_chunk,
-            )
-            .map_err(|err| rerr.take().unwrap_or_else(|| err.to_string()))?;
+            compare_reference(model, plan, &tokens, text, reference, &mut tally)?
         }
     }
     Ok(tally.figures())
+}
+
+/// The quality run of the reference level: its perplexity, and its top-k
+/// log-probabilities at every scored position written to `output` for the
+/// other levels to be compared with.
+fn write_reference(
+    model: &llama::Model,
+    plan: &QualityPlan,
+    tokens: &[llama::Token],
+    text: crate::quality::RefHeader,
+    output: &std::path::Path,
+    topk: u32,
+    tally: &mut crate::quality::Tally,
+) -> Result<(), String> {
+    use crate::quality::{log_softmax, RefHeader, RefRow, RefWriter};
+    let k = if topk == 0 {
+        text.n_vocab
+    } else {
+        topk.min(text.n_vocab)
+    };
+    let header = RefHeader { topk: k, ..text };
+    let io = |err: std::io::Error| format!("cannot write {}: {err}", output.display());
+    let mut w = RefWriter::create(output, header).map_err(io)?;
+    let mut logp = Vec::with_capacity(text.n_vocab as usize);
+    let mut scratch = Vec::new();
+    let mut werr = None;
+    let total = u64::from(plan.n_chunks);
+    engine::quality::evaluate(
+        model,
+        plan.n_threads,
+        tokens,
+        plan.chunk_tokens,
+        |logits, next| {
+            log_softmax(logits, &mut logp);
+            tally.add(logp[next as usize], None);
+            let row = RefRow::from_logprobs(&logp, k, &mut scratch);
+            if let Err(err) = w.push(&row) {
+                werr = Some(err);
+                return Err(EngineError::Context("write failed".into()));
+            }
+            Ok(())
+        },
+        |done| emit(&Event::Progress { done, total }),
+    )
+    .map_err(|err| werr.take().map(io).unwrap_or_else(|| err.to_string()))?;
+    w.finish().map_err(io)
+}
+
+/// The quality run of another level: its perplexity, and its divergence
+/// from and agreement with the reference at every scored position.
+fn compare_reference(
+    model: &llama::Model,
+    plan: &QualityPlan,
+    tokens: &[llama::Token],
+    text: crate::quality::RefHeader,
+    reference: &std::path::Path,
+    tally: &mut crate::quality::Tally,
+) -> Result<(), String> {
+    use crate::quality::{log_softmax, RefReader, RefRow};
+    let mut r = RefReader::open(reference).map_err(|err| err.to_string())?;
+    let h = r.header;
+    if h.n_vocab != text.n_vocab
+        || h.tokens_hash != text.tokens_hash
+        || h.n_positions != text.n_positions
+    {
+        return Err(format!(
+            "this model tokenizes the quality text differently from the reference ({} vs {} vocabulary entries); quality compares levels of one model only",
+            text.n_vocab, h.n_vocab
+        ));
+    }
+    let mut logp = Vec::with_capacity(text.n_vocab as usize);
+    let mut row = RefRow {
+        top: Vec::new(),
+        rest_logp: 0.0,
+    };
+    let mut rerr = None;
+    let total = u64::from(plan.n_chunks);
+    engine::quality::evaluate(
+        model,
+        plan.n_threads,
+        tokens,
+        plan.chunk_tokens,
+        |logits, next| {
+            log_softmax(logits, &mut logp);
+            match r.next_row(&mut row) {
+                Ok(true) => {}
+                Ok(false) => {
+                    rerr = Some("the reference ended early".to_string());
+                    return Err(EngineError::Context("short reference".into()));
+                }
+                Err(err) => {
+                    rerr = Some(format!("cannot read the reference: {err}"));
+                    return Err(EngineError::Context("reference read failed".into()));
+                }
+            }
+            let argmax = logp
+                .iter()
+                .enumerate()
+                .max_by(|a, b| a.1.total_cmp(b.1))
+                .map(|(i, _)| i as i32)
+                .unwrap_or(-1);
+            tally.add(
+                logp[next as usize],
+                Some((row.kld(&logp), argmax == row.argmax())),
+            );
+            Ok(())
+        },
+        |done| emit(&Event::Progress { done, total }),
+    )
+    .map_err(|err| rerr.take().unwrap_or_else(|| err.to_string()))?;
+    Ok(())
 }
