@@ -520,34 +520,62 @@ fn chart(s: &mut Svg, rows: &[Row], tests: &Tests) {
 }
 
 /// One run's three figures, written large: a bar scaled to itself would
-/// say nothing. Each stands in its own column with its colour, its test and
-/// its unit; a figure the run did not measure says so.
+/// say nothing. A figure the run did not measure says so.
 fn lone(s: &mut Svg, px: f64, step: f64, top: f64, row: &Row, tests: &Tests) {
+    let figure = |title: String, colour, value: Option<f64>, unit: &str, missing| BigFigure {
+        title,
+        colour,
+        value: value.map(num),
+        unit: unit.to_string(),
+        missing,
+    };
+    big_figures(
+        s,
+        px,
+        step,
+        top,
+        &[
+            figure(
+                format!("prefill {}", tests.pp.as_deref().unwrap_or("")),
+                PP,
+                row.pp,
+                "tokens per second",
+                "no prompt test in this run",
+            ),
+            figure(
+                format!("decode {}", tests.tg.as_deref().unwrap_or("")),
+                TG,
+                row.tg,
+                "tokens per second",
+                "no generation test in this run",
+            ),
+            figure(
+                format!("TTFT {}", tests.ttft.as_deref().unwrap_or("")),
+                TTFT,
+                row.ttft_ms,
+                "ms to the first token",
+                "no pp+tg test in this run",
+            ),
+        ],
+    );
+}
+
+/// A figure written large in a column of its own: what it is, its colour,
+/// its value (or a dash and why not) and its unit.
+pub(super) struct BigFigure<'a> {
+    pub(super) title: String,
+    pub(super) colour: &'a str,
+    pub(super) value: Option<String>,
+    pub(super) unit: String,
+    pub(super) missing: &'a str,
+}
+
+/// Figures written large side by side, `step` apart from `px`, for a card
+/// with a single row of figures (a lone run, a server run of one test),
+/// where bars each scaled to themselves would say nothing.
+pub(super) fn big_figures(s: &mut Svg, px: f64, step: f64, top: f64, figures: &[BigFigure]) {
     let w = step - 16.0;
-    let columns = [
-        (
-            format!("prefill {}", tests.pp.as_deref().unwrap_or("")),
-            PP,
-            row.pp.map(num),
-            "tokens per second",
-            "no prompt test in this run",
-        ),
-        (
-            format!("decode {}", tests.tg.as_deref().unwrap_or("")),
-            TG,
-            row.tg.map(num),
-            "tokens per second",
-            "no generation test in this run",
-        ),
-        (
-            format!("TTFT {}", tests.ttft.as_deref().unwrap_or("")),
-            TTFT,
-            row.ttft_ms.map(num),
-            "ms to the first token",
-            "no pp+tg test in this run",
-        ),
-    ];
-    for (i, (title, colour, value, unit, missing)) in columns.into_iter().enumerate() {
+    for (i, f) in figures.iter().enumerate() {
         let x = px + i as f64 * step;
         s.text(
             x,
@@ -555,21 +583,23 @@ fn lone(s: &mut Svg, px: f64, step: f64, top: f64, row: &Row, tests: &Tests) {
             15.0,
             MUTED,
             "normal",
-            &fit(title.trim(), 15.0, w),
+            &fit(f.title.trim(), 15.0, w),
         );
-        s.rect(x, top + 4.0, w, 4.0, colour, 2.0);
-        match value {
+        s.rect(x, top + 4.0, w, 4.0, f.colour, 2.0);
+        match &f.value {
             Some(v) => {
                 let mut size = 52.0;
-                while size > 24.0 && width_bold_px(&v, size) > w {
+                while size > 24.0 && width_bold_px(v, size) > w {
                     size -= 4.0;
                 }
-                s.text(x, top + 120.0, size, colour, "bold", &v);
-                s.text(x, top + 150.0, 15.0, MUTED, "normal", &fit(unit, 15.0, w));
+                s.text(x, top + 120.0, size, f.colour, "bold", v);
+                for (j, l) in wrap(&f.unit, 15.0, w, 2).iter().enumerate() {
+                    s.text(x, top + 150.0 + 19.0 * j as f64, 15.0, MUTED, "normal", l);
+                }
             }
             None => {
                 s.text(x, top + 120.0, 52.0, MUTED, "bold", "–");
-                for (j, l) in wrap(missing, 14.0, w, 2).iter().enumerate() {
+                for (j, l) in wrap(f.missing, 14.0, w, 2).iter().enumerate() {
                     s.text(x, top + 150.0 + 18.0 * j as f64, 14.0, MUTED, "normal", l);
                 }
             }

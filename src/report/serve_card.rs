@@ -15,8 +15,8 @@
 use std::fmt::Write as _;
 
 use super::card::{
-    fit, fit_bold, num, width_bold_px, width_px, Blocks, Svg, BAD, BG, CONTEXT_W, CONTEXT_X,
-    FAMILY, HEIGHT, MUTED, PANEL, PP, TEXT, TG, TTFT, WIDTH,
+    big_figures, fit, fit_bold, num, width_bold_px, width_px, BigFigure, Blocks, Svg, BAD, BG,
+    CONTEXT_W, CONTEXT_X, FAMILY, HEIGHT, MUTED, PANEL, PP, TEXT, TG, TTFT, WIDTH,
 };
 use crate::serve::report::ServeReport;
 use crate::serve::request::TokenSource;
@@ -316,6 +316,12 @@ fn header(s: &mut Svg, r: &ServeReport) {
 /// its row instead of bars; a run with more tests than fit shows the first
 /// ones and a count of the rest.
 fn chart(s: &mut Svg, all: &[Row]) {
+    if let [one] = all {
+        if one.failed.is_none() {
+            lone(s, one);
+            return;
+        }
+    }
     let shown: &[Row] = if all.len() > MAX_ROWS {
         &all[..MAX_ROWS - 1]
     } else {
@@ -380,6 +386,57 @@ fn chart(s: &mut Svg, all: &[Row]) {
             s.text(px + 8.0, y, 14.0, BAD, "normal", &line);
         }
     }
+}
+
+/// A run of one test: its label, then its three figures written large, as
+/// the run card writes a lone run (a bar scaled to itself says nothing).
+fn lone(s: &mut Svg, row: &Row) {
+    let top = CHART_TOP + 10.0;
+    let label_w = width_bold_px(&row.label, 16.0).clamp(48.0, 200.0);
+    s.text(
+        CHART_LEFT,
+        top + 112.0,
+        16.0,
+        TEXT,
+        "bold",
+        &fit_bold(&row.label, 16.0, label_w),
+    );
+    let gap = 18.0;
+    let px = CHART_LEFT + label_w + 24.0;
+    let pw = (CHART_RIGHT - px - 2.0 * gap) / 3.0;
+    let ttft_unit = match row.ttft_p99_ms {
+        Some(p99) => format!("ms, median · p99 {} ms", num(p99)),
+        None => "ms, the median request".to_string(),
+    };
+    big_figures(
+        s,
+        px,
+        pw + gap,
+        top,
+        &[
+            BigFigure {
+                title: "per request".into(),
+                colour: TG,
+                value: row.decode_p50.map(num),
+                unit: "decode t/s of the median request".into(),
+                missing: "no decode rate: no request streamed two tokens",
+            },
+            BigFigure {
+                title: "all requests".into(),
+                colour: TOTAL,
+                value: row.total.map(num),
+                unit: "output t/s, every request together".into(),
+                missing: "no request finished",
+            },
+            BigFigure {
+                title: "first token".into(),
+                colour: TTFT,
+                value: row.ttft_p50_ms.map(num),
+                unit: ttft_unit,
+                missing: "no first token arrived",
+            },
+        ],
+    );
 }
 
 /// The rows' labels down the left, a failed row's in red, and a count of
@@ -1015,9 +1072,35 @@ mod tests {
     }
 
     #[test]
-    fn a_lone_test_keeps_its_whole_name() {
+    fn a_lone_test_keeps_its_whole_name_and_is_written_large() {
         let mut r = sweep();
         r.results.truncate(1);
-        assert!(svg(&r).contains(">pp512+tg128 @d0 c1</text>"));
+        let svg = svg(&r);
+        assert!(svg.contains(">pp512+tg128 @d0 c1</text>"));
+        // Its three figures large, as the run card writes a lone run, not
+        // three bars each as long as the panel.
+        let texts = texts(&svg);
+        let large: Vec<&str> = texts
+            .iter()
+            .filter(|t| t.2 >= 24.0)
+            .map(|t| t.3.as_str())
+            .collect();
+        let row = &rows(&r)[0];
+        for v in [row.decode_p50, row.total, row.ttft_p50_ms] {
+            let v = num(v.expect("the fixture measured it"));
+            assert!(
+                large.contains(&v.as_str()),
+                "{v} is not written large: {large:?}"
+            );
+        }
+        assert!(!svg.contains("PER REQUEST"), "no bar panels");
+        // In the chart: the context column cuts a long model path at its
+        // start on purpose, keeping the file name.
+        let cut: Vec<&str> = texts
+            .iter()
+            .filter(|t| t.0 < CONTEXT_X - 18.0 && t.3.contains('…'))
+            .map(|t| t.3.as_str())
+            .collect();
+        assert!(cut.is_empty(), "nothing is cut: {cut:?}");
     }
 }
