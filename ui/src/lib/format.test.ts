@@ -14,6 +14,8 @@ import {
   fmtRate,
   fmtSeconds,
   fmtSig,
+  sentence,
+  sweepName,
 } from "./format";
 
 describe("format", () => {
@@ -78,5 +80,18 @@ describe("nameParts", () => {
     expect(nameParts(name).join("")).toBe(name);
     expect(nameParts("plain")).toEqual(["plain"]);
     expect(nameParts("")).toEqual([""]);
+  });
+});
+
+describe("sweepName and sentence", () => {
+  it("names a sweep by its file without the level, as the Results list does", () => {
+    expect(sweepName("SmolLM2-135M-Instruct-Q8_0.gguf", "Q8_0")).toBe("SmolLM2-135M-Instruct");
+    expect(sweepName("SmolLM2-135M-Instruct.Q4_1.gguf", "Q4_1")).toBe("SmolLM2-135M-Instruct");
+    expect(sweepName("model-f16.gguf", "F16")).toBe("model");
+    expect(sweepName("notes.gguf", "Q4_0")).toBe("notes");
+  });
+  it("starts a backend message with a capital", () => {
+    expect(sentence("the sweep was cancelled; what was measured is saved")).toBe("The sweep was cancelled; what was measured is saved");
+    expect(sentence("")).toBe("");
   });
 });

@@ -152,6 +152,26 @@ export function fmtSig(v: number | null | undefined, sig = 3): string {
 }
 
 /** An ISO timestamp as local "YYYY-MM-DD HH:MM". */
+/**
+ * A backend message (written as the CLI prints it, after "dyno: ", in lower
+ * case) as a sentence that stands alone.
+ */
+export function sentence(m: string): string {
+  return m ? m.charAt(0).toUpperCase() + m.slice(1) : m;
+}
+
+/**
+ * A sweep's name: a level's file name without its level and extension
+ * ("SmolLM2-135M-Instruct" for "SmolLM2-135M-Instruct-Q8_0.gguf"), as the
+ * Results list names it (report::list::sweep_title), so a sweep is named by
+ * file as its runs are.
+ */
+export function sweepName(fileName: string, quant: string): string {
+  const stem = fileName.replace(/\.gguf$/i, "");
+  const at = quant ? stem.toUpperCase().lastIndexOf(quant.toUpperCase()) : -1;
+  return at > 0 && "-._".includes(stem[at - 1]) ? stem.slice(0, at - 1) + stem.slice(at + quant.length) : stem;
+}
+
 export function fmtDate(iso: string | null | undefined): string {
   if (!iso) return DASH;
   const d = new Date(iso);

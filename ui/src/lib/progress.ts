@@ -26,6 +26,8 @@ export interface LevelProgress {
   error: string | null;
   /** The level's quality pass: scoring now, scored, or already scored before. */
   quality: "running" | "done" | "skipped" | null;
+  /** A level a cancel cut short: how many of its tests had ended (and are saved). */
+  saved?: number;
 }
 
 export interface Fraction {
@@ -320,6 +322,7 @@ export function finish(
   const levels = ended.levels.map((l) => {
     let next = l;
     if (cut && l.status === "running") next = { ...next, status: cut, error: cut === "failed" ? "stopped: the sweep failed" : next.error };
+    if (cut === "cancelled" && l.status === "running" && l.level === s.level) next = { ...next, saved: s.levelTestsDone };
     if (next.quality === "running") next = { ...next, quality: null };
     return next;
   });

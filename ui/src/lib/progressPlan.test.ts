@@ -44,6 +44,23 @@ describe("the plan of a spec", () => {
   });
 });
 
+describe("a cancel", () => {
+  const plan: SweepPlan = { tests: ["pp512", "tg128", "pp512+tg128"], layerSettings: 1, quality: false };
+  it("fills the bar only as far as the tests that ended, and says which of the cut level's are saved", () => {
+    const s = feed(startedProgress("starting", 0), [
+      [100, { kind: "level", level: "Q8_0", index: 0, total: 2 }],
+      [200, started("pp512")],
+      [300, ended("pp512")],
+      [400, started("tg128")],
+      [500, ended("tg128")],
+      [600, started("pp512+tg128")],
+    ]);
+    const c = finish(s, "cancelled", "the sweep was cancelled", 700);
+    expect(overall(c, plan, 700)).toMatchObject({ done: 2, total: 6 });
+    expect(c.levels[0]).toMatchObject({ level: "Q8_0", status: "cancelled", saved: 2 });
+  });
+});
+
 describe("overall progress, elapsed time and ETA", () => {
   // Two levels, pp512/tg128/pp512+tg128 each, with quality: 6 tests and 2 passes.
   const plan: SweepPlan = { tests: ["pp512", "tg128", "pp512+tg128"], layerSettings: 1, quality: true };

@@ -128,9 +128,11 @@ export function overall(p: JobProgress, plan: SweepPlan | null, nowMs: number): 
   const perLevel = Math.max(planned, p.maxLevelTests, p.levelTestsStarted, 1);
   const levels = p.total;
   const ended = p.phase !== "running";
-  const currentRunning = p.levels.some((l) => l.level === p.level && l.status === "running");
-  const levelsFinished = p.levels.filter((l) => finished(l.status)).length;
-  let testsDone = levelsFinished * perLevel + (currentRunning ? Math.min(perLevel, p.levelTestsDone) : 0);
+  // The level under way, or the one a cancel cut short, counts the tests it
+  // finished; a finished level counts them all.
+  const current = p.levels.find((l) => l.level === p.level && (l.status === "running" || l.status === "cancelled"));
+  const levelsFinished = p.levels.filter((l) => finished(l.status) && l !== current).length;
+  let testsDone = levelsFinished * perLevel + (current ? Math.min(perLevel, p.levelTestsDone) : 0);
   const testsTotal = levels > 0 ? levels * perLevel : null;
 
   // One pass per level that can be scored; once scoring has begun, the
