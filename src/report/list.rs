@@ -205,7 +205,7 @@ async fn sweep_rows(store: &Store, runs: &[ListRow], machines: &Machines) -> Res
             id: s.id,
             title: model
                 .as_ref()
-                .map(|m| m.name.clone().unwrap_or_else(|| m.file_name.clone()))
+                .map(|m| sweep_title(&m.file_name))
                 .unwrap_or_else(|| format!("sweep {}", s.id)),
             file_name: model
                 .as_ref()
@@ -279,4 +279,44 @@ async fn serve_rows(store: &Store, limit: i64, machines: &Machines) -> Result<Ve
         });
     }
     Ok(rows)
+}
+/// A sweep's title: its model's file name without the level and the
+/// extension ("SmolLM2-135M-Instruct" for "SmolLM2-135M-Instruct-Q8_0.gguf"),
+/// so a sweep of levels is named as its runs are, by file, and not by the
+/// name written inside the file.
+pub fn sweep_title(file_name: &str) -> String {
+    let stem = file_name.strip_suffix(".gguf").unwrap_or(file_name);
+    let Some(level) = crate::hub::files::level_of(file_name) else {
+        return stem.to_string();
+    };
+    let upper = stem.to_ascii_uppercase();
+    match upper.rfind(&level) {
+        Some(at) if at > 0 && matches!(stem.as_bytes()[at - 1], b'-' | b'.' | b'_') => {
+            format!("{}{}", &stem[..at - 1], &stem[at + level.len()..])
+        }
+        _ => stem.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sweep_is_named_by_its_file_without_the_level() {
+        assert_eq!(
+            sweep_title("SmolLM2-135M-Instruct-Q8_0.gguf"),
+            "SmolLM2-135M-Instruct"
+        );
+        assert_eq!(
+            sweep_title("SmolLM2-135M-Instruct.Q4_1.gguf"),
+            "SmolLM2-135M-Instruct"
+        );
+        assert_eq!(
+            sweep_title("Llama-3.2-1B-Instruct-Q4_K_M.gguf"),
+            "Llama-3.2-1B-Instruct"
+        );
+        assert_eq!(sweep_title("model-f16.gguf"), "model");
+        assert_eq!(sweep_title("notes.gguf"), "notes");
+    }
 }

@@ -21,6 +21,12 @@ fn sweep_rows_carry_their_fastest_levels_figures_and_runs_their_file_name() {
     }
     let sweep = rows.iter().find(|r| r.kind == "sweep").unwrap();
     assert_eq!(sweep.id, sweep_id);
+    // Named by file as its runs are, without a level: not by the name
+    // inside the GGUF ("Smollm2 135M 8k Lc100K Mix1 Ep2").
+    assert!(
+        sweep.title.starts_with("SmolLM2-135M-Instruct") && !sweep.title.ends_with(".gguf"),
+        "{sweep:?}"
+    );
     let max = |f: fn(&&dyno::report::list::ListRow) -> Option<f64>| {
         runs.iter().filter_map(f).fold(f64::MIN, f64::max)
     };

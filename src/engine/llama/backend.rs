@@ -97,5 +97,10 @@ pub fn ggml_version() -> String {
             owned_string(sys::ggml_commit()),
         )
     };
-    format!("ggml {version} ({commit})")
+    // A llama.cpp built outside a git checkout (the crate's package) says
+    // "unknown": no commit at all, so none is written rather than that word.
+    match commit.as_str() {
+        "" | "unknown" => format!("ggml {version}"),
+        _ => format!("ggml {version} ({commit})"),
+    }
 }
