@@ -33,7 +33,8 @@
 # GGUF files to measure against their synthetic twins), CHECK_SHAPES
 # (space-separated SHAPE:TYPE, "" for none), CHECK_SYNTH_DIR, CHECK_PAIRS (3 on
 # a GPU, 1 on the CPU), CHECK_REPS (5), CHECK_PIN_ROUNDS (6 on a GPU, 0 on
-# the CPU), CHECK_PIN_REPS (10), CHECK_BUDGET_S (420: later parts are
+# the CPU), CHECK_PIN_REPS (10), CHECK_SKIP (parts not to run, below),
+# CHECK_BUDGET_S (420: later parts are
 # skipped, and say so, once the check has run this long).
 set -uo pipefail
 kit=$(cd "${1:-$(dirname "$0")}" && pwd)
@@ -45,11 +46,24 @@ start=$(date +%s)
 log() { echo "check: $*" >&2; echo "$*" >>"$out/raw/log.txt"; }
 elapsed() { echo $(($(date +%s) - start)); }
 in_budget() { [ "$(elapsed)" -lt "$budget" ]; }
+# CHECK_SKIP: parts not to run, space-separated, for a loan spent on what an
+# earlier check did not measure: cpu (the CPU pairs beside a GPU), pin,
+# ncmoe, offload (and --fit), telemetry, sustain.
+skipped() {
+  case " ${CHECK_SKIP:-} " in *" $1 "*) log "skipped $1: CHECK_SKIP"; return 0 ;; esac
+  return 1
+}
 
 # The kit's own modules, libraries and database; nothing of the machine's.
 export DYNO_BACKEND_DIR="$kit"
 export DYNO_DB="$out/dyno.db"
 export LD_LIBRARY_PATH="$kit${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The kit's Vulkan loader, only where the machine has none of its own.
+vk_loader="system"
+if [ -e "$kit/vulkan-loader/libvulkan.so.1" ] && ! ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1 '; then
+  export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$kit/vulkan-loader"
+  vk_loader="the kit's ($kit/vulkan-loader)"
+fi
 dyno="$kit/dyno"
 bench="$kit/llama-bench"
 [ -x "$dyno" ] || { log "no dyno in $kit; build the kit with scripts/gpu/kit.sh"; exit 2; }
@@ -78,7 +92,13 @@ echo "{\"pci_bus_id\": \"$bus\", \"numa_node\": \"$gpu_node\", \"local_cpus\": \
 # neither), so the report can say why Vulkan was not measured.
 {
   for d in /usr/share/vulkan/icd.d /etc/vulkan/icd.d; do echo "$d: $(ls "$d" 2>/dev/null | tr '\n' ' ')"; done
-  echo "loader: $(ldconfig -p 2>/dev/null | grep -o 'libvulkan.so[^ ]*' | sort -u | tr '\n' ' ')"
+  echo "loader: $(ldconfig -p 2>/dev/null | grep -o 'libvulkan.so[^ ]*' | sort -u | tr '\n' ' ')(used: $vk_loader)"
+  # What an NVIDIA ICD needs from the driver: its JSON names the library,
+  # which the container has only when given the graphics capability.
+  for j in /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json; do
+    [ -e "$j" ] && echo "$j -> $(grep -o '"library_path"[^,]*' "$j" | tr -d '" ')"
+  done
+  echo "driver graphics libraries: $(ldconfig -p 2>/dev/null | grep -oE 'lib(GLX_nvidia|nvidia-glvkspirv|nvidia-gpucomp|EGL_nvidia)\.so[^ ]*' | sort -u | tr '\n' ' ')"
   echo "NVIDIA_DRIVER_CAPABILITIES=${NVIDIA_DRIVER_CAPABILITIES:-}"
 } >"$out/raw/vulkan-probe.txt" 2>&1
 
@@ -172,6 +192,7 @@ for model in "${models[@]}"; do
     # Beside a GPU the CPU is a reference, measured on the first model only:
     # an 8B model's CPU pair alone would take minutes of a short loan.
     [ "$label" = CPU ] && [ -n "$cuda$vulkan" ] && [ "$model" != "${models[0]}" ] && continue
+    [ "$label" = CPU ] && [ -n "$cuda$vulkan" ] && skipped cpu && continue
     pairs="${CHECK_PAIRS:-3}"
     [ "$label" = CPU ] && [ -n "$cuda$vulkan" ] && pairs="${CHECK_PAIRS:-1}"
     for i in $(seq 1 "$pairs"); do
@@ -225,7 +246,7 @@ gpu_dev="${cuda:-$vulkan}"
 # CHECK_PIN_ROUNDS (6 on a GPU, 0 on the CPU), CHECK_PIN_REPS (10).
 pin_rounds="${CHECK_PIN_ROUNDS:-0}"
 [ -z "${CHECK_PIN_ROUNDS:-}" ] && [ -n "$gpu_dev" ] && pin_rounds=6
-if [ "$pin_rounds" -gt 0 ] && [ ${#models[@]} -gt 0 ] && command -v taskset >/dev/null; then
+if [ "$pin_rounds" -gt 0 ] && [ ${#models[@]} -gt 0 ] && command -v taskset >/dev/null && ! skipped pin; then
   pin=$(python3 -c '
 import os, sys
 spec, cpus = sys.argv[1], []
@@ -270,7 +291,7 @@ moe=""
 for m in "${models[@]}"; do case "$(basename "$m")" in *experts*) moe=$m; break ;; esac; done
 # On a CPU it runs only when CHECK_NCMOE names the placements (CI's kit
 # test), at --ngl 0, where it checks the parts, not a GPU's speed.
-if [ -n "$moe" ] && { [ -n "$gpu_dev" ] || [ -n "${CHECK_NCMOE:-}" ]; }; then
+if [ -n "$moe" ] && { [ -n "$gpu_dev" ] || [ -n "${CHECK_NCMOE:-}" ]; } && ! skipped ncmoe; then
   ncmoe="${CHECK_NCMOE:-0,8,16}"
   mdev="${gpu_dev:-none}" mngl=99
   [ -n "$gpu_dev" ] || mngl=0
@@ -291,19 +312,22 @@ fi
 
 if [ -n "$gpu_dev" ] && [ ${#models[@]} -gt 0 ]; then
   small="${models[0]}" large="${models[${#models[@]}-1]}"
-  if in_budget; then
+  if skipped offload; then :
+  elif in_budget; then
     log "offload sweep and --fit on $gpu_dev"
     "$dyno" bench "$small" -p 512 -n 128 -r 3 --ngl 0,8,16,24,99 --device "$gpu_dev" --json \
       >"$out/raw/offload.json" 2>"$out/raw/offload.err" || log "offload sweep failed"
     "$dyno" bench "$small" -p 512 -n 128 -r 3 --fit --device "$gpu_dev" --json \
       >"$out/raw/fit.json" 2>"$out/raw/fit.err" || log "--fit failed"
   else log "skipped the offload sweep and --fit: past the budget"; fi
-  if in_budget; then
+  if skipped telemetry; then :
+  elif in_budget; then
     log "telemetry off, for its overhead"
     "$dyno" bench "$small" -p 512 -n 128 -r "$reps" --ngl 99 --device "$gpu_dev" --no-telemetry --json \
       >"$out/raw/no-telemetry.json" 2>"$out/raw/no-telemetry.err" || log "telemetry-off run failed"
   else log "skipped the telemetry overhead: past the budget"; fi
-  if in_budget; then
+  if skipped sustain; then :
+  elif in_budget; then
     log "--sustain 1 on $(basename "$large")"
     # --sustain picks its own short decode test (tg32, back to back for the
     # whole minute); -p and -n are refused beside it.

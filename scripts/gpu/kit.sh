@@ -11,7 +11,8 @@
 #   libggml-cuda.so      the CUDA module for sm_90 (scripts/gpu/build-cuda.sh),
 #                        unless KIT_CUDA=0
 #   libggml-vulkan.so    the Vulkan module, when scripts/gpu/build-vulkan.sh
-#                        has built one (KIT_VULKAN=1 builds it: ~20 minutes)
+#                        has built one (KIT_VULKAN=1 builds it: ~20 minutes),
+#                        and vulkan-loader/libvulkan.so.1 beside it
 #   dyno-membw           a kernel that measures the GPU's read bandwidth
 #                        (membw.cu), with the CUDA module
 #   dyno-backends.txt    every module's sha256 for this llama.cpp build
@@ -90,6 +91,17 @@ if [ "${KIT_CUDA:-1}" != 0 ]; then
 fi
 if [ "${KIT_VULKAN:-0}" != 0 ] || [ -n "${KIT_VULKAN_DIR:-}" ]; then
   add_module "${KIT_VULKAN_DIR:-$(bash scripts/gpu/build-vulkan.sh | tail -n 1)}"
+  # The Vulkan loader (Debian's libvulkan.so.1, half a megabyte): a GPU
+  # machine set up for CUDA may have the driver's Vulkan ICD but no loader,
+  # as the H100 machines had. check.sh uses it only where the machine has
+  # none of its own, so a system loader always wins.
+  loader=$(ldconfig -p | awk '!f && /libvulkan\.so\.1 .*x86-64/{print $NF; f=1}')
+  if [ -n "$loader" ]; then
+    mkdir -p "$kit/vulkan-loader"
+    cp -L "$loader" "$kit/vulkan-loader/libvulkan.so.1"
+  else
+    log "no Vulkan loader on this machine to carry: the check uses the GPU machine's, if any"
+  fi
 fi
 
 # llama-bench against Dyno's own llama.cpp: the crate's headers, Dyno's

@@ -31,7 +31,9 @@ if ! grep -qs LayerSettingEXT "$hdr/include/vulkan/vulkan_structs.hpp" &&
   tmp=$(mktemp -d)
   mirror=http://deb.debian.org/debian
   curl -sSfL "$mirror/dists/trixie/main/binary-amd64/Packages.xz" -o "$tmp/Packages.xz"
-  file=$(xz -dc "$tmp/Packages.xz" | awk '/^Package: libvulkan-dev$/{p=1} p&&/^Filename:/{print $2; exit}')
+  # awk reads to the end: an early exit would kill xz with SIGPIPE, which
+  # pipefail turns into a failure of the whole script.
+  file=$(xz -dc "$tmp/Packages.xz" | awk '/^Package: libvulkan-dev$/{p=1} p&&!done&&/^Filename:/{print $2; done=1}')
   curl -sSfL "$mirror/$file" -o "$tmp/vk.deb"
   dpkg -x "$tmp/vk.deb" "$tmp/x"
   mkdir -p "$hdr"

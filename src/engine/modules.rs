@@ -542,6 +542,20 @@ pub fn none_loaded(m: Option<&BackendModules>) -> String {
     )
 }
 
+/// A module that opened but whose backend would not start. For Vulkan this
+/// is the loader failing to create an instance: on the H100 machines the
+/// kit ran on, NVIDIA's ICD was installed and its library present, yet it
+/// gave no `vkCreateInstance`, and llama.cpp only said "returned NULL".
+fn explain_init_failure(backend: &str, err: &str) -> String {
+    if backend == "Vulkan" && err.contains("returned NULL") {
+        return "no usable Vulkan driver: the Vulkan loader could not start one (none installed, or \
+                the installed driver failed, as NVIDIA's does in some containers); install your GPU's \
+                Vulkan driver, and run with VK_LOADER_DEBUG=error to see the loader's reason"
+            .into();
+    }
+    format!("llama.cpp did not load it: {err}")
+}
+
 /// Load one verified module, recording how it went.
 fn load_one(m: &mut BackendModule) {
     let path = PathBuf::from(&m.path);
@@ -558,7 +572,7 @@ fn load_one(m: &mut BackendModule) {
         }
     };
     match ggml_load(&path) {
-        Err(e) => m.reason = Some(format!("llama.cpp did not load it: {e}")),
+        Err(e) => m.reason = Some(explain_init_failure(&m.backend, &e.to_string())),
         Ok((name, devices)) => {
             m.loaded = true;
             m.backend = name;
@@ -654,6 +668,21 @@ mod tests {
         assert!(v.contains("libvulkan1"), "{v}");
         let other = explain_dlerror("CUDA", "undefined symbol: foo");
         assert_eq!(other, "CUDA module did not load: undefined symbol: foo");
+    }
+
+    #[test]
+    fn a_vulkan_module_whose_driver_fails_says_what_to_do() {
+        let v = explain_init_failure(
+            "Vulkan",
+            "failed to initialize backend from /k/libggml-vulkan.so: ggml_backend_init returned NULL",
+        );
+        assert!(v.starts_with("no usable Vulkan driver"), "{v}");
+        assert!(v.contains("VK_LOADER_DEBUG=error"), "{v}");
+        let other = explain_init_failure("CUDA", "ggml_backend_init returned NULL");
+        assert_eq!(
+            other,
+            "llama.cpp did not load it: ggml_backend_init returned NULL"
+        );
     }
 
     #[test]
