@@ -22,6 +22,15 @@ pub enum DynoError {
     BadInput(String),
     #[error("database {}: {source}", path.display())]
     Store { path: PathBuf, source: sqlx::Error },
+    /// The database was written by a newer Dyno: its schema has migrations
+    /// this build does not know. It is refused before anything is written,
+    /// so the newer Dyno still reads it. Exit code 2.
+    #[error("{} was written by a newer Dyno (its schema is at version {have}; this Dyno knows versions up to {known}). It was left unchanged: update Dyno, or choose another database with --db or DYNO_DB", path.display())]
+    NewerDatabase {
+        path: PathBuf,
+        have: i64,
+        known: i64,
+    },
     #[error("database migration failed for {}: {source}; the file may be from a newer Dyno", path.display())]
     Migrate {
         path: PathBuf,
@@ -65,6 +74,7 @@ impl DynoError {
             | DynoError::Unsupported { .. }
             | DynoError::BadInput(_)
             | DynoError::NotFound(_)
+            | DynoError::NewerDatabase { .. }
             | DynoError::Exists(_) => 2,
             _ => 1,
         }

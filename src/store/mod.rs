@@ -128,6 +128,40 @@ async fn set_wal(pool: &sqlx::SqlitePool) -> std::result::Result<(), sqlx::Error
     }
 }
 
+/// Refuse a database whose schema is newer than this build's, before any
+/// write: sqlx's migrator would fail on it too, but only after switching the
+/// journal mode and touching its table, and with a message about a missing
+/// migration rather than what the user must do. A new or empty file has no
+/// migrations table and passes.
+async fn refuse_newer(pool: &sqlx::SqlitePool, path: &Path) -> Result<()> {
+    let store_err = |source| DynoError::Store {
+        path: path.to_path_buf(),
+        source,
+    };
+    let has_table: bool = sqlx::query_scalar(
+        "SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
+    )
+    .fetch_one(pool)
+    .await
+    .map_err(store_err)?;
+    if !has_table {
+        return Ok(());
+    }
+    let have: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations")
+        .fetch_one(pool)
+        .await
+        .map_err(store_err)?;
+    let known = MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0);
+    match have {
+        Some(have) if have > known => Err(DynoError::NewerDatabase {
+            path: path.to_path_buf(),
+            have,
+            known,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// SQLITE_BUSY or SQLITE_LOCKED, with or without an extended code.
 fn is_busy(code: &str) -> bool {
     code.parse::<i32>().is_ok_and(|c| matches!(c & 0xFF, 5 | 6))
@@ -163,6 +197,7 @@ impl Store {
             .connect_with(opts)
             .await
             .map_err(store_err)?;
+        refuse_newer(&pool, path).await?;
         set_wal(&pool).await.map_err(store_err)?;
         // Two processes opening a new database at once both see a migration
         // as pending and race to apply it; the loser's transaction fails

@@ -45,3 +45,4 @@ mod sweep;
 mod synth;
 mod team;
 mod telemetry;
+mod upgrade;
