@@ -86,16 +86,14 @@ pub async fn ensure_inventory(
 /// The machine: CPU, memory and its bandwidth (measured once and cached),
 /// GPUs, llama.cpp's build and devices (from a probe of a worker), and the
 /// telemetry sources.
-pub async fn inventory(db: &Path, remeasure: bool) -> Result<Hw> {
-    let machine = Machine::detect();
-    let store = Store::open(db).await?;
-    let machine_id = store.upsert_machine(&machine).await?;
-    let (bps, threads, at) = ensure_inventory(&store, machine_id, &machine, remeasure).await?;
-    store.close().await;
+/// llama.cpp as this Dyno's worker finds it: its build, backend, devices
+/// and modules, from a worker started to say hello (the parent never loads
+/// llama.cpp). Every field is empty when the worker does not start.
+pub async fn llama_cpp() -> Result<LlamaCpp> {
     let exe =
         std::env::current_exe().map_err(|e| DynoError::io("cannot find the dyno executable", e))?;
     let ready = crate::worker::client::probe(&exe, Duration::from_secs(60)).await;
-    let llama = match ready {
+    Ok(match ready {
         Some(Event::Ready {
             llama_cpp_build,
             backend,
@@ -117,7 +115,56 @@ pub async fn inventory(db: &Path, remeasure: bool) -> Result<Hw> {
             devices: Vec::new(),
             modules: None,
         },
-    };
+    })
+}
+
+/// What `dyno --version` prints: Dyno's version, the llama.cpp build it
+/// runs, and each backend module, loaded or why not, so a bug report or a
+/// shared figure names the code that measured it.
+pub async fn version_text() -> Result<String> {
+    let llama = llama_cpp().await?;
+    let mut out = format!(
+        "dyno {}
+",
+        env!("CARGO_PKG_VERSION")
+    );
+    out.push_str(&format!(
+        "llama.cpp: {}
+",
+        llama
+            .build
+            .as_deref()
+            .unwrap_or("unknown (the worker did not start)")
+    ));
+    if let Some(m) = &llama.modules {
+        out.push_str(&format!(
+            "backend modules: {}
+",
+            m.dir.as_deref().unwrap_or("none found")
+        ));
+        for x in &m.modules {
+            let state = match (x.loaded, &x.reason) {
+                (true, None) => "loaded".to_string(),
+                (true, Some(r)) => format!("loaded: {r}"),
+                (false, r) => format!("not loaded: {}", r.as_deref().unwrap_or("?")),
+            };
+            out.push_str(&format!(
+                "  {} ({}): {state}
+",
+                x.file, x.backend
+            ));
+        }
+    }
+    Ok(out)
+}
+
+pub async fn inventory(db: &Path, remeasure: bool) -> Result<Hw> {
+    let machine = Machine::detect();
+    let store = Store::open(db).await?;
+    let machine_id = store.upsert_machine(&machine).await?;
+    let (bps, threads, at) = ensure_inventory(&store, machine_id, &machine, remeasure).await?;
+    store.close().await;
+    let llama = llama_cpp().await?;
     let sampler = Sampler::start(Duration::from_secs(1));
     let sources = sampler.sources().clone();
     drop(sampler);

@@ -64,6 +64,12 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     use clap::Parser;
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    // `dyno --version` names the llama.cpp build and the modules too, which
+    // clap's static version string cannot: they are found at run time.
+    if args.len() == 2 && (args[1] == "--version" || args[1] == "-V") {
+        return print_version();
+    }
     let cli = Cli::parse_from(args);
     init_logging(matches!(cli.command, Command::Worker { .. }));
     match main(cli) {
@@ -76,6 +82,24 @@ where
 }
 
 pub use crate::error::error_line;
+
+fn print_version() -> i32 {
+    let text = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| DynoError::io("cannot start the async runtime", e))
+        .and_then(|rt| rt.block_on(crate::app::hw::version_text()));
+    match text {
+        Ok(t) => {
+            print!("{t}");
+            0
+        }
+        Err(e) => {
+            eprintln!("{}", error_line(&e));
+            e.exit_code()
+        }
+    }
+}
 
 /// Run a parsed command line; returns the process exit code.
 pub fn main(cli: Cli) -> Result<i32> {

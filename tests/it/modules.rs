@@ -267,3 +267,28 @@ fn a_gpu_module_whose_runtime_is_missing_says_what_to_install_and_the_cpu_still_
         .unwrap();
     assert_code(&o, 0);
 }
+
+/// Issue U: `dyno --version` names the llama.cpp build and every module it
+/// found, loaded or not, so a shared figure or a bug report says which code
+/// measured.
+#[test]
+fn version_names_the_llama_cpp_build_and_the_modules() {
+    let s = Scratch::new();
+    let o = s.run(&["--version"]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!("dyno {}", env!("CARGO_PKG_VERSION")),
+        "{out}"
+    );
+    assert!(lines[1].starts_with("llama.cpp: llama-cpp-sys-2 "), "{out}");
+    assert!(lines[2].starts_with("backend modules: "), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.trim_start().starts_with("libggml-cpu") && l.ends_with("(CPU): loaded")),
+        "{out}"
+    );
+    assert!(!s.db().exists(), "--version touches no database");
+}
