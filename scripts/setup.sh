@@ -16,6 +16,8 @@ wanted=(build-essential cmake clang libclang-dev pkg-config unzip
   webkit2gtk-driver xvfb postgresql openssl stunnel4)
 # pip may come from a Python outside Debian (pyenv); only then is it needed.
 python3 -m pip --version >/dev/null 2>&1 || wanted+=(python3-pip)
+# A venv for the workflow linter (scripts/test/lint-workflows.sh).
+python3 -c 'import ensurepip' >/dev/null 2>&1 || wanted+=(python3-venv)
 need=()
 for p in "${wanted[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")

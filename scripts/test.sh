@@ -23,6 +23,8 @@ step "UI: install, check, unit tests, build"
 step "fmt and clippy"
 cargo fmt --all -- --check
 cargo clippy --release --workspace --all-targets -- -D warnings
+# The release workflow cannot run here; its form is checked.
+bash scripts/test/lint-workflows.sh
 # A real llama-server for the server-benchmark tests (tests/it/serve_llama.rs)
 # and the app's Servers journey, built once per machine against the llama.cpp
 # libraries the clippy step just built (so after it: only the server and
