@@ -35,6 +35,11 @@ cd "$(dirname "$0")/../.."
 dist="${DIST:-$PWD/dist}"
 log() { echo "package: $*" >&2; }
 
+# dpkg-shlibdeps (dpkg-dev) reads the dependencies; file tells ELF files.
+for tool in dpkg-shlibdeps file; do
+  command -v "$tool" >/dev/null || { log "$tool is missing: sudo apt-get install dpkg-dev file"; exit 2; }
+done
+
 version=$(awk -F'"' '/^\[workspace.package\]/{p=1} p&&/^version *=/{print $2; exit}' Cargo.toml)
 [ -n "$version" ] || { log "no version in Cargo.toml's [workspace.package]"; exit 1; }
 arch=$(dpkg --print-architecture)
