@@ -80,12 +80,14 @@ async function texts(selector) {
 }
 
 /** Run a sweep from the Sweep view and wait until it ends; returns the status text. */
-async function runSweep({ kind, files, base, levels, prompt = 32, gen = 8, reps = 1 }) {
+async function runSweep({ kind, files, base, levels, prompt = 32, gen = 8, reps = 1, rpc = "" }) {
   await (await byId("nav-sweep")).click();
   await (await byId("sweep-source-kind")).selectByAttribute("value", kind);
   if (files) await setValue("sweep-files", files.join("\n"));
   if (base) await setValue("sweep-base", base);
   if (levels !== undefined) await setValue("sweep-levels", levels);
+  // The form keeps the last job's values: every sweep says its servers.
+  await setValue("sweep-rpc", rpc);
   await (await byId("sweep-preset")).selectByAttribute("value", "custom");
   await setValue("sweep-prompt", prompt);
   await setValue("sweep-gen", gen);
@@ -975,6 +977,43 @@ test(
     await browser.setWindowSize(1280, 820);
   },
 );
+
+test("Settings lend this machine over RPC, and a benchmark splits its layers onto that server", async () => {
+  // A free port on 127.0.0.1, as a person would pick one.
+  const port = await new Promise((resolve) => {
+    const srv = net.createServer().listen(0, "127.0.0.1", () => {
+      const p = srv.address().port;
+      srv.close(() => resolve(p));
+    });
+  });
+  const endpoint = `127.0.0.1:${port}`;
+  await (await byId("nav-settings")).click();
+  await setValue("rpc-port", port);
+  await (await byId("rpc-start")).click();
+  const serving = await byId("rpc-serving", 30_000);
+  assert.equal(await (await byId("rpc-endpoint")).getText(), endpoint);
+  assert.match(await serving.getText(), /CPU/, "it says which device it lends");
+  await shot("settings-rpc");
+  const status = await runSweep({ kind: "files", files: [SMOL], prompt: 16, gen: 4, reps: 1, rpc: endpoint });
+  assert.match(status, /done/, status);
+  const body = await browser.$("body").getText();
+  assert.ok(body.includes(`RPC server ${endpoint}`), "the result names the server its layers ran on");
+  assert.match(body, /layers offloaded/);
+  await shot("benchmark-rpc");
+  // Stopped from the page: the port is free again.
+  await (await byId("nav-settings")).click();
+  await (await byId("rpc-stop")).click();
+  await byId("rpc-start");
+  await browser.waitUntil(
+    () =>
+      new Promise((resolve) => {
+        const c = net.connect(port, "127.0.0.1");
+        c.on("connect", () => (c.destroy(), resolve(false)));
+        c.on("error", () => resolve(true));
+      }),
+    { timeout: 10_000, timeoutMsg: "the RPC server still listens after Stop serving" },
+  );
+});
 
 test("the app's database passes an integrity check", () => {
   const r = spawnSync("python3", [

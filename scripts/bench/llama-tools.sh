@@ -36,7 +36,8 @@
 # server, seconds afterwards.
 #
 # After sourcing: `llama_tool llama-bench` (or llama-quantize,
-# llama-perplexity, llama-server) prints the binary's path, building it first
+# llama-perplexity, llama-server, llama-bench-linked: llama-bench on Dyno's
+# own libraries and modules, see _llama_bench_linked) prints the binary's path, building it first
 # if needed. Two runs at once must not share a build folder (see
 # scripts/lib/llama-server.sh, which takes a lock).
 
@@ -124,12 +125,17 @@ llama_tool() {
     llama-quantize) var=LLAMA_QUANTIZE_SRC; file=quantize.cpp ;;
     llama-perplexity) var=LLAMA_PERPLEXITY_SRC; file=perplexity.cpp ;;
     llama-server) var=LLAMA_SERVER_SRC; file=server.cpp ;;
+    llama-bench-linked) var=LLAMA_BENCH_SRC; file=llama-bench.cpp ;;
     *) echo "llama-tools: unknown tool $name" >&2; return 2 ;;
   esac
   _tools_sources || return 2
   _tool_src "$var" "$file" >/dev/null || return 2
   if [ "$name" = llama-server ]; then
     _llama_server
+    return
+  fi
+  if [ "$name" = llama-bench-linked ]; then
+    _llama_bench_linked
     return
   fi
   local bench quantize perplexity
@@ -199,6 +205,67 @@ _cmake_build() {
   echo "$bin"
 }
 
+# Copy Dyno's own llama.cpp libraries and backend modules into BIN_DIR, for
+# the tools linked against them (llama-server, the linked llama-bench): the
+# release build's libllama, libggml, libggml-base, libllama-common and every
+# module its dyno-backends.txt lists, from DYNO_LLAMA_LIBS, else
+# $CARGO_TARGET_DIR/release, which must be of this crate version.
+_stage_dyno_libs() {
+  local bin_dir=$1
+  local libs="${DYNO_LLAMA_LIBS:-${CARGO_TARGET_DIR:-$HOME/.cache/dyno/target}/release}"
+  local f name
+  for f in dyno-backends.txt libllama.so.0 libggml.so.0 libggml-base.so.0 libllama-common.so.0; do
+    if [ ! -f "$libs/$f" ]; then
+      echo "llama-tools: $libs has no $f: the linked tools use Dyno's own llama.cpp libraries;" >&2
+      echo "  build them first (cargo build --release --workspace), or point DYNO_LLAMA_LIBS at a folder that has them." >&2
+      return 2
+    fi
+  done
+  if [ "$(grep '^# build:' "$libs/dyno-backends.txt")" != "# build: llama-cpp-sys-2 $sys_version" ]; then
+    echo "llama-tools: the libraries in $libs are of $(grep '^# build:' "$libs/dyno-backends.txt" | cut -c10-)," >&2
+    echo "  not of llama-cpp-sys-2 $sys_version (Cargo.lock); rebuild them (cargo build --release --workspace)." >&2
+    return 2
+  fi
+  mkdir -p "$bin_dir"
+  # Copied through a temporary name and renamed, and only when changed, so a
+  # tool already running keeps the file it mapped.
+  for name in libllama.so.0 libggml.so.0 libggml-base.so.0 libllama-common.so.0 dyno-backends.txt \
+              $(grep -v '^#' "$libs/dyno-backends.txt" | awk '{print $2}'); do
+    cmp -s "$libs/$name" "$bin_dir/$name" && continue
+    cp "$libs/$name" "$bin_dir/.$name.tmp" && mv -f "$bin_dir/.$name.tmp" "$bin_dir/$name"
+  done
+}
+
+# llama-bench linked against Dyno's own llama.cpp libraries and loading the
+# very modules Dyno loads (CPU, RPC), beside llama-server in the same
+# folder: the comparison for what the static llama-bench cannot do, such as
+# `--rpc` (the static build has no RPC backend). Only llama-bench's two
+# source files are compiled (under a minute), with the crate's headers.
+_llama_bench_linked() {
+  local bench bin_dir="$tools_build/server/out/bin"
+  bench=$(_tool_src LLAMA_BENCH_SRC llama-bench.cpp) || return 2
+  _stage_dyno_libs "$bin_dir" || return 2
+  local out="$bin_dir/llama-bench" flags
+  flags=$(_tool_cflags)
+  if [ -x "$out" ] && [ "$out" -nt "$bench/llama-bench.cpp" ] && [ "$out" -nt "$bin_dir/libllama.so.0" ]; then
+    echo "$out"
+    return 0
+  fi
+  echo "llama-tools: compiling llama-bench against Dyno's libraries in $bin_dir" >&2
+  # shellcheck disable=SC2086
+  if ! c++ -std=c++17 -O3 $flags -DNDEBUG \
+      -I "$llama_src/include" -I "$llama_src/ggml/include" -I "$llama_src/common" -I "$bench" \
+      "$bench/main.cpp" "$bench/llama-bench.cpp" -o "$bin_dir/.llama-bench.tmp" \
+      -L "$bin_dir" -l:libllama.so.0 -l:libggml.so.0 -l:libggml-base.so.0 -l:libllama-common.so.0 \
+      -Wl,-rpath,'$ORIGIN' -Wl,--allow-shlib-undefined -lpthread >"$tools_build/llama-bench-linked.log" 2>&1; then
+    grep -m 20 error "$tools_build/llama-bench-linked.log" >&2 || tail -n 20 "$tools_build/llama-bench-linked.log" >&2
+    echo "llama-tools: compiling the linked llama-bench failed; the log is $tools_build/llama-bench-linked.log" >&2
+    return 1
+  fi
+  mv -f "$bin_dir/.llama-bench.tmp" "$out"
+  echo "$out"
+}
+
 # llama-server, linked against Dyno's own llama.cpp libraries: the release
 # build's libllama, libggml, libggml-base and libllama-common (which holds
 # cpp-httplib, with TLS when that build found OpenSSL), with the CPU backend
@@ -218,30 +285,10 @@ _llama_server() {
     echo "  llama-server's CMake file needs the library they make." >&2
     return 2
   fi
-  local libs="${DYNO_LLAMA_LIBS:-${CARGO_TARGET_DIR:-$HOME/.cache/dyno/target}/release}"
-  local f
-  for f in dyno-backends.txt libllama.so.0 libggml.so.0 libggml-base.so.0 libllama-common.so.0; do
-    if [ ! -f "$libs/$f" ]; then
-      echo "llama-tools: $libs has no $f: llama-server links Dyno's own llama.cpp libraries;" >&2
-      echo "  build them first (cargo build --release --workspace), or point DYNO_LLAMA_LIBS at a folder that has them." >&2
-      return 2
-    fi
-  done
-  if [ "$(grep '^# build:' "$libs/dyno-backends.txt")" != "# build: llama-cpp-sys-2 $sys_version" ]; then
-    echo "llama-tools: the libraries in $libs are of $(grep '^# build:' "$libs/dyno-backends.txt" | cut -c10-)," >&2
-    echo "  not of llama-cpp-sys-2 $sys_version (Cargo.lock); rebuild them (cargo build --release --workspace)." >&2
-    return 2
-  fi
-  local dir="$tools_build/server" name
+  local dir="$tools_build/server"
   local bin_dir="$dir/out/bin"
-  mkdir -p "$bin_dir" "$dir/wrapper"
-  # Copied through a temporary name and renamed, and only when changed, so a
-  # server already running keeps the file it mapped.
-  for name in libllama.so.0 libggml.so.0 libggml-base.so.0 libllama-common.so.0 \
-              $(grep -v '^#' "$libs/dyno-backends.txt" | awk '{print $2}'); do
-    cmp -s "$libs/$name" "$bin_dir/$name" && continue
-    cp "$libs/$name" "$bin_dir/.$name.tmp" && mv -f "$bin_dir/.$name.tmp" "$bin_dir/$name"
-  done
+  mkdir -p "$dir/wrapper"
+  _stage_dyno_libs "$bin_dir" || return 2
   # Written only when it changes: a new file would recompile the server.
   local compat
   compat=$(_server_compat "$server")

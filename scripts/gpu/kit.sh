@@ -10,6 +10,7 @@
 #   libggml-cpu.so       the CPU module of that build
 #   libggml-cuda.so      the CUDA module for sm_90 (scripts/gpu/build-cuda.sh),
 #                        unless KIT_CUDA=0
+#   libggml-rpc.so       the RPC module of that build (every build has it)
 #   libggml-vulkan.so    the Vulkan module, when scripts/gpu/build-vulkan.sh
 #                        has built one (KIT_VULKAN=1 builds it: ~20 minutes),
 #                        and vulkan-loader/libvulkan.so.1 beside it

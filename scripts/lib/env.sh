@@ -16,3 +16,21 @@ build_dyno() {
   fi
   cargo build --release --workspace >&2
 }
+
+# A target folder whose llama.cpp was built before .cargo/config.toml asked
+# for the RPC module (GGML_RPC) has no libggml-rpc.so, and cargo would not
+# notice: llama-cpp-sys-2's build script reruns only for variables it saw
+# set, and its CMake step configures only once. Its fingerprint and CMake
+# cache go, so the next build reconfigures llama.cpp in place (a few
+# minutes: the objects already built are kept). Also cleared every time:
+# the dangling links llama-cpp-sys-2 leaves in deps/ and examples/ (hard
+# links of symlinks), on which its build script fails with "File exists"
+# whenever it reruns.
+_dyno_release="$CARGO_TARGET_DIR/release"
+if [ -f "$_dyno_release/libggml-cpu.so" ] && [ ! -f "$_dyno_release/libggml-rpc.so" ]; then
+  echo "env: the llama.cpp build in $CARGO_TARGET_DIR predates its RPC module; the next build reconfigures it" >&2
+  rm -f "$_dyno_release"/build/llama-cpp-sys-2-*/out/build/CMakeCache.txt
+  rm -rf "$_dyno_release"/.fingerprint/llama-cpp-sys-2-*
+fi
+find "$_dyno_release/deps" "$_dyno_release/examples" -maxdepth 1 -name 'lib*.so' -xtype l -delete 2>/dev/null || true
+unset _dyno_release

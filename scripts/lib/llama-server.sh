@@ -13,6 +13,9 @@
 # later runs only check that the build is up to date (about a second).
 #
 # Usage: bash scripts/lib/llama-server.sh   (prints the binary's path)
+#        bash scripts/lib/llama-server.sh llama-bench-linked
+#   prints instead the path of llama-bench linked the same way, beside the
+#   server, loading Dyno's modules (its RPC module, for `--rpc` comparisons).
 # Exits non-zero, with the reason on stderr, when it cannot build one.
 # Runs at once are safe: they wait for each other's build (flock).
 set -euo pipefail
@@ -43,6 +46,11 @@ if ! grep -qx "# build: llama-cpp-sys-2 $sys_version" "$CARGO_TARGET_DIR/release
   echo "llama-server.sh: building Dyno's llama.cpp libraries first (cargo build --release --workspace)" >&2
   build_dyno || fail "could not build Dyno's release build, whose libraries the server links"
 fi
-bin=$(llama_tool llama-server) || fail "could not build llama-server (see above)"
+tool="${1:-llama-server}"
+case "$tool" in
+  llama-server | llama-bench-linked) ;;
+  *) fail "unknown tool '$tool': llama-server or llama-bench-linked" ;;
+esac
+bin=$(llama_tool "$tool") || fail "could not build $tool (see above)"
 [ -x "$bin" ] || fail "the build reported $bin, which is not an executable"
 echo "$bin"

@@ -18,6 +18,7 @@ pub fn export(dir: &Path) -> Result<(), ExportError> {
     crate::events::JobEvent::export_all(&cfg)?;
     crate::commands::AppInfo::export_all(&cfg)?;
     dyno::app::sweep::SweepInput::export_all(&cfg)?;
+    dyno::app::rpc::RpcServing::export_all(&cfg)?;
     dyno::app::bench::BenchForm::export_all(&cfg)?;
     dyno::app::models::LocalModel::export_all(&cfg)?;
     dyno::app::models::ModelPlace::export_all(&cfg)?;

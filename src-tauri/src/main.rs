@@ -6,7 +6,11 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 fn main() {
-    if std::env::args_os().nth(1).is_some_and(|a| a == "worker") {
+    // Its own benchmark worker, and the RPC server Settings starts.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == "worker" || a == "rpc-server")
+    {
         std::process::exit(dyno::cli::entry(std::env::args_os()));
     }
     dyno::cli::init_logging(false);

@@ -4,6 +4,7 @@
 //! back, the page only ever sees its masked form.
 
 use dyno::app::downloads::{self, Discarded};
+use dyno::app::rpc::{self, RpcServing};
 use dyno::app::settings::{self, HubCheck, HubSettings};
 use tauri::State;
 
@@ -54,4 +55,24 @@ pub async fn discard_download(
         Box::pin(async move { downloads::discard(s, &repo, &file).await })
     })
     .await
+}
+
+/// Lend this machine's devices over llama.cpp's RPC (`dyno rpc-server`).
+#[tauri::command]
+pub async fn rpc_server_start(
+    host: String,
+    port: u16,
+    threads: Option<u32>,
+) -> AppResult<RpcServing> {
+    Ok(rpc::start(&host, port, threads).await?)
+}
+
+#[tauri::command]
+pub async fn rpc_server_stop() -> AppResult<bool> {
+    Ok(rpc::stop().await)
+}
+
+#[tauri::command]
+pub async fn rpc_server_status() -> AppResult<Option<RpcServing>> {
+    Ok(rpc::status())
 }

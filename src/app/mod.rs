@@ -16,6 +16,7 @@ pub mod options;
 pub mod predict;
 pub mod presets;
 pub mod results;
+pub mod rpc;
 pub mod serve;
 pub mod settings;
 pub mod sweep;

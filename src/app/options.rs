@@ -301,6 +301,11 @@ pub struct BenchOptions {
     /// Keep the KV cache and attention on the CPU (1) or with the layers (0); 0,1 sweeps both.
     #[arg(long = "no-kv-offload", visible_alias = "nkvo", value_delimiter = ',', value_parser = parse_bool01, value_name = "0,1")]
     pub no_kv_offload: Option<Vec<bool>>,
+    /// RPC servers whose devices take layers too, as llama-bench's --rpc:
+    /// HOST:PORT of each `dyno rpc-server` (or llama.cpp rpc-server),
+    /// comma-separated. The servers and their devices are recorded.
+    #[arg(long, value_delimiter = ',', value_name = "HOST:PORT,...")]
+    pub rpc: Option<Vec<String>>,
     /// Keep the expert tensors of the first N layers on the CPU (a mixture
     /// of experts larger than the GPU); a list or range sweeps: 0,8,16.
     #[arg(long = "n-cpu-moe", visible_alias = "ncmoe", value_delimiter = ',', value_parser = parse_count, value_name = "LIST")]
@@ -446,6 +451,13 @@ impl BenchOptions {
             ),
             fit_margin_mib: self.fit,
             sustain_s: self.sustain,
+            rpc: self
+                .rpc
+                .iter()
+                .flatten()
+                .map(|e| e.trim().to_string())
+                .filter(|e| !e.is_empty())
+                .collect(),
         }
     }
 }

@@ -49,6 +49,11 @@ pub struct SweepInput {
     #[serde(default)]
     #[ts(optional)]
     pub override_tensor: Option<String>,
+    /// RPC servers whose devices take layers too, as `--rpc` takes them
+    /// ("192.168.1.20:50052,192.168.1.21:50052").
+    #[serde(default)]
+    #[ts(optional)]
+    pub rpc: Option<String>,
     pub quality: Option<bool>,
     /// Measure every level again instead of resuming the same sweep.
     #[serde(default)]
@@ -154,6 +159,14 @@ impl SweepInput {
             .filter(|o| !o.is_empty())
         {
             argv.push(format!("--override-tensor={o}"));
+        }
+        if let Some(r) = self
+            .rpc
+            .as_deref()
+            .map(|r| r.split_whitespace().collect::<String>())
+            .filter(|r| !r.is_empty())
+        {
+            argv.push(format!("--rpc={r}"));
         }
         if self.quality == Some(false) {
             argv.push("--no-quality".into());
@@ -494,6 +507,7 @@ mod tests {
             ngl: None,
             n_cpu_moe: None,
             override_tensor: None,
+            rpc: None,
             quality: Some(false),
             fresh: false,
             sustain_min: None,
@@ -557,6 +571,25 @@ mod tests {
         i.override_tensor = Some("exps".into());
         let e = i.args().unwrap_err().to_string();
         assert!(e.contains("PATTERN=BUFFER"), "{e}");
+    }
+
+    #[test]
+    fn rpc_servers_from_the_form_reach_the_plan_and_a_bad_one_is_refused() {
+        let mut i = input(SourceInput::Dir { dir: "/m".into() });
+        i.rpc = Some(" 10.0.0.2:50052, 10.0.0.3:50052 ".into());
+        let r = i.args().unwrap().opts.request(2);
+        assert_eq!(r.rpc, ["10.0.0.2:50052", "10.0.0.3:50052"]);
+        assert!(r.groups().iter().all(|g| g.model.rpc == r.rpc));
+        i.rpc = Some("10.0.0.2".into());
+        let e = i
+            .args()
+            .unwrap()
+            .opts
+            .request(2)
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("HOST:PORT"), "{e}");
     }
 
     #[test]

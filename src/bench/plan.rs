@@ -74,6 +74,11 @@ pub struct BenchRequest {
     /// the tests above (see [`SUSTAIN_TOKENS`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sustain_s: Option<u32>,
+    /// `--rpc`: RPC servers (HOST:PORT) whose devices join every load, as
+    /// llama-bench's `--rpc` (one set for the whole run, not a list to
+    /// sweep).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rpc: Vec<String>,
 }
 
 /// Tokens per repetition of a sustained decode: short enough that the rate
@@ -155,6 +160,7 @@ impl BenchRequest {
             tensor_overrides: default_ot(),
             fit_margin_mib: None,
             sustain_s: None,
+            rpc: Vec::new(),
         }
     }
 
@@ -214,6 +220,12 @@ impl BenchRequest {
         ] {
             if list == 0 {
                 return bad(format!("{name} needs at least one value"));
+            }
+        }
+        for (i, ep) in self.rpc.iter().enumerate() {
+            crate::vocab::check_rpc_endpoint(ep).map_err(DynoError::BadInput)?;
+            if self.rpc[..i].contains(ep) {
+                return bad(format!("--rpc names {ep} twice; give each server once"));
             }
         }
         if let Some(s) = self.sustain_s {
@@ -300,6 +312,7 @@ impl BenchRequest {
                                         fit_margin_mib: self.fit_margin_mib,
                                         n_cpu_moe,
                                         tensor_overrides: overrides.clone(),
+                                        rpc: self.rpc.clone(),
                                     });
                                 }
                             }

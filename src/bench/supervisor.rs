@@ -293,6 +293,14 @@ impl<'s, 'c> Supervisor<'s, 'c> {
     ) -> Flow {
         self.facts.offload_json =
             offload.map(|o| serde_json::to_string(o).expect("offload serialises"));
+        // RPC servers' devices were registered after the worker said which
+        // backend it has: the run names RPC last, as llama-bench does.
+        if offload.is_some_and(|o| !o.rpc.is_empty()) {
+            self.facts.backend = Some(match self.facts.backend.as_deref() {
+                None | Some("CPU") => "RPC".into(),
+                Some(b) => format!("{b},RPC"),
+            });
+        }
         self.facts.tokens_per_word = tokens_per_word;
         self.facts.load_time_ms = Some(load_time_ms);
         self.facts.model_desc = Some(model_desc);

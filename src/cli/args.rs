@@ -185,6 +185,12 @@ pub enum Command {
         #[arg(long)]
         remeasure: bool,
     },
+    /// Lend this machine's devices to other machines' benchmarks through
+    /// llama.cpp's RPC backend, until stopped (Ctrl-C). On the machine that
+    /// measures, `dyno bench --rpc HOST:PORT` (or llama-bench's `--rpc`)
+    /// then splits the model's layers over its own devices and this one's.
+    /// The protocol has no authentication: serve on a trusted network only.
+    RpcServer(RpcServerArgs),
     /// Internal: the measuring process `dyno` starts for each model load.
     #[command(hide = true)]
     Worker {
@@ -192,6 +198,32 @@ pub enum Command {
         #[arg(long)]
         probe: bool,
     },
+}
+
+/// `dyno rpc-server`.
+#[derive(Debug, clap::Args)]
+pub struct RpcServerArgs {
+    /// The address to listen on: 127.0.0.1 (this machine only) by default;
+    /// 0.0.0.0 or this machine's LAN address to serve other machines.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    #[arg(short, long, default_value_t = 50052)]
+    pub port: u16,
+    /// CPU threads for a CPU device (default: one per physical core).
+    #[arg(short = 't', long)]
+    pub threads: Option<u32>,
+    /// The devices to lend, by name from `dyno hw` (CUDA0, Vulkan0, CPU),
+    /// comma-separated; default: every GPU, else the CPU.
+    #[arg(
+        long = "device",
+        visible_alias = "dev",
+        value_delimiter = ',',
+        value_name = "LIST"
+    )]
+    pub device: Option<Vec<String>>,
+    /// Print the served devices as one JSON line.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `dyno synth`.

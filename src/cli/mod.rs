@@ -101,6 +101,30 @@ fn print_version() -> i32 {
     }
 }
 
+/// `dyno rpc-server`: check the address here, where a bad one is bad
+/// input, then serve.
+fn rpc_server(a: &args::RpcServerArgs) -> Result<i32> {
+    let endpoint = format!("{}:{}", a.host, a.port);
+    crate::vocab::check_rpc_endpoint(&endpoint).map_err(DynoError::BadInput)?;
+    if !matches!(a.host.as_str(), "127.0.0.1" | "localhost") {
+        eprintln!(
+            "dyno rpc-server: listening on {} lets any machine that reaches it run code on these \
+             devices (the protocol has no authentication); do this on a trusted network only",
+            a.host
+        );
+    }
+    let threads = a
+        .threads
+        .unwrap_or_else(|| crate::machine::Machine::detect().default_threads())
+        .max(1) as usize;
+    Ok(crate::worker::server::rpc_server(
+        &endpoint,
+        threads,
+        a.device.as_deref(),
+        a.json,
+    ))
+}
+
 /// Run a parsed command line; returns the process exit code.
 pub fn main(cli: Cli) -> Result<i32> {
     if let Command::Worker { probe } = cli.command {
@@ -109,6 +133,11 @@ pub fn main(cli: Cli) -> Result<i32> {
         } else {
             crate::worker::server::main()
         });
+    }
+    // Serves llama.cpp devices in this process until killed, with no
+    // database: nothing is measured here.
+    if let Command::RpcServer(a) = &cli.command {
+        return rpc_server(a);
     }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -173,7 +202,7 @@ pub fn main(cli: Cli) -> Result<i32> {
                 json,
                 show_host,
             } => serve::serve_show(&db, run_id, json, show_host).await,
-            Command::Worker { .. } => unreachable!("handled above"),
+            Command::Worker { .. } | Command::RpcServer(_) => unreachable!("handled above"),
         }
     })
 }

@@ -5,6 +5,7 @@ pub mod llama;
 pub mod measure;
 pub mod modules;
 pub mod quality;
+pub mod rpc;
 
 use std::collections::VecDeque;
 use std::sync::{Mutex, OnceLock};
@@ -30,6 +31,9 @@ pub enum EngineError {
     /// type, or a pattern that is not a regular expression.
     #[error("{0}")]
     Override(String),
+    /// An RPC server that cannot be reached or served, or no RPC module.
+    #[error("{0}")]
+    Rpc(String),
     #[error("llama_decode failed with code {0} (1: no KV cache slot; <0: error)")]
     Decode(i32),
     #[error("the model produced non-finite logits: its weights are corrupt, so no speed is reported for it")]

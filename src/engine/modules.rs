@@ -237,6 +237,12 @@ pub fn explain_no_device(backend: &str, last: &str, driver: Option<&str>) -> Str
              (CUDA 13 needs 580 or newer)"
         );
     }
+    // The RPC module has its devices only once a server is added.
+    if backend == "RPC" {
+        return "no RPC device until servers are given: `dyno bench --rpc HOST:PORT` adds the \
+                devices of a `dyno rpc-server`"
+            .into();
+    }
     let hint = if backend == "Vulkan" {
         ": install your GPU's Vulkan driver (Mesa's, or the vendor's)"
     } else {
@@ -704,5 +710,6 @@ mod tests {
             explain_no_device("CUDA", "no CUDA-capable device is detected", None)
                 .starts_with("no CUDA device (llama.cpp:")
         );
+        assert!(explain_no_device("RPC", "", None).contains("--rpc HOST:PORT"));
     }
 }

@@ -277,6 +277,9 @@ fn config_json(run: &RunRow, config: Option<&RunConfig>) -> ConfigJson {
             .as_ref()
             .filter(|c| !c.model.tensor_overrides.is_empty())
             .map(|c| TensorOverride::label(&c.model.tensor_overrides)),
+        rpc: config
+            .map(|c| c.model.rpc.clone())
+            .filter(|r| !r.is_empty()),
     }
 }
 

@@ -133,6 +133,9 @@ pub fn conditions(c: &ConfigJson) -> Vec<(&'static str, String)> {
     if let Some(o) = &c.tensor_overrides {
         v.push(("ot", o.clone()));
     }
+    if let Some(r) = &c.rpc {
+        v.push(("rpc", r.join(",")));
+    }
     v
 }
 

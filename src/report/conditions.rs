@@ -76,6 +76,13 @@ pub fn conditions(c: &ConfigJson, wording: Wording) -> String {
         (None, Prose) => format!("{} repetitions", c.reps),
         (None, Card | Brief) => format!("{} reps", c.reps),
     });
+    // Other machines' devices took part: the figure is theirs too.
+    if let Some(r) = c.rpc.as_ref().filter(|r| !r.is_empty()) {
+        parts.push(match wording {
+            Fields => format!("rpc {}", r.join(",")),
+            _ => format!("RPC servers {}", r.join(", ")),
+        });
+    }
     if wording == Fields {
         parts.push(format!("warm-up {}", c.warmup));
     }
@@ -106,6 +113,24 @@ mod tests {
             sustain_s: None,
             n_cpu_moe: None,
             tensor_overrides: None,
+            rpc: None,
+        }
+    }
+
+    #[test]
+    fn rpc_servers_are_a_condition_in_every_wording() {
+        let c = ConfigJson {
+            rpc: Some(vec!["10.0.0.2:50052".into(), "10.0.0.3:50052".into()]),
+            ..config()
+        };
+        assert!(conditions(&c, Wording::Fields)
+            .ends_with("rpc 10.0.0.2:50052,10.0.0.3:50052 · warm-up true"));
+        for w in [Wording::Card, Wording::Prose, Wording::Brief] {
+            assert!(
+                conditions(&c, w).ends_with("RPC servers 10.0.0.2:50052, 10.0.0.3:50052"),
+                "{w:?}: {}",
+                conditions(&c, w)
+            );
         }
     }
 

@@ -306,6 +306,7 @@ fn run_config(c: &ConfigJson, specs: &[TestSpec]) -> Result<RunConfig> {
                 Some(s) => TensorOverride::parse_group(s)
                     .map_err(|e| DynoError::BadInput(format!("a run's tensor_overrides: {e}")))?,
             },
+            rpc: c.rpc.clone().unwrap_or_default(),
         },
         ctx: ContextParams {
             n_threads: c.n_threads,

@@ -137,6 +137,12 @@ pub struct ConfigJson {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub tensor_overrides: Option<String>,
+    /// `--rpc`: the RPC servers (HOST:PORT) whose devices took layers, in
+    /// the order given; absent when none did. Their devices are in the
+    /// run's `offload.rpc`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub rpc: Option<Vec<String>>,
 }
 
 impl ConfigJson {

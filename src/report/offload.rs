@@ -76,6 +76,9 @@ fn curve_key(r: &RunJson) -> String {
     if let Some(m) = c.fit_margin_mib {
         key.push_str(&format!(", fit {m} MiB"));
     }
+    if let Some(r) = &c.rpc {
+        key.push_str(&format!(", RPC servers {}", r.join(", ")));
+    }
     key
 }
 
@@ -216,9 +219,33 @@ pub fn describe(r: &RunJson) -> String {
     match r.offload.as_ref() {
         Some(o) => {
             parts.push(match (o.layers_offloaded, o.layers_total) {
-                (Some(n), Some(t)) => format!("{n}/{t} layers on the GPU"),
+                (Some(n), Some(t)) if o.rpc.is_empty() => format!("{n}/{t} layers on the GPU"),
+                (Some(n), Some(t)) => format!("{n}/{t} layers offloaded"),
                 _ => "no GPU offload in this build".into(),
             });
+            // Each server's devices as it reported them when the run began.
+            for s in &o.rpc {
+                let devs: Vec<String> = s
+                    .devices
+                    .iter()
+                    .map(|d| {
+                        // ggml's RPC client names a server's device only by
+                        // its endpoint: the server itself prints what it is.
+                        let what = if d.description == s.endpoint {
+                            String::new()
+                        } else {
+                            format!(" {}", d.description)
+                        };
+                        format!(
+                            "{}{what} ({} free of {})",
+                            d.name,
+                            crate::units::human_bytes(d.memory_free_bytes),
+                            crate::units::human_bytes(d.memory_total_bytes)
+                        )
+                    })
+                    .collect();
+                parts.push(format!("RPC server {}: {}", s.endpoint, devs.join(", ")));
+            }
             let bufs: Vec<String> = o
                 .buffers
                 .iter()

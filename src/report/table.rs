@@ -119,7 +119,7 @@ struct Extra {
     default: &'static str,
 }
 
-const EXTRAS: [Extra; 12] = [
+const EXTRAS: [Extra; 13] = [
     Extra {
         name: "n_batch",
         get: |r| r.config.n_batch.to_string(),
@@ -192,6 +192,11 @@ const EXTRAS: [Extra; 12] = [
                 .clone()
                 .unwrap_or_else(|| "none".into())
         },
+        default: "none",
+    },
+    Extra {
+        name: "rpc",
+        get: |r| r.config.rpc.as_ref().map_or("none".into(), |e| e.join(",")),
         default: "none",
     },
 ];
@@ -496,6 +501,7 @@ mod tests {
                 sustain_s: None,
                 n_cpu_moe: None,
                 tensor_overrides: None,
+                rpc: None,
             },
             backend: Some("CPU".into()),
             backend_modules: None,

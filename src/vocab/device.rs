@@ -38,6 +38,25 @@ pub struct Offload {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub tensors_overridden: Option<u32>,
+    /// The RPC servers (`--rpc`) whose devices joined the load, each with
+    /// the devices it offered and their memory when the run began. Absent
+    /// when none were used.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<RpcServer>>", optional)]
+    pub rpc: Vec<RpcServer>,
+}
+
+/// An RPC server (llama.cpp's `rpc-server`, or `dyno rpc-server`) that lent
+/// its devices to a run: a model split over machines is measured with them,
+/// so which machines and devices took part is a condition of the result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+pub struct RpcServer {
+    /// HOST:PORT as given to `--rpc`.
+    pub endpoint: String,
+    /// Its devices as this process registered them: named "RPC0", "RPC1" …
+    /// in the order the servers were given, with the server's own memory
+    /// figures.
+    pub devices: Vec<Device>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]

@@ -61,6 +61,9 @@ failure_codes! {
     BadOverride = "bad_override",
     /// llama.cpp could not load the model.
     LoadFailed = "load_failed",
+    /// An `--rpc` server did not answer, offered no device, or this build
+    /// has no RPC module.
+    RpcFailed = "rpc_failed",
     /// The worker could not read its plan (a parent and worker of
     /// different builds).
     BadPlan = "bad_plan",

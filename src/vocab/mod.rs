@@ -15,11 +15,13 @@ mod quality;
 mod spec;
 pub mod status;
 
-pub use device::{BackendModule, BackendModules, Buffer, Device, FitChoice, ModuleRef, Offload};
+pub use device::{
+    BackendModule, BackendModules, Buffer, Device, FitChoice, ModuleRef, Offload, RpcServer,
+};
 pub use memory::MemoryProfile;
 pub use params::{
-    expert_tensors_of_layer, CacheType, ContextParams, FlashAttn, ModelParams, SplitMode,
-    TensorOverride,
+    check_rpc_endpoint, expert_tensors_of_layer, CacheType, ContextParams, FlashAttn, ModelParams,
+    SplitMode, TensorOverride,
 };
 pub use quality::QualityFigures;
 pub use spec::{Job, RunConfig, Sample, TestKind, TestSpec, MAX_N_CTX};

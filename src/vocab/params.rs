@@ -142,6 +142,35 @@ pub struct ModelParams {
     /// `n_cpu_moe` patterns, as llama-bench applies them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tensor_overrides: Vec<TensorOverride>,
+    /// RPC servers (HOST:PORT) whose devices join the load, as llama-bench's
+    /// `--rpc`: their devices are registered before the model loads and
+    /// take layers as GPUs do. Left out of stored plans when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rpc: Vec<String>,
+}
+
+/// Check one `--rpc` endpoint: HOST:PORT, an IPv4 address or a host name
+/// and a port from 1 to 65535, as ggml's RPC client reads it (it splits at
+/// the first ':' and speaks IPv4 only). ggml aborts the process on an
+/// endpoint it cannot parse, so a bad one must be caught before it gets
+/// there.
+pub fn check_rpc_endpoint(s: &str) -> Result<(), String> {
+    let bad = || {
+        Err(format!(
+            "'{s}' is not an RPC server address; give HOST:PORT, e.g. 192.168.1.20:50052 \
+             (the address `dyno rpc-server` prints)"
+        ))
+    };
+    let Some((host, port)) = s.split_once(':') else {
+        return bad();
+    };
+    if host.is_empty() || host.contains(|c: char| c.is_whitespace() || c == ',' || c == '[') {
+        return bad();
+    }
+    match port.parse::<u16>() {
+        Ok(p) if p > 0 => Ok(()),
+        _ => bad(),
+    }
 }
 
 impl ModelParams {
@@ -246,7 +275,26 @@ impl CacheType {
 
 #[cfg(test)]
 mod tests {
-    use super::CacheType;
+    use super::{check_rpc_endpoint, CacheType};
+
+    #[test]
+    fn rpc_endpoints_are_host_and_port_as_ggml_reads_them() {
+        for ok in ["127.0.0.1:50052", "gpu-box:1", "10.0.0.2:65535"] {
+            assert_eq!(check_rpc_endpoint(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "127.0.0.1",
+            ":50052",
+            "host:0",
+            "host:70000",
+            "host:port",
+            "[::1]:50052",
+            "a b:1",
+        ] {
+            let e = check_rpc_endpoint(bad).unwrap_err();
+            assert!(e.contains("HOST:PORT") && e.contains(bad), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn cache_types_read_in_any_case_and_refuse_the_unknown() {

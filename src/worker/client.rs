@@ -286,6 +286,14 @@ fn crash_message(s: std::process::ExitStatus, tail: &Tail) -> String {
         .cloned()
         .collect();
     let mut msg = describe_status(s);
+    // ggml's RPC client aborts when a server goes away mid-test; say which
+    // machine to look at before the raw lines.
+    if last.iter().any(|l| l.contains("Remote RPC server crashed")) {
+        msg.push_str(
+            ": an RPC server stopped answering (it was stopped or died, or the network \
+             dropped); restart it and measure again",
+        );
+    }
     if !last.is_empty() {
         msg.push_str(&format!("; last log lines: {}", last.join(" | ")));
     }

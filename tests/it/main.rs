@@ -35,6 +35,7 @@ mod offload;
 mod places;
 mod predict;
 mod presets;
+mod rpc;
 mod serve;
 mod serve_card;
 mod serve_compare;

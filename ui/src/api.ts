@@ -18,6 +18,7 @@ import type {
   HubListing,
   HubRepo,
   HubSettings,
+  RpcServing,
   JobEvent,
   LocalModel,
   ModelPlace,
@@ -324,6 +325,17 @@ export const removeHubToken = () => call<HubSettings>("remove_hub_token");
 export const checkHub = () => call<HubCheck>("check_hub");
 /** Delete what a cancelled download of `file` left in the cache. */
 export const discardDownload = (repo: string, file: string) => call<Discarded>("discard_download", { repo, file });
+
+// This machine's devices lent over llama.cpp's RPC (`dyno rpc-server`, run
+// by the app as a child process that dies with it).
+
+/** Start serving at HOST:PORT; the server already running at that address is returned as it is. */
+export const rpcServerStart = (host: string, port: number, threads: number | null) =>
+  call<RpcServing>("rpc_server_start", { host, port, threads });
+/** Stop it; resolves true if one was running. */
+export const rpcServerStop = () => call<boolean>("rpc_server_stop");
+/** The server running now, or null. */
+export const rpcServerStatus = () => call<RpcServing | null>("rpc_server_status");
 
 // The team store (a PostgreSQL database the team shares). A URL passed here
 // may hold the password typed for this session; save_team_url is the only

@@ -37,6 +37,7 @@ export type {
   Quality,
   ResultListRow,
   ResultTelemetry,
+  RpcServing,
   Run,
   RunConfig,
   RunsDoc,

@@ -46,4 +46,10 @@ n_cpu_moe?: number,
  * `--override-tensor` as llama-bench writes it (`PATTERN=BUFFER;...`);
  * absent when no tensor was placed by hand.
  */
-tensor_overrides?: string, };
+tensor_overrides?: string, 
+/**
+ * `--rpc`: the RPC servers (HOST:PORT) whose devices took layers, in
+ * the order given; absent when none did. Their devices are in the
+ * run's `offload.rpc`.
+ */
+rpc?: Array<string>, };

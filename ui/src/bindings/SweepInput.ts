@@ -24,7 +24,12 @@ n_cpu_moe?: string,
 /**
  * Tensor overrides as `--override-tensor` takes them ("exps=CPU").
  */
-override_tensor?: string, quality?: boolean, 
+override_tensor?: string, 
+/**
+ * RPC servers whose devices take layers too, as `--rpc` takes them
+ * ("192.168.1.20:50052,192.168.1.21:50052").
+ */
+rpc?: string, quality?: boolean, 
 /**
  * Measure every level again instead of resuming the same sweep.
  */

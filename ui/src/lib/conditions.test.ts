@@ -46,6 +46,24 @@ describe("expert placement", () => {
   });
 });
 
+describe("RPC servers", () => {
+  it("names each server and the memory its devices offered", () => {
+    const gib = 1024 ** 3;
+    const dev = (name: string) => ({ name, description: "", kind: "gpu", memory_total_bytes: 24 * gib, memory_free_bytes: 20 * gib });
+    const run: Run = {
+      ...base,
+      config: { ...base.config, n_gpu_layers: 31, rpc: ["10.0.0.2:50052", "10.0.0.3:50052"] },
+      offload: {
+        layers_offloaded: 31, layers_total: 31, buffers: [], devices: null, fit: null,
+        rpc: [{ endpoint: "10.0.0.2:50052", devices: [dev("RPC0")] }, { endpoint: "10.0.0.3:50052", devices: [dev("RPC1")] }],
+      },
+    };
+    expect(offloadText(run)).toBe(
+      "31/31 layers offloaded · RPC server 10.0.0.2:50052 (RPC0 20.00 GiB free) · RPC server 10.0.0.3:50052 (RPC1 20.00 GiB free)",
+    );
+  });
+});
+
 describe("power condition", () => {
   it("reads as the CLI writes it, and says when nothing was reported", () => {
     const run: Run = {

@@ -1,6 +1,7 @@
 // The conditions a figure was measured under. A figure means nothing without
 // them, so every view that shows a rate shows these next to it.
 
+import { fmtBytes } from "./format";
 import type { Machine, Run } from "../types";
 
 export interface Condition {
@@ -31,8 +32,9 @@ export function offloadText(run: Run): string {
   const c = run.config;
   const o = run.offload;
   const parts: string[] = [];
+  const servers = o?.rpc ?? [];
   if (o && o.layers_offloaded != null && o.layers_total != null) {
-    parts.push(`${o.layers_offloaded}/${o.layers_total} layers on GPU`);
+    parts.push(`${o.layers_offloaded}/${o.layers_total} layers ${servers.length ? "offloaded" : "on GPU"}`);
   } else {
     parts.push((c.n_gpu_layers ?? 0) > 0 ? `${c.n_gpu_layers} layers on GPU` : "CPU only");
   }
@@ -45,6 +47,12 @@ export function offloadText(run: Run): string {
   if (c.n_cpu_moe) parts.push(`experts of ${c.n_cpu_moe} layers on CPU`);
   if (c.tensor_overrides) parts.push(`tensors ${c.tensor_overrides}`);
   if (o?.tensors_overridden) parts.push(`${o.tensors_overridden} tensors placed by override`);
+  // Other machines lent devices: which, and how much memory each offered.
+  for (const s of servers) {
+    const devs = s.devices.map((d) => `${d.name} ${fmtBytes(d.memory_free_bytes)} free`).join(", ");
+    parts.push(`RPC server ${s.endpoint}${devs ? ` (${devs})` : ""}`);
+  }
+  if (!servers.length && c.rpc?.length) parts.push(`RPC servers ${c.rpc.join(", ")}`);
   return parts.join(" · ");
 }
 
