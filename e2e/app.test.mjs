@@ -987,6 +987,14 @@ test("Settings lend this machine over RPC, and a benchmark splits its layers ont
     });
   });
   const endpoint = `127.0.0.1:${port}`;
+  // The About box names the llama.cpp build and its modules, RPC among them.
+  await (await browser.$('[data-testid="about-build"] summary')).click();
+  const about = await byId("about-build-text", 60_000);
+  const aboutText = await about.getText();
+  assert.match(aboutText, /llama\.cpp: llama-cpp-sys-2 /);
+  assert.match(aboutText, /libggml-rpc\.so \(RPC\): loaded/);
+  assert.match(aboutText, /libggml-cpu\.so \(CPU\): loaded/);
+  await shot("about-build");
   await (await byId("nav-settings")).click();
   await setValue("rpc-port", port);
   await (await byId("rpc-start")).click();

@@ -107,6 +107,31 @@ def expert_placement(raw):
     return out or None
 
 
+def over_rpc(raw):
+    """check.sh's RPC part: the first model through a local rpc-server, Dyno
+    against llama-bench pair by pair, with where llama.cpp put the weights."""
+    rows = {}
+    for path in sorted(glob.glob(os.path.join(raw, "rpc-dyno-*.json"))):
+        doc = load(path) or {}
+        lb = lb_rates(load(path.replace("rpc-dyno-", "rpc-lb-")) or [])
+        for run in doc.get("runs", [])[:1]:
+            off = run.get("offload") or {}
+            remote = sum(b["bytes"] for b in off.get("buffers", []) if b["name"].startswith("RPC"))
+            for test, (rate, _, _) in dyno_rates({"runs": [run]}).items():
+                row = rows.setdefault(test, {"model": (run.get("model") or {}).get("file_name") or "", "test": test,
+                                             "backend": run.get("backend"), "dyno": [], "lb": [], "ratios": [],
+                                             "rpc_weight_bytes": remote or None})
+                row["dyno"].append(rate)
+                if lb.get(test):
+                    row["lb"].append(lb[test])
+                    row["ratios"].append(rate / lb[test])
+    return [{k: r[k] for k in ("model", "test", "backend", "rpc_weight_bytes")}
+            | {"dyno_tokens_per_s": statistics.fmean(r["dyno"]),
+               "llama_bench_tokens_per_s": statistics.fmean(r["lb"]) if r["lb"] else None,
+               "ratio": interval(r["ratios"])}
+            for _, r in sorted(rows.items())] or None
+
+
 def pinned_prefill(raw):
     """check.sh's pinned prefill: per program its process means, and per round
     Dyno ÷ llama-bench free and pinned, and pinned ÷ free for each."""
@@ -248,6 +273,7 @@ def main():
                  for (n, b, t), v in sorted(twins.items())]
     pinned = pinned_prefill(raw)
     ncmoe = expert_placement(raw)
+    rpc = over_rpc(raw)
     log = open(os.path.join(raw, "log.txt")).read().splitlines() if os.path.exists(os.path.join(raw, "log.txt")) else []
     report = {
         "elapsed_s": elapsed,
@@ -264,6 +290,7 @@ def main():
         "vulkan_probe": read_text(os.path.join(raw, "vulkan-probe.txt")),
         "pinned_prefill": pinned,
         "n_cpu_moe": ncmoe,
+        "rpc": rpc,
         "log": log,
     }
     with open(os.path.join(out, "report.json"), "w") as f:
@@ -336,6 +363,18 @@ def main():
             gpu = "-" if r["gpu_weight_bytes"] is None else f"{r['gpu_weight_bytes'] / 2**30:.2f} GiB"
             md.append(f"| {r['model']} | {r['n_cpu_moe']} | {r['test']} | {r['dyno_tokens_per_s']:.1f} | {lbt} | {itxt} | "
                       f"{r['tensors_overridden'] if r['tensors_overridden'] is not None else '-'} | {gpu} |")
+    if rpc:
+        md += ["", "## Over RPC on this machine (a local dyno rpc-server lending the device)", "",
+               "Dyno's `--rpc` and llama-bench's `--rpc` through the same server on 127.0.0.1, `--device RPC0`, "
+               "alternating; set against the direct figures above, the cost of RPC with no network between.", "",
+               "| model | test | backend | Dyno t/s | llama-bench t/s | Dyno ÷ llama-bench | weights on the server |",
+               "|---|---|---|--:|--:|---|--:|"]
+        for r in rpc:
+            i = r["ratio"]
+            itxt = "-" if not i else f"{i['mean']:.3f}" + (f" ± {i['half_width']:.3f}" if i["half_width"] else "") + f" (n={i['n']})"
+            lbt = "-" if r["llama_bench_tokens_per_s"] is None else f"{r['llama_bench_tokens_per_s']:.1f}"
+            w = "-" if r["rpc_weight_bytes"] is None else f"{r['rpc_weight_bytes'] / 2**20:.1f} MiB"
+            md.append(f"| {r['model']} | {r['test']} | {r['backend']} | {r['dyno_tokens_per_s']:.1f} | {lbt} | {itxt} | {w} |")
     if pinned:
         md += ["", "## Prefill, pinned and free", "",
                f"`{pinned['model']}` pp512 on {pinned['device']}, {pinned['reps']} repetitions a process, "

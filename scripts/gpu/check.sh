@@ -23,8 +23,10 @@
 #   3. on the first GPU: its measured read bandwidth (dyno-membw, first);
 #      a mixture of experts with --n-cpu-moe 0,8,16 against llama-bench's;
 #      the first model's prefill with both programs pinned to the GPU's
-#      NUMA-local CPUs and not; an offload sweep (--ngl 0,8,16,24,99) and
-#      --fit; telemetry on against off; --sustain on the largest model.
+#      NUMA-local CPUs and not; the first model over RPC (a local
+#      dyno rpc-server lending the GPU) against llama-bench --rpc; an offload
+#      sweep (--ngl 0,8,16,24,99) and --fit; telemetry on against off;
+#      --sustain on the largest model.
 #   4. report.md and report.json: each figure with its conditions, energy per
 #      token and the roofline where the run recorded them.
 #
@@ -33,7 +35,8 @@
 # GGUF files to measure against their synthetic twins), CHECK_SHAPES
 # (space-separated SHAPE:TYPE, "" for none), CHECK_SYNTH_DIR, CHECK_PAIRS (3 on
 # a GPU, 1 on the CPU), CHECK_REPS (5), CHECK_PIN_ROUNDS (6 on a GPU, 0 on
-# the CPU), CHECK_PIN_REPS (10), CHECK_SKIP (parts not to run, below),
+# the CPU), CHECK_PIN_REPS (10), CHECK_RPC_PAIRS (2 on a GPU, 0 on the CPU),
+# CHECK_SKIP (parts not to run, below),
 # CHECK_BUDGET_S (420: later parts are
 # skipped, and say so, once the check has run this long).
 set -uo pipefail
@@ -48,7 +51,7 @@ elapsed() { echo $(($(date +%s) - start)); }
 in_budget() { [ "$(elapsed)" -lt "$budget" ]; }
 # CHECK_SKIP: parts not to run, space-separated, for a loan spent on what an
 # earlier check did not measure: cpu (the CPU pairs beside a GPU), pin,
-# ncmoe, offload (and --fit), telemetry, sustain.
+# ncmoe, rpc, offload (and --fit), telemetry, sustain.
 skipped() {
   case " ${CHECK_SKIP:-} " in *" $1 "*) log "skipped $1: CHECK_SKIP"; return 0 ;; esac
   return 1
@@ -308,6 +311,41 @@ if [ -n "$moe" ] && { [ -n "$gpu_dev" ] || [ -n "${CHECK_NCMOE:-}" ]; } && ! ski
       "${d[@]}" >"$out/raw/ncmoe-dyno-$i.json" 2>"$out/raw/ncmoe-dyno-$i.err" || log "dyno --n-cpu-moe pair $i failed"
     fi
   done
+fi
+
+# The GPU lent over llama.cpp's RPC backend, on this same machine: a
+# `dyno rpc-server` serving it on 127.0.0.1, and the first model measured
+# through it (--rpc, --device RPC0) by Dyno and by llama-bench, alternating,
+# beside the direct figures above: what RPC costs with no network between,
+# and whether the two programs agree over it. On a CPU it runs only when
+# CHECK_RPC_PAIRS is set (CI's kit test), lending the CPU.
+rpc_pairs="${CHECK_RPC_PAIRS:-}"
+[ -z "$rpc_pairs" ] && [ -n "$gpu_dev" ] && rpc_pairs=2
+if [ "${rpc_pairs:-0}" -gt 0 ] && [ ${#models[@]} -gt 0 ] && ! skipped rpc; then
+  rpc_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  lend=(--device "${gpu_dev:-CPU}")
+  "$dyno" rpc-server --port "$rpc_port" "${lend[@]}" --json >"$out/raw/rpc-server.json" 2>"$out/raw/rpc-server.err" &
+  rpc_pid=$!
+  for _ in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$rpc_port") 2>/dev/null && break
+    sleep 0.1
+  done
+  ep="127.0.0.1:$rpc_port"
+  for i in $(seq 1 "$rpc_pairs"); do
+    in_budget || { log "skipped RPC from pair $i: past the ${budget}s budget"; break; }
+    log "$(basename "${models[0]}") over RPC ($ep lending ${gpu_dev:-CPU}), pair $i of $rpc_pairs"
+    d=("$dyno" bench "${models[0]}" -p 512 -n 128 -r "$reps" --ngl 99 --rpc "$ep" --device RPC0 --json)
+    b=("$bench" -m "${models[0]}" -p 512 -n 128 -r "$reps" -ngl 99 --rpc "$ep" -dev RPC0 -o json)
+    if [ $((i % 2)) -eq 1 ]; then
+      "${d[@]}" >"$out/raw/rpc-dyno-$i.json" 2>"$out/raw/rpc-dyno-$i.err" || log "dyno --rpc pair $i failed"
+      "${b[@]}" >"$out/raw/rpc-lb-$i.json" 2>"$out/raw/rpc-lb-$i.err" || log "llama-bench --rpc pair $i failed"
+    else
+      "${b[@]}" >"$out/raw/rpc-lb-$i.json" 2>"$out/raw/rpc-lb-$i.err" || log "llama-bench --rpc pair $i failed"
+      "${d[@]}" >"$out/raw/rpc-dyno-$i.json" 2>"$out/raw/rpc-dyno-$i.err" || log "dyno --rpc pair $i failed"
+    fi
+  done
+  kill "$rpc_pid" 2>/dev/null
+  wait "$rpc_pid" 2>/dev/null
 fi
 
 if [ -n "$gpu_dev" ] && [ ${#models[@]} -gt 0 ]; then

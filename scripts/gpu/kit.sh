@@ -53,23 +53,12 @@ mkdir -p "$kit/models"
 # Symbols stripped: a GPU machine runs the kit, nobody debugs it there, and
 # the carry limit is tight.
 strip --strip-unneeded -o "$kit/dyno" "$rel/dyno"
-cp "$rel"/lib*.so.[0-9]* "$kit/"
-# The modules the build's list names, and the list.
-for m in $(grep -v '^#' "$rel/dyno-backends.txt" | awk '{print $2}'); do cp "$rel/$m" "$kit/"; done
-cp "$rel/dyno-backends.txt" "$kit/"
-build_line=$(grep '^# build:' "$rel/dyno-backends.txt")
-
-# A module built apart (CUDA, Vulkan) joins the kit only when its own list
-# names the same llama.cpp build.
-add_module() {
-  local dir=$1
-  if [ "$(grep '^# build:' "$dir/dyno-backends.txt")" != "$build_line" ]; then
-    log "$dir is of another llama.cpp build ($(grep '^# build:' "$dir/dyno-backends.txt")); not added"
-    return 1
-  fi
-  for m in $(grep -v '^#' "$dir/dyno-backends.txt" | awk '{print $2}'); do cp "$dir/$m" "$kit/"; done
-  grep -v '^#' "$dir/dyno-backends.txt" >>"$kit/dyno-backends.txt"
-}
+# The libraries, the modules the build's list names, and the list; a module
+# built apart (CUDA, Vulkan) joins only when its own list names the same
+# llama.cpp build (add_module).
+. scripts/lib/modules.sh
+copy_build_modules "$rel" "$kit"
+add_module() { add_modules "$1" "$kit"; }
 if [ "${KIT_CUDA:-1}" != 0 ]; then
   cuda_dir=$(CUDA_ARCHS="${CUDA_ARCHS:-90}" bash scripts/gpu/build-cuda.sh | tail -n 1)
   add_module "$cuda_dir"

@@ -47,7 +47,6 @@ arch=$(dpkg --print-architecture)
 [ -f ui/dist/index.html ] || (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build) >&2
 cargo build --release --workspace >&2
 rel="$CARGO_TARGET_DIR/release"
-build_line=$(grep '^# build:' "$rel/dyno-backends.txt")
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
@@ -55,25 +54,13 @@ lib="$stage/deb/usr/lib/dyno"
 mkdir -p "$lib"
 # Symbols stripped: a package is for running, and they are most of the size.
 for b in dyno dyno-app; do strip --strip-unneeded -o "$lib/$b" "$rel/$b"; done
-cp "$rel"/lib*.so.[0-9]* "$lib/"
-for m in $(grep -v '^#' "$rel/dyno-backends.txt" | awk '{print $2}'); do cp "$rel/$m" "$lib/"; done
-cp "$rel/dyno-backends.txt" "$lib/"
+. scripts/lib/modules.sh
+copy_build_modules "$rel" "$lib"
 
-# A module built apart joins only when its list names this llama.cpp build.
+# A module built apart joins only when its list names this llama.cpp build;
+# one not built here, or of another build, is left out (and said so).
 sys_version=$(awk '/^name = "llama-cpp-sys-2"/{getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
-add_module() {
-  local dir=$1
-  [ -f "$dir/dyno-backends.txt" ] || return 0
-  if [ "$(grep '^# build:' "$dir/dyno-backends.txt")" != "$build_line" ]; then
-    log "$dir is of another llama.cpp build; left out"
-    return 0
-  fi
-  for m in $(grep -v '^#' "$dir/dyno-backends.txt" | awk '{print $2}'); do
-    cp "$dir/$m" "$lib/"
-    log "module $m from $dir"
-  done
-  grep -v '^#' "$dir/dyno-backends.txt" >>"$lib/dyno-backends.txt"
-}
+add_module() { add_modules "$1" "$lib" || true; }
 [ "${PACKAGE_VULKAN:-1}" = 0 ] || add_module "$HOME/.cache/dyno/vulkan/$sys_version"
 if [ "${PACKAGE_CUDA:-1}" != 0 ]; then
   for d in "$HOME/.cache/dyno/cuda/$sys_version"-sm*; do [ -d "$d" ] && add_module "$d"; done

@@ -11,7 +11,8 @@
 #   - a synthetic shape written by the kit's dyno and measured by both;
 #   - a real model against its synthetic twin (one round of llama-bench);
 #   - the prefill of the first model, free and pinned to the same CPUs;
-#   - a mixture of experts with --n-cpu-moe against llama-bench's -ncmoe.
+#   - a mixture of experts with --n-cpu-moe against llama-bench's -ncmoe;
+#   - the first model through a local dyno rpc-server against llama-bench --rpc.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/lib/env.sh
@@ -33,7 +34,7 @@ out="$work/out"
 # SmolLM2 header by the kit's dyno, as the 1B and 8B ones are on a GPU.
 HOME="$work/home" OUT="$out" CHECK_MODELS="$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" \
   CHECK_SHAPES="llama-3.1-8b,layers=1,embd=256,ff=512,heads=4,heads_kv=2:Q4_0 layers=2,embd=256,ff=512,heads=4,heads_kv=2,experts=4:Q4_0" \
-  CHECK_NCMOE=0,1 CHECK_NCMOE_PAIRS=1 CHECK_NCMOE_REPS=2 \
+  CHECK_NCMOE=0,1 CHECK_NCMOE_PAIRS=1 CHECK_NCMOE_REPS=2 CHECK_RPC_PAIRS=1 \
   CHECK_TWINS="$DYNO_TEST_MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" CHECK_TWIN_ROUNDS=1 \
   CHECK_SYNTH_DIR="$work/shapes" CHECK_REPS=2 CHECK_PAIRS=1 CHECK_PIN_ROUNDS=1 CHECK_PIN_REPS=2 \
   bash "$kit/check.sh" >/dev/null
@@ -64,6 +65,9 @@ moe = {(x["n_cpu_moe"], x["test"]): x for x in r["n_cpu_moe"]}
 assert set(moe) == {(n, t) for n in (0, 1) for t in ("pp512", "tg128")}, r["n_cpu_moe"]
 assert moe[(1, "tg128")]["tensors_overridden"] == 3 and moe[(0, "tg128")]["tensors_overridden"] is None, moe
 assert all(x["dyno_tokens_per_s"] > 0 and x["llama_bench_tokens_per_s"] > 0 for x in moe.values()), moe
+rpc = {x["test"]: x for x in r["rpc"]}
+assert set(rpc) == {"pp512", "tg128"}, r["rpc"]
+assert all(x["backend"] == "RPC" and x["rpc_weight_bytes"] > 0 and x["llama_bench_tokens_per_s"] > 0 for x in rpc.values()), rpc
 pin = r["pinned_prefill"]
 assert set(pin["programs"]) == {"llama-bench", "Dyno", "llama-bench pinned", "Dyno pinned"}, pin
 assert all(p["mean"] > 0 for p in pin["programs"].values()), pin

@@ -79,6 +79,14 @@ pub fn app_info(app: State<'_, App>) -> AppInfo {
     }
 }
 
+/// The About box: what `dyno --version` prints (Dyno's version, the
+/// llama.cpp build, each backend module loaded or why not), from a worker
+/// started to say hello.
+#[tauri::command]
+pub async fn version_text() -> AppResult<String> {
+    on_core(|| async { app::hw::version_text().await }).await
+}
+
 #[tauri::command]
 pub async fn hw(app: State<'_, App>) -> AppResult<app::hw::Hw> {
     let db = app.db.clone();

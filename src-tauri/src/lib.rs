@@ -39,6 +39,7 @@ pub fn run() {
         })
         .invoke_handler(tauri::generate_handler![
             commands::app_info,
+            commands::version_text,
             commands::hw,
             commands::power,
             commands::runs,

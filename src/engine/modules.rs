@@ -239,8 +239,8 @@ pub fn explain_no_device(backend: &str, last: &str, driver: Option<&str>) -> Str
     }
     // The RPC module has its devices only once a server is added.
     if backend == "RPC" {
-        return "no RPC device until servers are given: `dyno bench --rpc HOST:PORT` adds the \
-                devices of a `dyno rpc-server`"
+        return "no RPC device until servers are given: `dyno bench --rpc HOST:PORT` (RPC servers \
+                on the app's Benchmark page) adds the devices of a `dyno rpc-server`"
             .into();
     }
     let hint = if backend == "Vulkan" {

@@ -190,6 +190,8 @@ export const compare = (a: string, b: string) => call<CompareDoc>("compare", { a
 export const cardSvg = (target: string, vsTeam?: string | null) =>
   call<string>("card_svg", vsTeam ? { target, vsTeam } : { target });
 export const appInfo = () => call<AppInfo>("app_info");
+/** What `dyno --version` prints: the version, the llama.cpp build, each backend module loaded or why not. */
+export const versionText = () => call<string>("version_text");
 
 // Jobs: each resolves when the job ends and streams its progress to onEvent.
 
