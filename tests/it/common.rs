@@ -344,3 +344,14 @@ pub fn wait_for_results(
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// A port of 127.0.0.1 that nothing listens on: bound, read, and closed.
+/// A test starts its server there, or uses it as an address with nothing
+/// behind it.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}

@@ -26,11 +26,7 @@ impl Drop for RpcServer {
 
 impl RpcServer {
     fn start(s: &Scratch) -> RpcServer {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let mut child = s
             .dyno()
             .args([
@@ -199,11 +195,7 @@ fn a_server_that_dies_mid_test_fails_that_test_and_keeps_what_was_measured() {
 #[test]
 fn a_server_that_is_not_there_is_named_with_what_to_do() {
     let s = Scratch::new();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let o = s.bench(&format!("-p 16 -n 4 -r 1 --json --rpc 127.0.0.1:{port}"));
     assert_code(&o, 1);
     let j = json(&o);

@@ -289,11 +289,7 @@ fn a_named_host_is_hidden_in_error_texts_as_in_the_endpoint() {
 fn bad_addresses_and_plans_are_clear_errors() {
     let s = Scratch::new();
     // Nothing listens on this port once the listener is dropped.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let o = serve_bench(&s, &format!("http://127.0.0.1:{port}"), "-r 1");
     assert_ne!(o.status.code(), Some(0));
     assert!(

@@ -35,11 +35,7 @@ impl Drop for Server {
 }
 
 fn start(extra: &[&str]) -> Server {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let child = Command::new(llama_server())
         .arg("-m")
         .arg(model(SMOL))
@@ -399,11 +395,7 @@ fn tls_proxy(s: &Scratch, backend: &str) -> TlsProxy {
             "ext.cnf",
         ],
     );
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let backend = backend.trim_start_matches("http://");
     std::fs::write(
         dir.join("stunnel.conf"),

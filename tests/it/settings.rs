@@ -210,11 +210,7 @@ fn the_token_goes_to_the_token_file_never_the_database() {
 fn an_unreachable_hub_is_an_answer_not_a_crash() {
     let s = Scratch::new();
     // A port nothing listens on: bound, then closed.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let o = run(
         dyno(&s),
         &[
