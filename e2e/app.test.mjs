@@ -1002,12 +1002,24 @@ test("Settings lend this machine over RPC, and a benchmark splits its layers ont
   assert.equal(await (await byId("rpc-endpoint")).getText(), endpoint);
   assert.match(await serving.getText(), /CPU/, "it says which device it lends");
   await shot("settings-rpc");
+  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
+    await browser.setWindowSize(w, h);
+    await browser.pause(300);
+    await (await byId("rpc-serving")).scrollIntoView();
+    await shot(`settings-rpc-${w}`);
+  }
+  await browser.setWindowSize(1280, 820);
   const status = await runSweep({ kind: "files", files: [SMOL], prompt: 16, gen: 4, reps: 1, rpc: endpoint });
   assert.match(status, /done/, status);
   const body = await browser.$("body").getText();
   assert.ok(body.includes(`RPC server ${endpoint}`), "the result names the server its layers ran on");
   assert.match(body, /layers offloaded/);
   await shot("benchmark-rpc");
+  await browser.setWindowSize(1024, 700);
+  await browser.pause(300);
+  await (await byId("sweep-rpc")).scrollIntoView();
+  await shot("benchmark-rpc-1024");
+  await browser.setWindowSize(1280, 820);
   // Stopped from the page: the port is free again.
   await (await byId("nav-settings")).click();
   await (await byId("rpc-stop")).click();
