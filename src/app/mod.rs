@@ -19,6 +19,7 @@ pub mod results;
 pub mod rpc;
 pub mod serve;
 pub mod settings;
+pub mod shape_only;
 pub mod sweep;
 pub mod synth;
 pub mod team;

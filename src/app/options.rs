@@ -175,6 +175,15 @@ pub struct SweepArgs {
     /// Hub address for --repo, for a mirror (also HF_ENDPOINT).
     #[arg(long, value_name = "URL")]
     pub endpoint: Option<String>,
+    /// With --repo: download nothing. Read each level's header, write it
+    /// here with synthetic weights and measure that: the levels' speed on
+    /// this machine before a download, labelled as synthetic. Quality needs
+    /// the real weights and is not measured. The files are deleted after.
+    #[arg(long, requires = "repo")]
+    pub shape_only: bool,
+    /// With --shape-only: keep the synthetic files (in Dyno's cache).
+    #[arg(long, requires = "shape_only")]
+    pub keep: bool,
     /// Resume sweep ID with the plan stored with it.
     #[arg(long, value_name = "ID")]
     pub resume: Option<i64>,

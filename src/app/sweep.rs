@@ -231,7 +231,7 @@ fn spec_of(a: &SweepArgs, machine: &Machine) -> Result<SweepSpec> {
             request.prompt_gen = vec![(p, n)];
         }
     }
-    if !a.no_quality && a.quality_tokens == 0 {
+    if !a.no_quality && a.quality_tokens == 0 && !a.shape_only {
         return Err(DynoError::BadInput(
             "--quality-tokens must be at least 1; use --no-quality to skip quality".into(),
         ));
@@ -240,10 +240,12 @@ fn spec_of(a: &SweepArgs, machine: &Machine) -> Result<SweepSpec> {
         source,
         levels,
         request,
-        quality: (!a.no_quality).then_some(QualitySettings {
+        // Synthetic weights' text is noise: there is no quality to measure.
+        quality: (!a.no_quality && !a.shape_only).then_some(QualitySettings {
             tokens: a.quality_tokens,
             topk: a.quality_topk,
         }),
+        shape_only: a.shape_only,
     })
 }
 
@@ -275,7 +277,15 @@ pub async fn execute(
     spec.request.validate()?;
     // Headers first: a bad --from base or folder fails in milliseconds. A
     // repo's missing levels are downloaded first (verified, resumable).
+    // Twins of a shape-only sweep live until it ends, then are deleted.
+    let mut twins = None;
     let resolved = match &spec.source {
+        Source::Repo(repo) if spec.shape_only => {
+            let made = repo_twins(store, &machine, repo, &spec, a, &cancel, reporter).await?;
+            let paths = made.paths();
+            twins = Some(made);
+            resolve_files(&paths, None)?
+        }
         Source::Repo(repo) => {
             let files = pull_repo_levels(
                 store,
@@ -326,6 +336,9 @@ pub async fn execute(
     };
     reporter.planned(plan.total_samples());
     let out = run_sweep(&ctx, &spec, &resolved, sweep_id, a.fresh, reporter).await;
+    if let Some(t) = twins {
+        reporter.sweep(&SweepEvent::Info(&t.fate()));
+    }
     let status = match &out {
         Ok(o) if o.cancelled => SweepStatus::Cancelled,
         Ok(o) if o.failed == 0 => SweepStatus::Ok,
@@ -409,20 +422,49 @@ async fn find_or_create(
     })
 }
 
-/// Download the repo's files for the sweep's levels (those already in the
-/// cache cost nothing) and return the first file of each level. `None`
-/// once cancelled.
-async fn pull_repo_levels(
+/// `--repo --shape-only`: a synthetic twin of each of the sweep's levels,
+/// written from its header alone and deleted when the sweep is done.
+async fn repo_twins(
     store: &Store,
+    machine: &Machine,
     repo: &str,
-    levels: Option<&[String]>,
-    endpoint: Option<&str>,
+    spec: &SweepSpec,
+    a: &SweepArgs,
     cancel: &Cancel,
     reporter: &mut dyn SweepReporter,
-    pull: &mut dyn PullProgress,
-) -> Result<Option<Vec<PathBuf>>> {
-    let hub = super::hub::open(store, endpoint).await?;
+) -> Result<super::shape_only::Twins> {
+    let hub = super::hub::open(store, a.endpoint.as_deref()).await?;
     let listing = super::hub::repo_listing(&hub, repo).await?;
+    let targets: Vec<String> = choose_levels(&listing, repo, spec.levels.as_deref(), reporter)?
+        .iter()
+        .map(|l| format!("{repo}:{}", l.level))
+        .collect();
+    reporter.sweep(&SweepEvent::Info(
+        "measuring the levels' shapes with synthetic weights (--shape-only): nothing is downloaded, and quality needs the real weights, so it is not measured",
+    ));
+    let twins = super::shape_only::write_twins(
+        store,
+        machine,
+        &targets,
+        a.endpoint.as_deref(),
+        a.keep,
+        cancel,
+    )
+    .await?;
+    for t in &twins.twins {
+        reporter.sweep(&SweepEvent::Info(&t.describe()));
+    }
+    Ok(twins)
+}
+
+/// The repo's levels the sweep measures, in the order asked: the default
+/// ladder unless `levels` names some (a repo in BF16 stands in for F16).
+fn choose_levels<'l>(
+    listing: &'l crate::hub::files::RepoListing,
+    repo: &str,
+    levels: Option<&[String]>,
+    reporter: &mut dyn SweepReporter,
+) -> Result<Vec<&'l crate::hub::files::RepoLevel>> {
     let wanted: Vec<String> = match levels {
         Some(l) => l.to_vec(),
         None => DEFAULT_LADDER.iter().map(|s| s.to_string()).collect(),
@@ -463,6 +505,24 @@ async fn pull_repo_levels(
                 .join(", ")
         )));
     }
+    Ok(chosen)
+}
+
+/// Download the repo's files for the sweep's levels (those already in the
+/// cache cost nothing) and return the first file of each level. `None`
+/// once cancelled.
+async fn pull_repo_levels(
+    store: &Store,
+    repo: &str,
+    levels: Option<&[String]>,
+    endpoint: Option<&str>,
+    cancel: &Cancel,
+    reporter: &mut dyn SweepReporter,
+    pull: &mut dyn PullProgress,
+) -> Result<Option<Vec<PathBuf>>> {
+    let hub = super::hub::open(store, endpoint).await?;
+    let listing = super::hub::repo_listing(&hub, repo).await?;
+    let chosen = choose_levels(&listing, repo, levels, reporter)?;
     let mut out = Vec::new();
     for v in chosen {
         let mut first = None;

@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 use crate::error::{DynoError, Result};
 use crate::model::gguf;
-use crate::model::reshape::ShapeRequest;
+use crate::model::reshape::{Origin, ShapeRequest};
 use crate::model::synth::{self, PrepareError, Prepared, SynthStats, TensorStat};
 use crate::worker::client::{self, Cancel, WorkerOptions};
 use crate::worker::protocol::{Event, SynthPlan, WorkerRequest};
@@ -62,17 +62,30 @@ struct SynthRequest {
     pub dry_run: bool,
 }
 
+/// Where `like`'s header is, found by [`locate`].
+struct Located {
+    /// The file itself, or a hub level's header in the header cache.
+    header: PathBuf,
+    /// The size of the file `header` is the front of (a hub level).
+    size: Option<u64>,
+    /// Bytes fetched from the hub now.
+    fetched: u64,
+    /// A hub level's `OWNER/NAME/FILE` and sha256, for the label.
+    source: Option<String>,
+}
+
 /// Where `like`'s header is: the file itself, or a hub level's header in
-/// the header cache (fetched with ranged requests if it is not there), with
-/// the size of the file it is the front of, and the bytes fetched now.
-async fn locate(
-    store: Option<&crate::store::Store>,
-    req: &SynthRequest,
-) -> Result<(PathBuf, Option<u64>, u64)> {
+/// the header cache (fetched with ranged requests if it is not there).
+async fn locate(store: Option<&crate::store::Store>, req: &SynthRequest) -> Result<Located> {
     let path = super::expand_home(&req.like);
     let hub_target = super::predict::hub_target(&req.like);
     if path.exists() || hub_target.is_none() {
-        return Ok((path, None, 0));
+        return Ok(Located {
+            header: path,
+            size: None,
+            fetched: 0,
+            source: None,
+        });
     }
     let (repo, level) = hub_target.expect("checked above");
     let Some(want) = level else {
@@ -120,16 +133,21 @@ async fn locate(
             cached.display()
         )));
     }
-    Ok((cached, Some(file.size), fetched.fetched_bytes))
+    Ok(Located {
+        header: cached,
+        size: Some(file.size),
+        fetched: fetched.fetched_bytes,
+        source: Some(format!("{}/{} sha256 {sha}", listing.repo, file.path)),
+    })
 }
 
 fn prepared(
     like: &Path,
     like_size: Option<u64>,
     shape: Option<&ShapeRequest>,
-    seed: u64,
+    origin: &Origin,
 ) -> Result<Prepared> {
-    synth::prepare(like, like_size, shape, seed).map_err(|e| match e {
+    synth::prepare(like, like_size, shape, origin).map_err(|e| match e {
         PrepareError::Read(source) => DynoError::BadModel {
             path: like.to_path_buf(),
             source,
@@ -148,8 +166,17 @@ async fn synth(
     cancel: &Cancel,
     progress: impl FnMut(u64, u64),
 ) -> Result<SynthOutcome> {
-    let (like, like_size, fetched) = locate(store, req).await?;
-    let p = prepared(&like, like_size, req.shape.as_ref(), req.seed)?;
+    let Located {
+        header: like,
+        size: like_size,
+        fetched,
+        source,
+    } = locate(store, req).await?;
+    let origin = Origin {
+        seed: req.seed,
+        source,
+    };
+    let p = prepared(&like, like_size, req.shape.as_ref(), &origin)?;
     let h = &p.header;
     let mut outcome = SynthOutcome {
         source: req.like.clone(),
@@ -173,6 +200,7 @@ async fn synth(
         shape: req.shape.clone(),
         output: crate::quantize::partial_path(&req.out),
         seed: req.seed,
+        source: origin.source,
     };
     outcome.stats = Some(write(plan, &req.out, h.file_size, cancel, progress).await?);
     Ok(outcome)

@@ -551,7 +551,7 @@ pub enum ServeApi {
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// GGUF model files.
+    /// GGUF model files (hub levels OWNER/NAME:LEVEL with --shape-only).
     #[arg(required_unless_present = "again", value_name = "MODEL")]
     pub models: Vec<PathBuf>,
     /// Measure again the tests of run RUN_ID that were flagged as disturbed,
@@ -569,6 +569,18 @@ pub struct BenchArgs {
     /// each attempt is a run of its own, and the disturbed one is kept.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub retry_disturbed: u32,
+    /// Each MODEL is a hub level (OWNER/NAME:LEVEL): read only its header,
+    /// write it here with synthetic weights, and measure that. The level's
+    /// speed on this machine before a download, never its quality; the
+    /// figures are labelled as synthetic. The files are deleted afterwards.
+    #[arg(long, conflicts_with = "again")]
+    pub shape_only: bool,
+    /// With --shape-only: keep the synthetic files (in Dyno's cache).
+    #[arg(long, requires = "shape_only")]
+    pub keep: bool,
+    /// Hub address for --shape-only, for a mirror (also HF_ENDPOINT).
+    #[arg(long, value_name = "URL", requires = "shape_only")]
+    pub endpoint: Option<String>,
     #[command(flatten)]
     pub opts: BenchOptions,
 }

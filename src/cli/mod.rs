@@ -223,7 +223,7 @@ fn ctrl_c() -> Cancel {
 
 async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
     let machine = Machine::detect();
-    let input = BenchInput {
+    let mut input = BenchInput {
         models: a.models.clone(),
         request: a.opts.request(machine.default_threads()),
         retry_disturbed: a.retry_disturbed,
@@ -233,6 +233,8 @@ async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
             cooldown_s: a.opts.cooldown,
         },
     };
+    let cancel = ctrl_c();
+    let twins = shape_only(db, &a, &machine, &mut input, &cancel).await?;
     if a.again.is_none() {
         input.check()?;
     }
@@ -242,23 +244,19 @@ async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
     let measured = match a.again {
         Some(run_id) => {
             let how = input.measuring.clone();
-            crate::app::bench::again(
-                &store,
-                &machine,
-                run_id,
-                how,
-                worker,
-                ctrl_c(),
-                &mut reporter,
-            )
-            .await
+            crate::app::bench::again(&store, &machine, run_id, how, worker, cancel, &mut reporter)
+                .await
         }
         None => {
-            crate::app::bench::run(&store, &machine, &input, worker, ctrl_c(), &mut reporter).await
+            crate::app::bench::run(&store, &machine, &input, worker, cancel, &mut reporter).await
         }
     };
     reporter.finish();
     store.close().await;
+    if let Some(t) = &twins {
+        eprintln!("dyno: {}", t.fate());
+    }
+    drop(twins);
     let Benched {
         report,
         outcome: out,
@@ -299,6 +297,49 @@ async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
         .iter()
         .all(|r| r.error_code.as_ref().is_some_and(|c| c.exit_code() == 2));
     Ok(if bad_input { 2 } else { 1 })
+}
+
+/// `--shape-only`: each MODEL is a hub level, written here as a synthetic
+/// twin that the benchmark then measures in its place. Without it, a hub
+/// level where a file is expected gets the two ways forward.
+async fn shape_only(
+    db: &Path,
+    a: &BenchArgs,
+    machine: &Machine,
+    input: &mut BenchInput,
+    cancel: &Cancel,
+) -> Result<Option<crate::app::shape_only::Twins>> {
+    use crate::app::shape_only::{is_hub_level, not_a_file, write_twins};
+    let targets: Vec<String> = a
+        .models
+        .iter()
+        .map(|m| m.to_string_lossy().into_owned())
+        .collect();
+    if !a.shape_only {
+        return match targets.iter().find(|t| is_hub_level(t)) {
+            Some(t) => Err(not_a_file(t)),
+            None => Ok(None),
+        };
+    }
+    // The plan is checked before a header is fetched.
+    input.request.validate()?;
+    let store = open_store(db).await?;
+    let twins = write_twins(
+        &store,
+        machine,
+        &targets,
+        a.endpoint.as_deref(),
+        a.keep,
+        cancel,
+    )
+    .await;
+    store.close().await;
+    let twins = twins?;
+    for t in &twins.twins {
+        eprintln!("dyno: {}", t.describe());
+    }
+    input.models = twins.paths();
+    Ok(Some(twins))
 }
 
 async fn runs(db: &Path, json: bool, limit: i64) -> Result<i32> {

@@ -50,20 +50,32 @@ pub struct ModelInfo {
 
 /// The label of a file `dyno synth` wrote, in words: "twin of SmolLM2 135M,
 /// seed 1", or "llama-3.1-8b Q4_K_M from SmolLM2 135M's header, seed 1".
+/// A header from the hub names its file and the start of its sha256: "twin
+/// of SmolLM2 135M (org/x-GGUF/x-Q4_K_M.gguf, sha256 0123456789ab), seed 1".
 /// `None` for a file without Dyno's label.
 pub fn synthetic_label(h: &gguf::Header) -> Option<String> {
     let shape = h.get_str("dyno.synthetic.shape")?;
     let like = h
         .get_str("dyno.synthetic.like")
         .unwrap_or("an unnamed model");
+    let source = h
+        .get_str("dyno.synthetic.source")
+        .map(|s| match s.split_once(" sha256 ") {
+            Some((file, sha)) => {
+                let short: String = sha.chars().take(12).collect();
+                format!(" ({file}, sha256 {short})")
+            }
+            None => format!(" ({s})"),
+        })
+        .unwrap_or_default();
     let seed = h
         .get_u64("dyno.synthetic.seed")
         .map(|s| format!(", seed {s}"))
         .unwrap_or_default();
     Some(if shape == reshape::TWIN {
-        format!("twin of {like}{seed}")
+        format!("twin of {like}{source}{seed}")
     } else {
-        format!("{shape} from {like}'s header{seed}")
+        format!("{shape} from {like}'s header{source}{seed}")
     })
 }
 

@@ -762,12 +762,12 @@ pub fn reshape(
     target: &Shape,
     level: Option<&Level>,
     label: &str,
-    seed: u64,
+    origin: &Origin,
 ) -> Result<(Vec<u8>, Header), String> {
     let base = Shape::of(h)?;
     check_layers_alike(h, &base)?;
     let out_tensors = tensor_list(h, &base, target, level)?;
-    let (kv, n_kv) = metadata(template, h, &base, target, level, label, seed)?;
+    let (kv, n_kv) = metadata(template, h, &base, target, level, label, origin)?;
     assemble(kv, n_kv, &out_tensors, h.alignment)
 }
 
@@ -948,7 +948,7 @@ fn metadata(
     target: &Shape,
     level: Option<&Level>,
     label: &str,
-    seed: u64,
+    origin: &Origin,
 ) -> Result<(Vec<u8>, u64), String> {
     let arch = h.get_str("general.architecture").unwrap_or_default();
     let mut kv: Vec<u8> = Vec::new();
@@ -1036,7 +1036,7 @@ fn metadata(
         &mut kv,
         label,
         h.get_str("general.name").unwrap_or(arch),
-        seed,
+        origin,
     );
     Ok((kv, n_kv))
 }
@@ -1044,19 +1044,42 @@ fn metadata(
 /// Append Dyno's `dyno.synthetic.*` entries (what shape, whose header, which
 /// seed), which mark the file as synthetic wherever it goes; returns how
 /// many were added.
-fn put_labels(kv: &mut Vec<u8>, shape: &str, like: &str, seed: u64) -> u64 {
-    for (key, value) in [
+fn put_labels(kv: &mut Vec<u8>, shape: &str, like: &str, origin: &Origin) -> u64 {
+    let mut texts = vec![
         ("dyno.synthetic.shape", shape),
         ("dyno.synthetic.like", like),
-    ] {
+    ];
+    if let Some(source) = origin.source.as_deref() {
+        texts.push(("dyno.synthetic.source", source));
+    }
+    for (key, value) in &texts {
         put_str(kv, key);
         kv.extend(8u32.to_le_bytes());
         put_str(kv, value);
     }
     put_str(kv, "dyno.synthetic.seed");
     kv.extend(10u32.to_le_bytes());
-    kv.extend(seed.to_le_bytes());
-    3
+    kv.extend(origin.seed.to_le_bytes());
+    texts.len() as u64 + 1
+}
+
+/// Where a synthetic file's header came from and how its values were
+/// drawn, written into its `dyno.synthetic.*` label so that every figure
+/// measured on it says which real file it stands in for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Origin {
+    /// The values' seed: the same seed writes the same bytes.
+    pub seed: u64,
+    /// The real file whose header this is, where Dyno knows it: a hub
+    /// level's `OWNER/NAME/FILE` and its sha256, as the hub lists them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+impl Origin {
+    pub fn seed(seed: u64) -> Origin {
+        Origin { seed, source: None }
+    }
 }
 
 /// The `dyno.synthetic.shape` of a twin: the template's own shape and types.
@@ -1067,7 +1090,11 @@ pub const TWIN: &str = "twin";
 /// synthetic template, replaced). The tensor list, its offsets and every
 /// key llama.cpp reads are untouched, so the twin measures as the template
 /// does; the entries only say that its figures come from synthetic weights.
-pub fn label_twin(template: &[u8], h: &Header, seed: u64) -> Result<(Vec<u8>, Header), String> {
+pub fn label_twin(
+    template: &[u8],
+    h: &Header,
+    origin: &Origin,
+) -> Result<(Vec<u8>, Header), String> {
     let bad = || "the template's header could not be read again to label it".to_string();
     let rd_u64 = |o: usize| -> Option<u64> {
         Some(u64::from_le_bytes(template.get(o..o + 8)?.try_into().ok()?))
@@ -1104,7 +1131,7 @@ pub fn label_twin(template: &[u8], h: &Header, seed: u64) -> Result<(Vec<u8>, He
         .or(h.get_str("general.architecture"))
         .unwrap_or("unknown")
         .to_string();
-    n_kv += put_labels(&mut kv, TWIN, &like, seed);
+    n_kv += put_labels(&mut kv, TWIN, &like, origin);
     let mut bytes = Vec::with_capacity(template.len() + 128);
     bytes.extend(&template[..16]);
     bytes.extend(n_kv.to_le_bytes());

@@ -254,7 +254,7 @@ pub fn prepare(
     like: &Path,
     like_size: Option<u64>,
     shape: Option<&ShapeRequest>,
-    seed: u64,
+    origin: &reshape::Origin,
 ) -> Result<Prepared, PrepareError> {
     let io = |e: std::io::Error| PrepareError::Read(gguf::GgufError::Io(e.to_string()));
     let header_only = like.extension().is_some_and(|e| e == "gguf-header");
@@ -274,7 +274,7 @@ pub fn prepare(
     check(&h).map_err(PrepareError::Refused)?;
     let Some(req) = shape else {
         let (header_bytes, header) =
-            reshape::label_twin(&header_bytes, &h, seed).map_err(PrepareError::Refused)?;
+            reshape::label_twin(&header_bytes, &h, origin).map_err(PrepareError::Refused)?;
         return Ok(Prepared {
             header_bytes,
             header,
@@ -298,7 +298,7 @@ pub fn prepare(
         label = format!("{label} {}", l.name);
     }
     let (bytes, header) =
-        reshape::reshape(&header_bytes, &h, &target, level.as_ref(), &label, seed)
+        reshape::reshape(&header_bytes, &h, &target, level.as_ref(), &label, origin)
             .map_err(PrepareError::Refused)?;
     check(&header).map_err(PrepareError::Refused)?;
     Ok(Prepared {

@@ -274,6 +274,8 @@ pub struct RunJson {
     #[ts(optional)]
     pub cooldown: Option<crate::telemetry::cooldown::CooldownRecord>,
     /// Model load, measured on its own; never part of a tokens/s figure.
+    /// Absent for synthetic weights: that file was written just now, and
+    /// its load says nothing of the real file's.
     pub load_time_ms: Option<f64>,
     /// llama.cpp's own description of the model ("llama 135M Q4_1").
     pub model_desc: Option<String>,

@@ -324,6 +324,23 @@ fn mean_sd(r: Option<&ResultJson>, pick: fn(&ResultJson) -> Option<(f64, f64)>) 
 
 /// The sweep's table: a row per level (failed levels with their reason),
 /// then the conditions and the recommendation.
+/// A level's cell: its name, marked when its weights are synthetic, or
+/// with how its run ended.
+fn level_label(l: &LevelJson, r: &RunJson) -> String {
+    if r.status != RunStatus::Ok {
+        format!(
+            "{} ({}: {})",
+            l.level,
+            r.status,
+            r.error.as_deref().unwrap_or("?").replace('|', "/")
+        )
+    } else if r.model.synthetic.is_some() {
+        format!("{} (synthetic)", l.level)
+    } else {
+        l.level.clone()
+    }
+}
+
 pub fn levels_table(s: &SweepReport) -> String {
     let runs = &s.report.runs;
     let name_of = |kind: &str| {
@@ -360,16 +377,7 @@ pub fn levels_table(s: &SweepReport) -> String {
         }
         for r in lruns {
             let q = r.quality.as_ref();
-            let label = if r.status == RunStatus::Ok {
-                l.level.clone()
-            } else {
-                format!(
-                    "{} ({}: {})",
-                    l.level,
-                    r.status,
-                    r.error.as_deref().unwrap_or("?").replace('|', "/")
-                )
-            };
+            let label = level_label(l, r);
             out.push_str(&format!(
                 "| {label} | {} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                 super::table::weight_size(&r.model),
@@ -422,6 +430,7 @@ pub fn levels_table(s: &SweepReport) -> String {
     if let Some(r) = &s.sweep.recommendation {
         out.push_str(&format!("\n{r}\n"));
     }
+    out.push_str(&super::table::synthetic_notes(&s.report));
     out
 }
 

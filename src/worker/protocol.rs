@@ -78,6 +78,10 @@ pub struct SynthPlan {
     /// Where to write: the parent's `.partial` name, renamed when done.
     pub output: PathBuf,
     pub seed: u64,
+    /// The real file the header stands for, written into the label (see
+    /// [`crate::model::reshape::Origin`]).
+    #[serde(default)]
+    pub source: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -263,7 +263,11 @@ fn synth(plan: SynthPlan) -> i32 {
         emit(&Event::Fatal { code, message });
         1
     };
-    let p = match synth::prepare(&plan.like, plan.like_size, plan.shape.as_ref(), plan.seed) {
+    let origin = crate::model::reshape::Origin {
+        seed: plan.seed,
+        source: plan.source.clone(),
+    };
+    let p = match synth::prepare(&plan.like, plan.like_size, plan.shape.as_ref(), &origin) {
         Ok(p) => p,
         Err(PrepareError::Read(e)) => {
             return fatal(

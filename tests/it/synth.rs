@@ -568,6 +568,169 @@ fn a_hub_level_is_synthesised_from_its_header_alone() {
     }
 }
 
+/// Bytes the fake hub served of the model files, from the ranges asked.
+fn bytes_served(hub: &crate::fake_hub::FakeHub) -> u64 {
+    hub.requests()
+        .iter()
+        .filter(|r| r.method == "GET" && r.path.contains("/resolve/"))
+        .map(|r| {
+            let range = r.range.as_deref().expect("only ranged reads of a model");
+            let (a, b) = range
+                .trim_start_matches("bytes=")
+                .split_once('-')
+                .expect("a closed range");
+            b.parse::<u64>().unwrap() - a.parse::<u64>().unwrap() + 1
+        })
+        .sum()
+}
+
+/// `dyno bench OWNER/NAME:LEVEL --shape-only` and `dyno sweep --repo
+/// --shape-only`: a hub level measured on this machine from its header
+/// alone, labelled with the hub file and its sha256, the stand-in deleted
+/// afterwards, and no quality taken from synthetic weights.
+#[test]
+fn a_hub_level_is_measured_by_its_shape_before_downloading_it() {
+    use crate::fake_hub::{Body, FakeHub, RepoSpec};
+    let s = Scratch::new();
+    let hub = FakeHub::start(vec![RepoSpec {
+        id: "org/smol-GGUF".into(),
+        files: vec![("smol-Q4_1.gguf".into(), Body::File(model(SMOL)))],
+        gated_token: None,
+        downloads: 1,
+        likes: 0,
+    }]);
+    let real_len = std::fs::metadata(model(SMOL)).unwrap().len();
+    let sha = hub.sha256("org/smol-GGUF", "smol-Q4_1.gguf");
+    let synth_dir = s.path("cache").join("synth");
+    let twins = || {
+        std::fs::read_dir(&synth_dir)
+            .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name()).collect())
+            .unwrap_or_else(|_| Vec::new())
+    };
+    let plan = ["-p", "16", "-n", "4", "-r", "1", "--json"];
+
+    // Without --shape-only, a hub level is not a file: the two ways on.
+    let o = s
+        .hub_dyno(&hub.url)
+        .args(["bench", "org/smol-GGUF:Q4_1"])
+        .args(plan)
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("dyno hub pull org/smol-GGUF --quant Q4_1")
+            && stderr(&o).contains("--shape-only"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(hub.requests().iter().all(|r| !r.path.contains("/resolve/")));
+
+    let o = s
+        .hub_dyno(&hub.url)
+        .args(["bench", "org/smol-GGUF:Q4_1", "--shape-only"])
+        .args(plan)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let j = json(&o);
+    let run = &j["runs"][0];
+    let label = run["model"]["synthetic"].as_str().expect("labelled");
+    assert!(
+        label.contains(&format!(
+            "org/smol-GGUF/smol-Q4_1.gguf, sha256 {}",
+            &sha[..12]
+        )),
+        "{label}"
+    );
+    assert!(tps(&j, "pp16") > 0.0 && tps(&j, "tg4") > 0.0, "{run}");
+    assert!(
+        run["load_time_ms"].is_null(),
+        "a twin's load is not the file's"
+    );
+    let served = bytes_served(&hub);
+    assert!(
+        served > 0 && served < real_len / 20,
+        "{served} of {real_len}"
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains("its shape measured with synthetic weights"),
+        "{err}"
+    );
+    assert!(err.contains("deleted"), "{err}");
+    assert!(twins().is_empty(), "{:?}", twins());
+
+    // The table says what the figures are, and what is left out.
+    let id = run["run_id"].to_string();
+    let o = s.hub_dyno(&hub.url).args(["show", &id]).output().unwrap();
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(
+        out.contains("(synthetic)") && out.contains("quality is not measured"),
+        "{out}"
+    );
+
+    // --keep keeps it, from the cached header: nothing more is fetched.
+    let o = s
+        .hub_dyno(&hub.url)
+        .args(["bench", "org/smol-GGUF:Q4_1", "--shape-only", "--keep"])
+        .args(plan)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert_eq!(bytes_served(&hub), served);
+    assert!(stderr(&o).contains("header was cached"), "{}", stderr(&o));
+    assert_eq!(twins().len(), 1, "{:?}", twins());
+    let kept = synth_dir.join(&twins()[0]);
+
+    // A sweep of the repo's levels by shape: nothing downloaded, no quality.
+    let o = s
+        .hub_dyno(&hub.url)
+        .args([
+            "sweep",
+            "--repo",
+            "org/smol-GGUF",
+            "--levels",
+            "Q4_1",
+            "--shape-only",
+        ])
+        .args(plan)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let j = json(&o);
+    let level = &j["sweep"]["levels"][0];
+    assert_eq!(level["status"], "ok", "{level}");
+    assert!(
+        level["quality_error"].is_null(),
+        "quality is not asked: {level}"
+    );
+    assert!(j["sweep"]["levels"][0]["run_ids"][0].as_i64().is_some());
+    assert!(
+        stderr(&o).contains("nothing is downloaded"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(bytes_served(&hub), served, "the header was cached");
+    assert!(kept.is_file(), "a file kept before stays");
+
+    // A sweep of a synthetic file asked for quality records why there is none.
+    let o = s
+        .hub_dyno(&hub.url)
+        .args(["sweep", "--files"])
+        .arg(&kept)
+        .args(["--quality-tokens", "512"])
+        .args(plan)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let j = json(&o);
+    let q = j["sweep"]["levels"][0]["quality_error"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(q.contains("synthetic"), "{}", j["sweep"]["levels"][0]);
+}
+
 /// The app's "Synthetic model…" form goes through `app::synth::synth_file`:
 /// the same checks and sizes as `dyno synth`, and a level it cannot write
 /// refused with the ones it can.

@@ -223,6 +223,7 @@ mod tests {
             levels: None,
             request: BenchRequest::defaults(2),
             quality: None,
+            shape_only: false,
         };
         let e = resolve(&spec).unwrap_err().to_string();
         assert!(e.contains("download the repo's levels first"), "{e}");

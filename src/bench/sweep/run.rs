@@ -88,7 +88,8 @@ pub async fn run_sweep(
             .base
             .clone()
             .or_else(|| measured.first().map(|m| m.1.clone()));
-        if let Some(reference) = reference {
+        let measured = without_synthetic(ctx, &measured, reference.as_ref(), reporter).await?;
+        if let Some(reference) = reference.filter(|r| r.info.synthetic.is_none()) {
             quality_pass(
                 ctx,
                 spec,
@@ -106,6 +107,41 @@ pub async fn run_sweep(
         }
     }
     Ok(out)
+}
+
+/// Why a level with synthetic weights has no quality figure.
+pub const SYNTHETIC_QUALITY: &str =
+    "not measured: the weights are synthetic (dyno synth), so the text they write is noise; measure quality on the real file";
+
+/// The measured levels whose quality can be scored: a file with synthetic
+/// weights has none to score, and records why. With a synthetic reference,
+/// no level can be compared, so none is kept.
+async fn without_synthetic(
+    ctx: &BenchContext<'_>,
+    measured: &[(LevelRow, PreparedModel)],
+    reference: Option<&PreparedModel>,
+    reporter: &mut dyn SweepReporter,
+) -> Result<Vec<(LevelRow, PreparedModel)>> {
+    let ref_synthetic = reference.is_some_and(|r| r.info.synthetic.is_some());
+    let mut keep = Vec::new();
+    for m in measured {
+        if ref_synthetic || m.1.info.synthetic.is_some() {
+            ctx.store
+                .set_level_quality_error(m.0.id, Some(SYNTHETIC_QUALITY))
+                .await?;
+            reporter.sweep(&SweepEvent::Skipped {
+                level: &m.0.level,
+                why: if m.1.info.synthetic.is_some() {
+                    "quality not measured: synthetic weights"
+                } else {
+                    "quality not measured: the reference has synthetic weights"
+                },
+            });
+        } else {
+            keep.push(m.clone());
+        }
+    }
+    Ok(keep)
 }
 
 /// How one level ended, for the sweep's counts.

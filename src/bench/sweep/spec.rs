@@ -61,6 +61,12 @@ pub struct SweepSpec {
     pub request: BenchRequest,
     /// `None`: `--no-quality`.
     pub quality: Option<QualitySettings>,
+    /// A repo's levels measured by their shape (`--shape-only`): synthetic
+    /// twins written from their headers, never downloaded. Left out of the
+    /// stored spec when false, so older sweeps keep their resume keys; a
+    /// shape-only sweep never resumes a real one, nor a real one it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shape_only: bool,
 }
 
 impl SweepSpec {
@@ -105,6 +111,7 @@ mod tests {
                 tokens: 2048,
                 topk: 64,
             }),
+            shape_only: false,
         };
         let k = spec.resume_key("machine-a");
         assert_eq!(k, spec.clone().resume_key("machine-a"));
@@ -115,6 +122,17 @@ mod tests {
         let mut no_q = spec.clone();
         no_q.quality = None;
         assert_ne!(k, no_q.resume_key("machine-a"));
+        let mut shapes = spec.clone();
+        shapes.shape_only = true;
+        assert_ne!(
+            k,
+            shapes.resume_key("machine-a"),
+            "shapes are not the files"
+        );
+        assert!(
+            !serde_json::to_string(&spec).unwrap().contains("shape_only"),
+            "a real sweep's stored spec, and so its key, is as before"
+        );
     }
 
     #[cfg(unix)]
@@ -130,6 +148,7 @@ mod tests {
             levels: None,
             request: BenchRequest::defaults(2),
             quality: None,
+            shape_only: false,
         };
         assert_eq!(spec.canonical().source, Source::Files(vec![link]));
         // A relative path still becomes absolute, so the resume key matches.
@@ -150,6 +169,7 @@ mod tests {
             levels: None,
             request: BenchRequest::defaults(4),
             quality: None,
+            shape_only: false,
         };
         let back: SweepSpec = serde_json::from_str(&serde_json::to_string(&spec).unwrap()).unwrap();
         assert_eq!(back.source, spec.source);

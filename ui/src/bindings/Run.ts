@@ -53,6 +53,8 @@ power: PowerState | null,
 cooldown?: CooldownRecord, 
 /**
  * Model load, measured on its own; never part of a tokens/s figure.
+ * Absent for synthetic weights: that file was written just now, and
+ * its load says nothing of the real file's.
  */
 load_time_ms: number | null, 
 /**

@@ -1,0 +1,249 @@
+//! Measuring a model before downloading it: `dyno bench OWNER/NAME:LEVEL
+//! --shape-only` and `dyno sweep --repo OWNER/NAME --shape-only`.
+//!
+//! Each hub level is read as far as its header (the ranged requests
+//! `dyno predict` makes, cached by sha256), written here as a synthetic twin
+//! (`app::synth`: the header byte for byte, made-up weights of each tensor's
+//! type), measured like any file, and deleted afterwards unless kept. The
+//! twin carries Dyno's label naming the hub file and its sha256, so every
+//! figure taken on it says that it is a shape's speed, not the real file's.
+//!
+//! Everything that can refuse does so before the first byte is written: a
+//! level that is not there or is split, a file this machine's memory cannot
+//! hold, a disk without room for all of them.
+
+use std::path::{Path, PathBuf};
+
+use super::synth::{synth_file, DefaultPlace, SynthInput, SynthOutcome};
+use crate::error::{DynoError, Result};
+use crate::machine::Machine;
+use crate::store::Store;
+use crate::units::human_bytes;
+use crate::worker::client::Cancel;
+
+/// One level measured by its shape.
+#[derive(Debug, Clone)]
+pub struct Twin {
+    /// What was asked for: OWNER/NAME:LEVEL, or a file.
+    pub target: String,
+    pub outcome: SynthOutcome,
+    /// The file was in Dyno's cache before (an earlier `--keep`, or the
+    /// app's "Measure without downloading"), so it stays.
+    existed: bool,
+}
+
+impl Twin {
+    /// "org/x-GGUF:Q4_K_M: its shape measured with synthetic weights; 1.2 MiB
+    /// of the 4.58 GiB file read (0.03%)".
+    pub fn describe(&self) -> String {
+        let o = &self.outcome;
+        let read = if o.header_bytes_fetched == 0 {
+            "its header was cached".to_string()
+        } else {
+            format!(
+                "{} of the {} file read ({:.2}%)",
+                human_bytes(o.header_bytes_fetched),
+                human_bytes(o.file_bytes),
+                100.0 * o.header_bytes_fetched as f64 / o.file_bytes.max(1) as f64
+            )
+        };
+        format!(
+            "{}: its shape measured with synthetic weights, not the real file; {read}",
+            self.target
+        )
+    }
+}
+
+/// The twins of one measurement. Dropped (after the measurement, or on any
+/// error or cancel before it), they are deleted unless kept, so a 5 GB
+/// stand-in never outlives the figures it was written for.
+#[derive(Debug)]
+pub struct Twins {
+    pub twins: Vec<Twin>,
+    keep: bool,
+}
+
+impl Twins {
+    /// The files to measure, in the order asked.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.twins.iter().map(|t| t.outcome.path.clone()).collect()
+    }
+
+    /// What happens to the files when this is dropped, in words.
+    pub fn fate(&self) -> String {
+        if self.keep {
+            let dirs: Vec<String> = self
+                .twins
+                .iter()
+                .filter_map(|t| t.outcome.path.parent())
+                .map(|p| p.display().to_string())
+                .collect();
+            format!(
+                "the synthetic files are kept in {}",
+                dirs.first().cloned().unwrap_or_default()
+            )
+        } else {
+            "the synthetic files are deleted (--keep keeps them)".into()
+        }
+    }
+}
+
+impl Drop for Twins {
+    fn drop(&mut self) {
+        if self.keep {
+            return;
+        }
+        for t in self.twins.iter().filter(|t| !t.existed) {
+            let _ = std::fs::remove_file(&t.outcome.path);
+        }
+    }
+}
+
+/// Whether `target` names a hub level rather than a file here.
+pub fn is_hub_level(target: &str) -> bool {
+    super::predict::hub_target(target).is_some_and(|(_, level)| level.is_some())
+}
+
+/// The bad-input error for a hub level given where a file is expected.
+pub fn not_a_file(target: &str) -> DynoError {
+    DynoError::BadInput(format!(
+        "{target} is a level on the hub, not a file here: download it with `dyno hub pull {repo} --quant {level}`, or measure its shape without downloading with --shape-only",
+        repo = target.split_once(':').map_or(target, |(r, _)| r),
+        level = target.split_once(':').map_or("LEVEL", |(_, l)| l),
+    ))
+}
+
+/// Write a twin of each target (a hub level OWNER/NAME:LEVEL, or a GGUF
+/// file) into Dyno's cache, after checking every one of them: headers
+/// fetched, the memory each needs, the disk all of them need.
+pub async fn write_twins(
+    store: &Store,
+    machine: &Machine,
+    targets: &[String],
+    endpoint: Option<&str>,
+    keep: bool,
+    cancel: &Cancel,
+) -> Result<Twins> {
+    if targets.is_empty() {
+        return Err(DynoError::BadInput(
+            "--shape-only needs a hub level to measure, as in OWNER/NAME:Q4_K_M".into(),
+        ));
+    }
+    let input = |target: &str, dry_run: bool| SynthInput {
+        like: target.to_string(),
+        endpoint: endpoint.map(String::from),
+        replace: true,
+        dry_run,
+        ..SynthInput::default()
+    };
+    // Every header first (the only network traffic), then the checks.
+    let mut planned = Vec::new();
+    for t in targets {
+        let o = synth_file(
+            Some(store),
+            &input(t, true),
+            DefaultPlace::Cache,
+            cancel,
+            |_, _| {},
+        )
+        .await?;
+        check_memory(t, &o, machine)?;
+        planned.push(o);
+    }
+    let dir = super::synth::cache_dir()?;
+    check_disk(&dir, &planned)?;
+    let mut twins = Twins {
+        twins: Vec::new(),
+        keep,
+    };
+    for (t, dry) in targets.iter().zip(planned) {
+        let path = dir.join(dry.path.file_name().unwrap_or_default());
+        let existed = path.is_file();
+        let mut o = synth_file(
+            Some(store),
+            &SynthInput {
+                out: Some(path),
+                ..input(t, false)
+            },
+            DefaultPlace::Cache,
+            cancel,
+            |_, _| {},
+        )
+        .await?;
+        // The dry run fetched the header; this write read it from the cache.
+        o.header_bytes_fetched = dry.header_bytes_fetched;
+        twins.twins.push(Twin {
+            target: t.clone(),
+            outcome: o,
+            existed,
+        });
+    }
+    Ok(twins)
+}
+
+/// A twin as large as the machine's memory would only measure swapping.
+fn check_memory(target: &str, o: &SynthOutcome, machine: &Machine) -> Result<()> {
+    if machine.memory_bytes > 0 && o.weight_bytes >= machine.memory_bytes {
+        return Err(DynoError::BadInput(format!(
+            "{target} holds {} of weights and this machine has {} of memory; its speed here would be the disk's, so it is not measured",
+            human_bytes(o.weight_bytes),
+            human_bytes(machine.memory_bytes)
+        )));
+    }
+    Ok(())
+}
+
+/// Every twin lives until the measurement ends, so the disk must hold all
+/// of them at once.
+fn check_disk(dir: &Path, planned: &[SynthOutcome]) -> Result<()> {
+    let need: u64 = planned.iter().map(|o| o.file_bytes).sum();
+    match crate::quantize::free_space(dir) {
+        Some(free) if free < need => Err(DynoError::BadInput(format!(
+            "{} has {} free and the synthetic files need {}; free some space or set DYNO_CACHE_DIR to a larger disk",
+            dir.display(),
+            human_bytes(free),
+            human_bytes(need)
+        ))),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hub_level_given_as_a_file_says_how_to_get_it_or_measure_its_shape() {
+        assert!(is_hub_level("org/x-GGUF:Q4_K_M"));
+        assert!(!is_hub_level("org/x-GGUF"));
+        assert!(!is_hub_level("model.gguf"));
+        let e = not_a_file("org/x-GGUF:Q4_K_M").to_string();
+        assert!(
+            e.contains("dyno hub pull org/x-GGUF --quant Q4_K_M") && e.contains("--shape-only"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_disk_must_hold_every_twin_at_once() {
+        let o = |bytes| SynthOutcome {
+            source: "org/x:Q4_0".into(),
+            header_bytes_fetched: 0,
+            path: "x.gguf".into(),
+            arch: "llama".into(),
+            seed: 1,
+            shape: None,
+            n_params: 1,
+            weight_bytes: bytes,
+            file_bytes: bytes,
+            stats: None,
+        };
+        let dir = std::env::temp_dir();
+        let free = crate::quantize::free_space(&dir).expect("temp has a size");
+        assert!(check_disk(&dir, &[o(1), o(1)]).is_ok());
+        let e = check_disk(&dir, &[o(free / 2 + 1), o(free / 2 + 1)])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("free") && e.contains("DYNO_CACHE_DIR"), "{e}");
+    }
+}
