@@ -329,6 +329,46 @@ test("a hub level is measured before downloading it, from its header and synthet
   console.log(`synthetic twin: header to a benchmark in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 });
 
+test("a hub repo's levels are swept by their shapes without downloading, labelled and without quality", async () => {
+  await (await byId("nav-models")).click();
+  await setValue("hub-query", "SmolLM2");
+  await (await byId("hub-search")).click();
+  await (await byId("hub-repo", 30_000)).click();
+  await (await byId("repo-sweep-shapes", 30_000)).click();
+  // The plan is shown first: the repo, by shape only, no quality.
+  assert.equal(await (await byId("sweep-repo")).getValue(), "dyno-test/SmolLM2-135M-Instruct-GGUF");
+  assert.ok(await (await byId("sweep-shape-only")).isSelected());
+  assert.ok(!(await (await byId("sweep-quality")).isEnabled()), "no quality from synthetic weights");
+  // The test repo's Q8_0 is random bytes; its Q4_1 is the real file.
+  await setValue("sweep-repo-levels", "q4_1");
+  await (await byId("sweep-preset")).selectByAttribute("value", "custom");
+  await setValue("sweep-prompt", 32);
+  await setValue("sweep-gen", 8);
+  await setValue("sweep-reps", 1);
+  await setValue("sweep-rpc", "");
+  await shot("sweep-shapes-form");
+  await (await byId("sweep-run")).click();
+  const status = await byId("sweep-status");
+  await browser.waitUntil(async () => /done|failed|cancelled/.test(await status.getText()), {
+    timeout: 300_000,
+    interval: 500,
+    timeoutMsg: "the shape-only sweep did not end in 5 minutes",
+  });
+  assert.match(await status.getText(), /done/);
+  const mark = await byId("sweep-level-synthetic", 30_000);
+  assert.match(await mark.getAttribute("title"), /twin of .*SmolLM2-135M-Instruct\.Q4_1\.gguf, sha256 [0-9a-f]{12}\).*seed 1/);
+  assert.match(await (await byId("sweep-synthetic")).getText(), /no quality figures/);
+  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
+    await browser.setWindowSize(w, h);
+    await browser.pause(300);
+    await (await byId("sweep-synthetic")).scrollIntoView({ block: "center" });
+    await shot(`sweep-shapes-${w}`);
+  }
+  await browser.setWindowSize(1280, 820);
+  const blobs = path.join(process.env.HF_HOME ?? "", "hub", "models--dyno-test--SmolLM2-135M-Instruct-GGUF", "blobs");
+  assert.ok(!fs.existsSync(blobs) || fs.readdirSync(blobs).length === 0, "nothing was downloaded");
+});
+
 test("a released model's shape is written from a small model's header with synthetic weights", async () => {
   // "Synthetic model…" is `dyno synth --like FILE --shape S --type T` by clicks.
   await (await byId("nav-models")).click();

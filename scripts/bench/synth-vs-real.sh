@@ -2,8 +2,8 @@
 # Synthetic weights against the real file: writes `dyno synth --like` twins
 # of each model and times both with llama-bench (from Dyno's own llama.cpp,
 # scripts/bench/llama-tools.sh), alternating the files within every round,
-# then prints synthetic ÷ real per test as the mean of the per-round log
-# ratios with its 95% interval. Every file is evicted from the page cache
+# then prints synthetic ÷ real per test, and of each run's peak resident
+# memory, as the mean of the per-round log ratios with its 95% interval. Every file is evicted from the page cache
 # before each run (docs/method.md says why). A benchmark, never a timed test.
 #
 #   bash scripts/bench/synth-vs-real.sh                  # both test models
@@ -47,18 +47,27 @@ def evict(f):
 for r in range(rounds):
     for f in files[r % len(files):] + files[:r % len(files)]:
         evict(f)
-        out = subprocess.run([lb, "-m", f, *args, "-o", "json"], capture_output=True, text=True)
-        if out.returncode:
-            sys.exit(f"llama-bench failed on {f}:\n{out.stderr[-2000:]}")
-        res[f].append({(f"pp{t['n_prompt']}" if t["n_prompt"] else f"tg{t['n_gen']}"): t["avg_ts"]
-                       for t in json.loads(out.stdout)})
+        # Waited for with wait4, for this run's own peak resident memory.
+        with open(os.devnull, "w") as null:
+            p = subprocess.Popen([lb, "-m", f, *args, "-o", "json"], stdout=subprocess.PIPE,
+                                 stderr=null, text=True)
+            stdout = p.stdout.read()
+            _, status, usage = os.wait4(p.pid, 0)
+            p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode:
+            sys.exit(f"llama-bench failed on {f} (exit {p.returncode})")
+        row = {(f"pp{t['n_prompt']}" if t["n_prompt"] else f"tg{t['n_gen']}"): t["avg_ts"]
+               for t in json.loads(stdout)}
+        row["peak RSS (KiB)"] = usage.ru_maxrss
+        res[f].append(row)
     print(f"round {r + 1}/{rounds}", {os.path.basename(f): res[f][-1] for f in files}, file=sys.stderr)
 # Student's t, 97.5th percentile, for 1..30 degrees of freedom.
 T = [12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14, 2.13,
      2.12, 2.11, 2.10, 2.09, 2.09, 2.08, 2.07, 2.07, 2.06, 2.06, 2.06, 2.05, 2.05, 2.05, 2.04]
 real = files[0]
 for test in res[real][0]:
-    print(f"{os.path.basename(real)} {test}: real median {st.median(x[test] for x in res[real]):.1f} t/s")
+    unit = "KiB" if "RSS" in test else "t/s"
+    print(f"{os.path.basename(real)} {test}: real median {st.median(x[test] for x in res[real]):.1f} {unit}")
     for f in files[1:]:
         lr = [math.log(a[test] / b[test]) for a, b in zip(res[f], res[real])]
         m = st.mean(lr)

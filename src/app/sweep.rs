@@ -86,20 +86,28 @@ pub enum SourceInput {
     Dir {
         dir: String,
     },
+    /// A Hugging Face repo's levels: downloaded first (verified,
+    /// resumable), or with `shape_only` measured from their headers alone
+    /// with synthetic weights (`--repo --shape-only`).
+    Repo {
+        repo: String,
+        #[ts(optional)]
+        levels: Option<Vec<String>>,
+        #[serde(default)]
+        #[ts(as = "Option<_>", optional)]
+        shape_only: bool,
+    },
 }
 
-impl SweepInput {
-    /// The `dyno sweep` options this form means, parsed by the CLI's own
-    /// parser. Every value is attached with `=`, so a path that starts with
-    /// `-` stays a value; nothing here goes near a shell.
-    pub fn args(&self) -> Result<SweepArgs> {
-        let mut argv = vec!["sweep".to_string()];
+impl SourceInput {
+    /// The `dyno sweep` options that name where the levels come from.
+    fn push_args(&self, argv: &mut Vec<String>) -> Result<()> {
         let need = |what: &str| {
             DynoError::BadInput(format!(
                 "{what} is empty; type the full path of a .gguf file or folder"
             ))
         };
-        match &self.source {
+        match self {
             SourceInput::Files { files } => {
                 let files: Vec<&String> = files.iter().filter(|f| !f.trim().is_empty()).collect();
                 if files.is_empty() {
@@ -122,7 +130,37 @@ impl SweepInput {
                 }
                 argv.push(format!("--dir={}", dir.trim()));
             }
+            SourceInput::Repo {
+                repo,
+                levels,
+                shape_only,
+            } => {
+                if repo.trim().is_empty() {
+                    return Err(DynoError::BadInput(
+                        "the repo is empty; type it as OWNER/NAME, as the hub search lists it"
+                            .into(),
+                    ));
+                }
+                argv.push(format!("--repo={}", repo.trim()));
+                if let Some(l) = levels.as_ref().filter(|l| !l.is_empty()) {
+                    argv.push(format!("--levels={}", l.join(",")));
+                }
+                if *shape_only {
+                    argv.push("--shape-only".into());
+                }
+            }
         }
+        Ok(())
+    }
+}
+
+impl SweepInput {
+    /// The `dyno sweep` options this form means, parsed by the CLI's own
+    /// parser. Every value is attached with `=`, so a path that starts with
+    /// `-` stays a value; nothing here goes near a shell.
+    pub fn args(&self) -> Result<SweepArgs> {
+        let mut argv = vec!["sweep".to_string()];
+        self.source.push_args(&mut argv)?;
         if let Some(m) = self.sustain_min {
             argv.push(format!("--sustain={m}"));
         } else if let Some(p) = self.preset {
@@ -573,6 +611,28 @@ mod tests {
             sustain_min: None,
             cooldown: false,
         }
+    }
+
+    #[test]
+    fn a_repo_by_its_shapes_reaches_the_clis_options() {
+        let a = input(SourceInput::Repo {
+            repo: " org/x-GGUF ".into(),
+            levels: Some(vec!["Q8_0".into(), "Q4_K_M".into()]),
+            shape_only: true,
+        })
+        .args()
+        .unwrap();
+        assert_eq!(a.repo.as_deref(), Some("org/x-GGUF"));
+        assert_eq!(a.levels, ["Q8_0", "Q4_K_M"]);
+        assert!(a.shape_only);
+        let e = input(SourceInput::Repo {
+            repo: " ".into(),
+            levels: None,
+            shape_only: false,
+        })
+        .args()
+        .unwrap_err();
+        assert!(e.to_string().contains("OWNER/NAME"), "{e}");
     }
 
     #[test]

@@ -436,6 +436,33 @@ describe("App", () => {
     });
   });
 
+  it("sweeps a hub repo's levels by shape only, without quality", async () => {
+    const api = await import("./api");
+    vi.mocked(api.startSweep).mockImplementationOnce(async () => sweepDoc);
+    q("nav-sweep")!.click();
+    flushSync();
+    const kind = q("sweep-source-kind") as HTMLSelectElement;
+    kind.value = "repo";
+    kind.dispatchEvent(new Event("change"));
+    flushSync();
+    type("sweep-repo", "org/x-GGUF");
+    type("sweep-repo-levels", "q8_0, q4_k_m");
+    q("sweep-shape-only")!.click();
+    const plan = q("sweep-preset") as HTMLSelectElement;
+    plan.value = "quick";
+    plan.dispatchEvent(new Event("change"));
+    // The form keeps the last job's choices.
+    if ((q("sweep-cooldown") as HTMLInputElement).checked) q("sweep-cooldown")!.click();
+    flushSync();
+    expect((q("sweep-quality") as HTMLInputElement).disabled).toBe(true);
+    q("sweep-run")!.click();
+    await settle();
+    expect(vi.mocked(api.startSweep).mock.lastCall![0]).toEqual({
+      source: { kind: "repo", repo: "org/x-GGUF", shape_only: true, levels: ["q8_0", "q4_k_m"] },
+      preset: "quick", quality: false, fresh: false, cooldown: false,
+    });
+  });
+
   it("shows a hub error readably", async () => {
     q("nav-models")!.click();
     await settle();

@@ -3,4 +3,4 @@
 /**
  * Where the form's levels come from.
  */
-export type SweepSource = { "kind": "files", files: Array<string>, } | { "kind": "from", base: string, levels?: Array<string>, } | { "kind": "dir", dir: string, };
+export type SweepSource = { "kind": "files", files: Array<string>, } | { "kind": "from", base: string, levels?: Array<string>, } | { "kind": "dir", dir: string, } | { "kind": "repo", repo: string, levels?: Array<string>, shape_only?: boolean, };
