@@ -286,6 +286,8 @@ async fn serve_rows(store: &Store, limit: i64, machines: &Machines) -> Result<Ve
 /// name written inside the file.
 pub fn sweep_title(file_name: &str) -> String {
     let stem = file_name.strip_suffix(".gguf").unwrap_or(file_name);
+    // A synthetic twin's ".synth" is said by its mark, not its name.
+    let stem = stem.strip_suffix(".synth").unwrap_or(stem);
     let Some(level) = crate::hub::files::level_of(file_name) else {
         return stem.to_string();
     };
@@ -318,5 +320,10 @@ mod tests {
         );
         assert_eq!(sweep_title("model-f16.gguf"), "model");
         assert_eq!(sweep_title("notes.gguf"), "notes");
+        assert_eq!(
+            sweep_title("org-x-GGUF-Q4_K_M.synth.gguf"),
+            "org-x-GGUF",
+            "a twin's name, without the level or .synth"
+        );
     }
 }

@@ -497,17 +497,23 @@ fn a_dense_template_makes_a_mixture_of_experts_that_llama_cpp_loads_and_routes()
     assert!(stderr(&o).contains("needs experts="), "{}", stderr(&o));
 }
 
-#[test]
-fn a_hub_level_is_synthesised_from_its_header_alone() {
+/// A fake hub with one repo, `org/smol-GGUF`, whose one level is SmolLM2's
+/// Q4_1 file.
+fn smol_hub() -> crate::fake_hub::FakeHub {
     use crate::fake_hub::{Body, FakeHub, RepoSpec};
-    let s = Scratch::new();
-    let hub = FakeHub::start(vec![RepoSpec {
+    FakeHub::start(vec![RepoSpec {
         id: "org/smol-GGUF".into(),
         files: vec![("smol-Q4_1.gguf".into(), Body::File(model(SMOL)))],
         gated_token: None,
         downloads: 1,
         likes: 0,
-    }]);
+    }])
+}
+
+#[test]
+fn a_hub_level_is_synthesised_from_its_header_alone() {
+    let s = Scratch::new();
+    let hub = smol_hub();
     let out = s.path("from-hub.gguf");
     let o = s
         .hub_dyno(&hub.url)
@@ -590,15 +596,8 @@ fn bytes_served(hub: &crate::fake_hub::FakeHub) -> u64 {
 /// afterwards, and no quality taken from synthetic weights.
 #[test]
 fn a_hub_level_is_measured_by_its_shape_before_downloading_it() {
-    use crate::fake_hub::{Body, FakeHub, RepoSpec};
     let s = Scratch::new();
-    let hub = FakeHub::start(vec![RepoSpec {
-        id: "org/smol-GGUF".into(),
-        files: vec![("smol-Q4_1.gguf".into(), Body::File(model(SMOL)))],
-        gated_token: None,
-        downloads: 1,
-        likes: 0,
-    }]);
+    let hub = smol_hub();
     let real_len = std::fs::metadata(model(SMOL)).unwrap().len();
     let sha = hub.sha256("org/smol-GGUF", "smol-Q4_1.gguf");
     let synth_dir = s.path("cache").join("synth");

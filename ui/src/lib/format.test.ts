@@ -88,6 +88,7 @@ describe("sweepName and sentence", () => {
     expect(sweepName("SmolLM2-135M-Instruct-Q8_0.gguf", "Q8_0")).toBe("SmolLM2-135M-Instruct");
     expect(sweepName("SmolLM2-135M-Instruct.Q4_1.gguf", "Q4_1")).toBe("SmolLM2-135M-Instruct");
     expect(sweepName("model-f16.gguf", "F16")).toBe("model");
+    expect(sweepName("org-x-GGUF-Q4_K_M.synth.gguf", "Q4_K_M")).toBe("org-x-GGUF");
     expect(sweepName("notes.gguf", "Q4_0")).toBe("notes");
   });
   it("starts a backend message with a capital", () => {

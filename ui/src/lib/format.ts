@@ -167,7 +167,8 @@ export function sentence(m: string): string {
  * file as its runs are.
  */
 export function sweepName(fileName: string, quant: string): string {
-  const stem = fileName.replace(/\.gguf$/i, "");
+  // A synthetic twin's ".synth" is said by its badge, not its name.
+  const stem = fileName.replace(/\.gguf$/i, "").replace(/\.synth$/i, "");
   const at = quant ? stem.toUpperCase().lastIndexOf(quant.toUpperCase()) : -1;
   return at > 0 && "-._".includes(stem[at - 1]) ? stem.slice(0, at - 1) + stem.slice(at + quant.length) : stem;
 }
