@@ -328,6 +328,7 @@ async fn shape_only(
         &store,
         machine,
         &targets,
+        None,
         a.endpoint.as_deref(),
         a.keep,
         cancel,
@@ -807,6 +808,9 @@ async fn synth(db: &std::path::Path, a: args::SynthArgs) -> Result<i32> {
             st.quantise_s + st.write_s,
             st.quantise_s
         ),
+    }
+    if let Some(r) = done.stats.as_ref().and_then(|s| s.routing.as_ref()) {
+        println!("routing: {}", r.describe());
     }
     Ok(0)
 }

@@ -387,11 +387,56 @@ pub struct SynthStats {
     pub quantise_s: f64,
     /// Seconds spent writing (and flushing) the file.
     pub write_s: f64,
+    /// For a mixture of experts: how widely its routers spread a decode
+    /// over the experts (absent for a dense model, or one too large to
+    /// decode here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub routing: Option<Routing>,
+}
+
+/// Which experts a mixture-of-experts model's routers chose while it decoded
+/// random tokens one at a time, as llama-bench's tg does. Made-up routers
+/// that sent every token to the same few experts would read fewer weights
+/// per token than trained ones and decode too fast.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ts_rs::TS)]
+pub struct Routing {
+    /// Experts per layer, and how many each token uses.
+    pub n_expert: u32,
+    pub n_used: u32,
+    /// Tokens decoded (fewer than asked when the time ran out).
+    pub tokens: u32,
+    /// For each layer with experts, in order: how many of them were chosen
+    /// at least once.
+    pub per_layer: Vec<u32>,
+}
+
+impl Routing {
+    /// The fewest experts any layer reached.
+    pub fn min_reached(&self) -> u32 {
+        self.per_layer.iter().copied().min().unwrap_or(0)
+    }
+
+    /// "a 64-token decode reached 7 to 8 of the 8 experts in every layer (2
+    /// per token)".
+    pub fn describe(&self) -> String {
+        let max = self.per_layer.iter().copied().max().unwrap_or(0);
+        let min = self.min_reached();
+        let reached = if min == max {
+            format!("{min}")
+        } else {
+            format!("{min} to {max}")
+        };
+        format!(
+            "a {}-token decode reached {reached} of the {} experts in every layer ({} per token)",
+            self.tokens, self.n_expert, self.n_used
+        )
+    }
 }
 
 /// Write `h`'s tensors as synthetic data after `header_bytes` (the source's
-/// bytes up to its data section) into `out`, which must be a new, empty
-/// file. `progress` hears bytes written and the total.
+/// bytes up to its data section) into `out`, from its start: a new file, or
+/// one holding only the header that was checked. `progress` hears bytes written and the total.
 pub fn write(
     header_bytes: &[u8],
     h: &Header,
@@ -442,6 +487,7 @@ pub fn write(
         tensors: h.tensors.len() as u64,
         quantise_s,
         write_s: started.elapsed().as_secs_f64() - quantise_s,
+        routing: None,
     })
 }
 

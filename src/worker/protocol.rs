@@ -82,6 +82,10 @@ pub struct SynthPlan {
     /// [`crate::model::reshape::Origin`]).
     #[serde(default)]
     pub source: Option<String>,
+    /// A mixture of experts small enough to decode here: decode the written
+    /// file and report how its routers spread tokens over the experts.
+    #[serde(default)]
+    pub check_routing: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

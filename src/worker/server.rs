@@ -290,6 +290,9 @@ fn synth(plan: SynthPlan) -> i32 {
             )
         }
     };
+    if let Err((code, why)) = accepted(&mut f, &plan.output, &p) {
+        return fatal(code, why);
+    }
     let mut last = Instant::now();
     let written = synth::write(
         &p.header_bytes,
@@ -304,19 +307,116 @@ fn synth(plan: SynthPlan) -> i32 {
             }
         },
     );
-    let stats = match written {
+    let mut stats = match written {
         Ok(s) => s,
         Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
             return fatal(FailureCode::DiskFull, e.to_string())
         }
         Err(e) => return fatal(FailureCode::BadOutput, e.to_string()),
     };
+    if plan.check_routing {
+        match routed(&plan.output, &p.header) {
+            Ok(r) => stats.routing = r,
+            Err(why) => return fatal(FailureCode::LoadFailed, why),
+        }
+    }
     evict(&f);
     emit(&Event::Synthesised { stats });
     emit(&Event::Done {
         peak_rss_bytes: peak_rss_bytes(),
     });
     0
+}
+
+/// Whether llama.cpp would load the file about to be written: its header
+/// alone, in `f` sparsely grown to the file's full size (so the loader's
+/// bounds checks pass and no disk is spent), loaded vocab-only. An
+/// architecture this build does not know is refused here, in a fraction of
+/// a second, rather than after every weight is written. `f` is left at its
+/// start for the real write, which covers the same bytes.
+fn accepted(
+    f: &mut std::fs::File,
+    path: &std::path::Path,
+    p: &crate::model::synth::Prepared,
+) -> Result<(), (FailureCode, String)> {
+    use std::io::{Seek, SeekFrom};
+    let io = |e: std::io::Error| {
+        let code = match e.raw_os_error() {
+            Some(libc::ENOSPC) => FailureCode::DiskFull,
+            _ => FailureCode::BadOutput,
+        };
+        (code, format!("{}: {e}", path.display()))
+    };
+    if !engine::init() {
+        // No backend at all: the benchmark says so in its own words.
+        return Ok(());
+    }
+    let arch = p.header.get_str("general.architecture").unwrap_or("none");
+    f.write_all(&p.header_bytes)
+        .and_then(|_| f.set_len(p.header.file_size))
+        .and_then(|_| f.flush())
+        .map_err(io)?;
+    let checked = llama::Model::check_header(path).map_err(|e| match e {
+        EngineError::UnsupportedArch(_) => (
+            FailureCode::UnsupportedArchitecture,
+            format!(
+                "this llama.cpp build ({}) does not know the architecture '{arch}', so a model of it cannot be measured here (a newer Dyno may support it)",
+                engine::llama_cpp_build()
+            ),
+        ),
+        e => (
+            FailureCode::BadFile,
+            format!("llama.cpp would not load this header: {e}"),
+        ),
+    });
+    f.seek(SeekFrom::Start(0)).map_err(io)?;
+    checked
+}
+
+/// How a mixture-of-experts file just written spreads a 64-token decode
+/// over its experts (at most 20 s of decoding, on the CPU). A file that
+/// llama.cpp cannot load is an error: it would fail every benchmark.
+fn routed(
+    path: &std::path::Path,
+    h: &crate::model::gguf::Header,
+) -> Result<Option<crate::model::synth::Routing>, String> {
+    let arch = h.get_str("general.architecture").unwrap_or_default();
+    let key = |k: &str| h.get_u64(&format!("{arch}.{k}")).unwrap_or(0) as u32;
+    let (n_expert, n_used) = (key("expert_count"), key("expert_used_count"));
+    if n_expert == 0 || n_used == 0 || !engine::init() {
+        return Ok(None);
+    }
+    let opts = llama::LoadOptions {
+        n_gpu_layers: 0,
+        use_mmap: Some(true),
+        split_mode: Default::default(),
+        main_gpu: 0,
+        devices: None,
+        fit: None,
+        n_cpu_moe: 0,
+        overrides: &[],
+    };
+    let (model, _) = llama::Model::load(path, &opts)
+        .map_err(|e| format!("llama.cpp could not load the file just written: {e}"))?;
+    let ctx = ContextParams {
+        n_threads: std::thread::available_parallelism().map_or(4, |n| n.get() as u32),
+        n_batch: 512,
+        n_ubatch: 512,
+        flash_attn: FlashAttn::Auto,
+        cache_type: "f16".into(),
+        no_kv_offload: false,
+    };
+    llama::routing(
+        &model,
+        &ctx,
+        n_expert,
+        n_used,
+        64,
+        1,
+        std::time::Duration::from_secs(20),
+    )
+    .map(Some)
+    .map_err(|e| format!("decoding the file just written to check its routing: {e}"))
 }
 
 /// Drop a file just written from the page cache. A file written moments ago

@@ -228,6 +228,28 @@ fn bad_input_gives_a_clear_error_and_leaves_nothing() {
     assert!(e.contains("token_embd.weight") && e.contains("I8"), "{e}");
     nothing_left(&s);
 
+    // An architecture this llama.cpp build does not know ("llama" renamed
+    // "zzzzz", same length): llama.cpp refuses the header before a weight
+    // is written, and the message names the architecture.
+    let mut alien = real.clone();
+    let key = b"general.architecture";
+    let at = alien
+        .windows(key.len())
+        .position(|w| w == key)
+        .expect("the architecture key")
+        + key.len()
+        + 4
+        + 8;
+    assert_eq!(&alien[at..at + 5], b"llama");
+    alien[at..at + 5].copy_from_slice(b"zzzzz");
+    let alien_path = s.path("alien.gguf");
+    std::fs::write(&alien_path, &alien).unwrap();
+    let o = synth(&s, &alien_path, &out, &[]);
+    assert_code(&o, 2);
+    let e = stderr(&o);
+    assert!(e.contains("does not know the architecture 'zzzzz'"), "{e}");
+    nothing_left(&s);
+
     // An output that exists is kept unless --force.
     std::fs::write(&out, b"mine").unwrap();
     let o = synth(&s, &model(SMOL), &out, &[]);
@@ -429,7 +451,7 @@ fn a_dense_template_makes_a_mixture_of_experts_that_llama_cpp_loads_and_routes()
     assert_code(&o, 0);
     assert_eq!((f(&json(&o)["n_params"]) / 1e7).round() / 100.0, 46.7);
 
-    // A small mixture: 4 experts, 2 per token.
+    // A small mixture: 8 experts, 2 per token.
     let out = s.path("small-moe.gguf");
     let o = synth(
         &s,
@@ -437,7 +459,7 @@ fn a_dense_template_makes_a_mixture_of_experts_that_llama_cpp_loads_and_routes()
         &out,
         &[
             "--shape",
-            "layers=2,embd=256,ff=512,heads=4,heads_kv=2,experts=4",
+            "layers=2,embd=256,ff=512,heads=4,heads_kv=2,experts=8",
             "--type",
             "Q4_K_M",
             "--json",
@@ -446,7 +468,7 @@ fn a_dense_template_makes_a_mixture_of_experts_that_llama_cpp_loads_and_routes()
     assert_code(&o, 0);
     let written = json(&o);
     let h = dyno::model::gguf::read_header(&out).unwrap();
-    assert_eq!(h.get_u64("llama.expert_count"), Some(4));
+    assert_eq!(h.get_u64("llama.expert_count"), Some(8));
     assert_eq!(h.get_u64("llama.expert_used_count"), Some(2));
     let ty = |n: &str| {
         h.tensors.iter().find(|t| t.name == n).map(|t| {
@@ -456,21 +478,40 @@ fn a_dense_template_makes_a_mixture_of_experts_that_llama_cpp_loads_and_routes()
             )
         })
     };
-    assert_eq!(ty("blk.1.ffn_gate_inp.weight"), Some((vec![256, 4], "F32")));
+    assert_eq!(ty("blk.1.ffn_gate_inp.weight"), Some((vec![256, 8], "F32")));
     assert_eq!(
         ty("blk.1.ffn_up_exps.weight"),
-        Some((vec![256, 512, 4], "Q4_K"))
+        Some((vec![256, 512, 8], "Q4_K"))
     );
     // Q4_K_M's extra bits for ffn_down (in the last of 2 layers) reach the
     // experts' down matrices.
     assert_eq!(
         ty("blk.1.ffn_down_exps.weight"),
-        Some((vec![512, 256, 4], "Q6_K"))
+        Some((vec![512, 256, 8], "Q6_K"))
     );
     assert_eq!(
         ty("blk.0.ffn_down_exps.weight"),
-        Some((vec![512, 256, 4], "Q4_K"))
+        Some((vec![512, 256, 8], "Q4_K"))
     );
+    // Its routers spread a 64-token decode (random tokens, as llama-bench's
+    // tg) over more than half of the experts in every layer, as trained
+    // routers do; made-up ones that picked the same two would decode too
+    // fast. The synthesiser decoded the file it wrote to say so.
+    let r = &written["stats"]["routing"];
+    assert_eq!(
+        (r["n_expert"].as_u64(), r["n_used"].as_u64()),
+        (Some(8), Some(2)),
+        "{r}"
+    );
+    assert_eq!(r["tokens"], 64, "{r}");
+    let reached: Vec<u64> = r["per_layer"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect();
+    assert_eq!(reached.len(), 2, "{r}");
+    assert!(reached.iter().all(|&n| n > 4 && n <= 8), "{r}");
     assert_eq!(ty("blk.0.ffn_up.weight"), None);
     // llama.cpp loads it (checking every tensor against the metadata),
     // counts the same parameters, and routes tokens through the experts.

@@ -106,11 +106,39 @@ impl<'m> Context<'m> {
         n_ctx: u32,
         n_seq: u32,
     ) -> Result<Self, EngineError> {
-        let c = context_params(p, n_ctx, n_seq)?;
+        Self::make(model, context_params(p, n_ctx, n_seq)?, n_ctx)
+    }
+
+    /// A context of one sequence whose graph evaluation calls `cb` with
+    /// `data` (llama.cpp's eval callback), to read what a decode computed.
+    /// Never for a timed test: a callback splits the graph where it looks.
+    ///
+    /// # Safety
+    /// `cb` must be safe to call with `data` for as long as the context
+    /// lives, from the thread that decodes; `data` must stay valid that long.
+    pub(super) unsafe fn observed(
+        model: &'m Model,
+        p: &ContextParams,
+        n_ctx: u32,
+        cb: sys::ggml_backend_sched_eval_callback,
+        data: *mut std::ffi::c_void,
+    ) -> Result<Self, EngineError> {
+        let mut c = context_params(p, n_ctx, 1)?;
+        c.cb_eval = cb;
+        c.cb_eval_user_data = data;
+        Self::make(model, c, n_ctx)
+    }
+
+    fn make(
+        model: &'m Model,
+        c: sys::llama_context_params,
+        n_ctx: u32,
+    ) -> Result<Self, EngineError> {
         let n_threads = c.n_threads;
-        // SAFETY: a live model and plain-data params with null callbacks. The
-        // context keeps a reference to the model; the 'm borrow keeps the
-        // model alive until the context is dropped.
+        // SAFETY: a live model and plain-data params whose callbacks are null
+        // or, from `observed`, valid for the context's life (its caller's
+        // contract). The context keeps a reference to the model; the 'm
+        // borrow keeps the model alive until the context is dropped.
         let ptr = unsafe { sys::llama_init_from_model(model.as_ptr(), c) };
         let ptr = NonNull::new(ptr).ok_or_else(|| {
             EngineError::Context(format!(

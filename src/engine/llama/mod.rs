@@ -15,6 +15,7 @@
 //! - [`backend`]: what this build of llama.cpp has (devices, versions).
 //! - [`quantize`]: llama.cpp's quantizer.
 //! - [`codec`]: ggml's quantisers on plain buffers, for synthetic weights.
+//! - [`routing`]: which experts a mixture-of-experts model's routers choose.
 //!
 //! Every `unsafe` block carries a `// SAFETY:` comment (Cargo denies
 //! `clippy::undocumented_unsafe_blocks`). The invariants they lean on:
@@ -37,6 +38,7 @@ mod context;
 mod fit;
 mod model;
 mod quantize;
+mod routing;
 
 use llama_cpp_sys_2 as sys;
 
@@ -48,6 +50,7 @@ pub use context::Context;
 pub use fit::FitRequest;
 pub use model::{LoadOptions, Model};
 pub use quantize::quantize;
+pub use routing::routing;
 
 use crate::vocab::CacheType;
 

@@ -235,6 +235,39 @@ impl Model {
         Ok((model, fit))
     }
 
+    /// Whether this llama.cpp build accepts `path`'s header: its
+    /// architecture, hyperparameters and vocabulary, loaded vocab-only so no
+    /// tensor is read. The synthesiser asks before it writes gigabytes of
+    /// weights under a header that a load would refuse.
+    pub fn check_header(path: &Path) -> Result<(), EngineError> {
+        let c_path = CString::new(path.to_string_lossy().as_bytes())
+            .map_err(|_| EngineError::Load("the path contains a NUL byte".into()))?;
+        // SAFETY: no arguments; returns plain data whose pointers are null.
+        let mut p = unsafe { sys::llama_model_default_params() };
+        p.vocab_only = true;
+        p.n_gpu_layers = 0;
+        let _ = last_errors();
+        // SAFETY: `c_path` is NUL-terminated and every pointer in `p` is
+        // null, as the defaults leave them.
+        let ptr = unsafe { sys::llama_model_load_from_file(c_path.as_ptr(), p) };
+        match NonNull::new(ptr) {
+            Some(ptr) => {
+                drop(Model { ptr });
+                Ok(())
+            }
+            None => {
+                let why = last_errors();
+                Err(if why.contains("unknown model architecture") {
+                    EngineError::UnsupportedArch(why)
+                } else if why.is_empty() {
+                    EngineError::Load("llama.cpp returned no model".into())
+                } else {
+                    EngineError::Load(why)
+                })
+            }
+        }
+    }
+
     /// The model for llama.cpp calls that take one; valid while `self` is.
     pub(super) fn as_ptr(&self) -> *mut sys::llama_model {
         self.ptr.as_ptr()

@@ -78,6 +78,7 @@ export type { Rate } from "./Rate";
 export type { RequestSample } from "./RequestSample";
 export type { ResultListRow } from "./ResultListRow";
 export type { ResultTelemetry } from "./ResultTelemetry";
+export type { Routing } from "./Routing";
 export type { RpcServer } from "./RpcServer";
 export type { RpcServing } from "./RpcServing";
 export type { Run } from "./Run";
