@@ -129,6 +129,9 @@ fi
 export E2E_HUB_URL="$(head -n 1 "$scratch/hub.url")" HF_HOME="$scratch/hf"
 unset HF_ENDPOINT HF_HUB_CACHE HF_TOKEN HF_TOKEN_PATH HUGGING_FACE_HUB_TOKEN
 export DYNO_DB="$scratch/dyno.db" E2E_SCRATCH="$scratch"
+# Quantised levels and synthetic files go to a cache of this run's own, so a
+# journey sees only what the journeys before it left there.
+export DYNO_CACHE_DIR="$scratch/cache"
 export DYNO_APP="$bin/dyno-app" DYNO_CLI="$bin/dyno"
 export E2E_OUT="${E2E_OUT:-$PWD/e2e/screenshots}"
 port=4444

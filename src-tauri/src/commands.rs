@@ -214,17 +214,6 @@ pub async fn predict(
     .await
 }
 
-/// "Measure without downloading": a hub level (`OWNER/NAME:LEVEL`) written
-/// as a synthetic twin from its header alone, ready to benchmark
-/// (`dyno synth --like OWNER/NAME:LEVEL`).
-#[tauri::command]
-pub async fn synth_level(app: State<'_, App>, like: String) -> AppResult<app::synth::SynthOutcome> {
-    with_store(app.db.clone(), move |s, _| {
-        Box::pin(async move { app::synth::twin_of_level(s, &like).await })
-    })
-    .await
-}
-
 /// "Synthetic model…": a file's header (or a hub level's), resized to a
 /// named shape and typed as a level if asked, written with synthetic
 /// weights (`dyno synth --like FILE --shape S --type T`); a dry run only

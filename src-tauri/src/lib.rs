@@ -58,7 +58,6 @@ pub fn run() {
             commands::predict,
             commands::predict_files,
             commands::predict_accuracy,
-            commands::synth_level,
             commands::synth_file,
             commands::synth_options,
             commands::synth_name,

@@ -14,8 +14,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::synth::{synth_file, DefaultPlace, SynthInput, SynthOutcome};
+use super::synth::{synth_listed, DefaultPlace, SynthInput, SynthOutcome};
 use crate::error::{DynoError, Result};
+use crate::hub::files::RepoListing;
 use crate::machine::Machine;
 use crate::store::Store;
 use crate::units::human_bytes;
@@ -69,21 +70,28 @@ impl Twins {
         self.twins.iter().map(|t| t.outcome.path.clone()).collect()
     }
 
-    /// What happens to the files when this is dropped, in words.
+    /// What happens to the files when this is dropped, in words: kept
+    /// (`--keep`), deleted, or left where an earlier run had put them.
     pub fn fate(&self) -> String {
+        let mut dirs: Vec<String> = self
+            .twins
+            .iter()
+            .filter_map(|t| t.outcome.path.parent())
+            .map(|p| p.display().to_string())
+            .collect();
+        dirs.dedup();
+        let dirs = dirs.join(", ");
+        let before = self.twins.iter().filter(|t| t.existed).count();
         if self.keep {
-            let dirs: Vec<String> = self
-                .twins
-                .iter()
-                .filter_map(|t| t.outcome.path.parent())
-                .map(|p| p.display().to_string())
-                .collect();
-            format!(
-                "the synthetic files are kept in {}",
-                dirs.first().cloned().unwrap_or_default()
-            )
-        } else {
+            format!("the synthetic files are kept in {dirs}")
+        } else if before == 0 {
             "the synthetic files are deleted (--keep keeps them)".into()
+        } else if before == self.twins.len() {
+            format!("the synthetic files were in {dirs} before this run, so they are left there")
+        } else {
+            format!(
+                "the synthetic files written now are deleted (--keep keeps them); the {before} that were in {dirs} before this run are left there"
+            )
         }
     }
 }
@@ -116,10 +124,14 @@ pub fn not_a_file(target: &str) -> DynoError {
 /// Write a twin of each target (a hub level OWNER/NAME:LEVEL, or a GGUF
 /// file) into Dyno's cache, after checking every one of them: headers
 /// fetched, the memory each needs, the disk all of them need.
+///
+/// `known` is a repo listing the caller already fetched; every other repo
+/// is listed once, however many of its levels are asked for.
 pub async fn write_twins(
     store: &Store,
     machine: &Machine,
     targets: &[String],
+    known: Option<&RepoListing>,
     endpoint: Option<&str>,
     keep: bool,
     cancel: &Cancel,
@@ -136,12 +148,18 @@ pub async fn write_twins(
         dry_run,
         ..SynthInput::default()
     };
+    let listings = listings(store, targets, known, endpoint).await?;
+    let listing_of = |target: &str| {
+        super::predict::hub_target(target)
+            .and_then(|(repo, _)| listings.iter().find(|l| l.repo.eq_ignore_ascii_case(repo)))
+    };
     // Every header first (the only network traffic), then the checks.
     let mut planned = Vec::new();
     for t in targets {
-        let o = synth_file(
+        let o = synth_listed(
             Some(store),
             &input(t, true),
+            listing_of(t),
             DefaultPlace::Cache,
             cancel,
             |_, _| {},
@@ -159,12 +177,13 @@ pub async fn write_twins(
     for (t, dry) in targets.iter().zip(planned) {
         let path = dir.join(dry.path.file_name().unwrap_or_default());
         let existed = path.is_file();
-        let mut o = synth_file(
+        let mut o = synth_listed(
             Some(store),
             &SynthInput {
                 out: Some(path),
                 ..input(t, false)
             },
+            listing_of(t),
             DefaultPlace::Cache,
             cancel,
             |_, _| {},
@@ -179,6 +198,28 @@ pub async fn write_twins(
         });
     }
     Ok(twins)
+}
+
+/// The listing of every repo the targets name, `known` among them, each
+/// fetched once. Files here need none.
+async fn listings(
+    store: &Store,
+    targets: &[String],
+    known: Option<&RepoListing>,
+    endpoint: Option<&str>,
+) -> Result<Vec<RepoListing>> {
+    let mut out: Vec<RepoListing> = known.into_iter().cloned().collect();
+    for t in targets {
+        let Some((repo, Some(_))) = super::predict::hub_target(t) else {
+            continue;
+        };
+        if super::expand_home(t).exists() || out.iter().any(|l| l.repo.eq_ignore_ascii_case(repo)) {
+            continue;
+        }
+        let hub = super::hub::open(store, endpoint).await?;
+        out.push(super::hub::repo_listing(&hub, repo).await?);
+    }
+    Ok(out)
 }
 
 /// A twin as large as the machine's memory would only measure swapping.
@@ -224,12 +265,11 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_disk_must_hold_every_twin_at_once() {
-        let o = |bytes| SynthOutcome {
+    fn outcome(path: &str, bytes: u64) -> SynthOutcome {
+        SynthOutcome {
             source: "org/x:Q4_0".into(),
             header_bytes_fetched: 0,
-            path: "x.gguf".into(),
+            path: path.into(),
             arch: "llama".into(),
             seed: 1,
             shape: None,
@@ -237,7 +277,47 @@ mod tests {
             weight_bytes: bytes,
             file_bytes: bytes,
             stats: None,
+        }
+    }
+
+    #[test]
+    fn the_fate_of_the_files_names_what_is_deleted_and_what_was_there_before() {
+        // Paths that do not exist: dropping these deletes nothing.
+        let fate = |existed: &[bool], keep| {
+            Twins {
+                twins: existed
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &existed)| Twin {
+                        target: format!("org/x:L{i}"),
+                        outcome: outcome(&format!("/nonexistent/synth/x{i}.gguf"), 1),
+                        existed,
+                    })
+                    .collect(),
+                keep,
+            }
+            .fate()
         };
+        assert_eq!(
+            fate(&[true, false], true),
+            "the synthetic files are kept in /nonexistent/synth"
+        );
+        assert!(fate(&[false, false], false).contains("are deleted"));
+        let old = fate(&[true, true], false);
+        assert!(
+            old.contains("before this run") && !old.contains("deleted"),
+            "{old}"
+        );
+        let mixed = fate(&[true, false], false);
+        assert!(
+            mixed.contains("written now are deleted") && mixed.contains("the 1 that were"),
+            "{mixed}"
+        );
+    }
+
+    #[test]
+    fn the_disk_must_hold_every_twin_at_once() {
+        let o = |bytes| outcome("x.gguf", bytes);
         let dir = std::env::temp_dir();
         let free = crate::quantize::free_space(&dir).expect("temp has a size");
         assert!(check_disk(&dir, &[o(1), o(1)]).is_ok());

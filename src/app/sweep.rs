@@ -96,6 +96,10 @@ pub enum SourceInput {
         #[serde(default)]
         #[ts(as = "Option<_>", optional)]
         shape_only: bool,
+        /// Keep the synthetic files in Dyno's cache afterwards (`--keep`).
+        #[serde(default)]
+        #[ts(as = "Option<_>", optional)]
+        keep: bool,
     },
 }
 
@@ -134,6 +138,7 @@ impl SourceInput {
                 repo,
                 levels,
                 shape_only,
+                keep,
             } => {
                 if repo.trim().is_empty() {
                     return Err(DynoError::BadInput(
@@ -147,6 +152,9 @@ impl SourceInput {
                 }
                 if *shape_only {
                     argv.push("--shape-only".into());
+                    if *keep {
+                        argv.push("--keep".into());
+                    }
                 }
             }
         }
@@ -484,6 +492,7 @@ async fn repo_twins(
         store,
         machine,
         &targets,
+        Some(&listing),
         a.endpoint.as_deref(),
         a.keep,
         cancel,
@@ -619,16 +628,28 @@ mod tests {
             repo: " org/x-GGUF ".into(),
             levels: Some(vec!["Q8_0".into(), "Q4_K_M".into()]),
             shape_only: true,
+            keep: true,
         })
         .args()
         .unwrap();
         assert_eq!(a.repo.as_deref(), Some("org/x-GGUF"));
         assert_eq!(a.levels, ["Q8_0", "Q4_K_M"]);
-        assert!(a.shape_only);
+        assert!(a.shape_only && a.keep);
+        // Keeping means nothing when the real files are downloaded.
+        let real = input(SourceInput::Repo {
+            repo: "org/x-GGUF".into(),
+            levels: None,
+            shape_only: false,
+            keep: true,
+        })
+        .args()
+        .unwrap();
+        assert!(!real.shape_only && !real.keep);
         let e = input(SourceInput::Repo {
             repo: " ".into(),
             levels: None,
             shape_only: false,
+            keep: false,
         })
         .args()
         .unwrap_err();

@@ -60,6 +60,9 @@ struct SynthRequest {
     pub force: bool,
     /// Prepare and check the header, write nothing.
     pub dry_run: bool,
+    /// The hub repo's listing, when the caller already has it: a sweep of
+    /// N levels then lists the repo once, not once per level and pass.
+    pub listing: Option<crate::hub::files::RepoListing>,
 }
 
 /// Where `like`'s header is, found by [`locate`].
@@ -96,7 +99,10 @@ async fn locate(store: Option<&crate::store::Store>, req: &SynthRequest) -> Resu
     let store =
         store.ok_or_else(|| DynoError::Internal("a hub header needs the settings store".into()))?;
     let hub = super::hub::open(store, req.endpoint.as_deref()).await?;
-    let listing = super::hub::repo_listing(&hub, repo).await?;
+    let listing = match &req.listing {
+        Some(l) if l.repo.eq_ignore_ascii_case(repo) => l.clone(),
+        _ => super::hub::repo_listing(&hub, repo).await?,
+    };
     let l = listing
         .levels
         .iter()
@@ -201,9 +207,22 @@ async fn synth(
         output: crate::quantize::partial_path(&req.out),
         seed: req.seed,
         source: origin.source,
+        check_routing: decodes_here(h),
     };
     outcome.stats = Some(write(plan, &req.out, h.file_size, cancel, progress).await?);
     Ok(outcome)
+}
+
+/// Whether the written file is a mixture of experts whose weights take at
+/// most half of this machine's memory: then the synthesiser decodes it to
+/// report how its routers spread tokens (about 20 s at most). A larger one
+/// would only measure the disk.
+fn decodes_here(h: &gguf::Header) -> bool {
+    let arch = h.get_str("general.architecture").unwrap_or_default();
+    let experts = h.get_u64(&format!("{arch}.expert_count")).unwrap_or(0);
+    let weights: u64 = h.tensors.iter().map(|t| t.n_bytes).sum();
+    let (ram, _) = super::models::memory();
+    experts > 0 && ram > 0 && weights <= ram / 2
 }
 
 /// Refuse, before any work, an output that exists (unless it may be
@@ -380,25 +399,6 @@ pub fn default_name(like: &str, shape: Option<&str>, level: Option<&str>) -> Str
     }
 }
 
-/// The app's "Measure without downloading": a hub level's twin, written
-/// into [`cache_dir`] and replaced if it is there, since the same seed
-/// writes the same bytes.
-pub async fn twin_of_level(store: &crate::store::Store, like: &str) -> Result<SynthOutcome> {
-    let input = SynthInput {
-        like: like.to_string(),
-        replace: true,
-        ..SynthInput::default()
-    };
-    synth_file(
-        Some(store),
-        &input,
-        DefaultPlace::Cache,
-        &Cancel::default(),
-        |_, _| {},
-    )
-    .await
-}
-
 /// What the app's "Synthetic model…" form may choose: the named shapes with
 /// their architecture (a shape needs a template of the same one), and the
 /// levels `--type` writes.
@@ -515,6 +515,19 @@ pub async fn synth_file(
     cancel: &Cancel,
     progress: impl FnMut(u64, u64),
 ) -> Result<SynthOutcome> {
+    synth_listed(store, input, None, place, cancel, progress).await
+}
+
+/// [`synth_file`] of a hub level whose repo listing the caller already
+/// holds (`listing`), so it is not fetched again.
+pub(crate) async fn synth_listed(
+    store: Option<&crate::store::Store>,
+    input: &SynthInput,
+    listing: Option<&crate::hub::files::RepoListing>,
+    place: DefaultPlace,
+    cancel: &Cancel,
+    progress: impl FnMut(u64, u64),
+) -> Result<SynthOutcome> {
     let blank = |o: &Option<String>| {
         o.as_deref()
             .map(str::trim)
@@ -564,6 +577,7 @@ pub async fn synth_file(
         seed: input.seed.unwrap_or(1),
         force,
         dry_run: input.dry_run,
+        listing: listing.cloned(),
     };
     synth(store, &req, cancel, progress).await
 }

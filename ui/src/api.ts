@@ -162,7 +162,6 @@ export const predict = (input: PredictInput) => call<PredictOutcome>("predict", 
  * A hub level's synthetic twin from its header alone, written into Dyno's
  * cache, to benchmark before downloading: `dyno synth --like OWNER/NAME:LEVEL`.
  */
-export const synthLevel = (like: string) => call<SynthOutcome>("synth_level", { like });
 /**
  * "Synthetic model…": a file's header, resized to a shape and typed as a
  * level if asked, written with synthetic weights, or only described with

@@ -461,6 +461,18 @@ describe("App", () => {
       source: { kind: "repo", repo: "org/x-GGUF", shape_only: true, levels: ["q8_0", "q4_k_m"] },
       preset: "quick", quality: false, fresh: false, cooldown: false,
     });
+    // Keeping the synthetic files is asked only of a shape-only sweep.
+    vi.mocked(api.startSweep).mockImplementationOnce(async () => sweepDoc);
+    q("sweep-keep")!.click();
+    flushSync();
+    q("sweep-run")!.click();
+    await settle();
+    expect(vi.mocked(api.startSweep).mock.lastCall![0].source).toEqual({
+      kind: "repo", repo: "org/x-GGUF", shape_only: true, keep: true, levels: ["q8_0", "q4_k_m"],
+    });
+    q("sweep-shape-only")!.click();
+    flushSync();
+    expect(q("sweep-keep")).toBeNull();
   });
 
   it("shows a hub error readably", async () => {

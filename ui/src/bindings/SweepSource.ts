@@ -3,4 +3,8 @@
 /**
  * Where the form's levels come from.
  */
-export type SweepSource = { "kind": "files", files: Array<string>, } | { "kind": "from", base: string, levels?: Array<string>, } | { "kind": "dir", dir: string, } | { "kind": "repo", repo: string, levels?: Array<string>, shape_only?: boolean, };
+export type SweepSource = { "kind": "files", files: Array<string>, } | { "kind": "from", base: string, levels?: Array<string>, } | { "kind": "dir", dir: string, } | { "kind": "repo", repo: string, levels?: Array<string>, shape_only?: boolean, 
+/**
+ * Keep the synthetic files in Dyno's cache afterwards (`--keep`).
+ */
+keep?: boolean, };
