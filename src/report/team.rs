@@ -57,6 +57,20 @@ fn team_machine(m: &MachineJson) -> TeamMachine {
 
 /// The team store's form of a one-run report. `telemetry` is the run's
 /// series as JSON, pushed only when asked for.
+/// The model's name in the team store. The store has no column for
+/// synthetic weights, and a twin keeps the real model's name, so its name
+/// carries the whole label (the hub file and sha256 it stands for, its
+/// seed) wherever a teammate sees it listed.
+fn team_model_name(name: Option<&str>, file_name: &str, synthetic: Option<&str>) -> Option<String> {
+    match synthetic {
+        Some(label) => Some(format!(
+            "{} (synthetic weights: {label})",
+            name.unwrap_or(file_name)
+        )),
+        None => name.map(String::from),
+    }
+}
+
 pub fn to_team(report: &Report, uid: Option<&str>, telemetry: Option<String>) -> Result<TeamRunIn> {
     let doc = document(report, false, &Private::here());
     let mut scrubbed: Report = serde_json::from_value(doc)
@@ -93,15 +107,11 @@ pub fn to_team(report: &Report, uid: Option<&str>, telemetry: Option<String>) ->
         model: TeamModel {
             sha256: run.model.sha256.clone(),
             file_name: run.model.file_name.clone(),
-            // The team store has no column for it, and a twin keeps the
-            // real model's name: its name says so wherever it is listed.
-            name: match &run.model.synthetic {
-                Some(_) => Some(format!(
-                    "{} (synthetic weights)",
-                    run.model.name.as_deref().unwrap_or(&run.model.file_name)
-                )),
-                None => run.model.name.clone(),
-            },
+            name: team_model_name(
+                run.model.name.as_deref(),
+                &run.model.file_name,
+                run.model.synthetic.as_deref(),
+            ),
             arch: run.model.arch.clone(),
             quant: run.model.quant.clone(),
             size_bytes: run.model.size_bytes as i64,
@@ -605,6 +615,20 @@ mod tests {
             disturbed: disturbed as i64,
             doc: String::new(),
         }
+    }
+
+    #[test]
+    fn a_twin_is_named_in_the_team_store_with_the_file_it_stands_for() {
+        let label = "twin of Llama 3.2 1B (org/x-GGUF/x-Q4_K_M.gguf, sha256 0123456789ab), seed 1";
+        assert_eq!(
+            team_model_name(Some("Llama 3.2 1B"), "x-Q4_K_M.synth.gguf", Some(label)).unwrap(),
+            format!("Llama 3.2 1B (synthetic weights: {label})")
+        );
+        assert_eq!(
+            team_model_name(None, "x.gguf", None),
+            None,
+            "a real file keeps its own (absent) name"
+        );
     }
 
     #[test]
