@@ -95,6 +95,24 @@ impl Scratch {
 /// whitespace, with the words `SMOL` and `GEMMA` standing for the paths of
 /// those test models (each one argument, whatever characters the path
 /// holds). No quoting: an argument with a space is passed on its own.
+/// `gguf` (a model file's bytes) with its architecture renamed in place
+/// from "llama" to `new` (five letters, so the header stays valid): an
+/// architecture only llama.cpp can say it does not know.
+pub fn with_arch(gguf: &[u8], new: &[u8; 5]) -> Vec<u8> {
+    let mut bytes = gguf.to_vec();
+    let key = b"general.architecture";
+    let at = bytes
+        .windows(key.len())
+        .position(|w| w == key)
+        .expect("the architecture key")
+        + key.len();
+    // type (u32) + string length (u64) then the value.
+    let value = at + 4 + 8;
+    assert_eq!(&bytes[value..value + 5], b"llama");
+    bytes[value..value + 5].copy_from_slice(new);
+    bytes
+}
+
 pub fn argv(line: &str) -> Vec<OsString> {
     line.split_whitespace()
         .map(|word| match word {

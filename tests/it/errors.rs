@@ -65,19 +65,7 @@ fn truncated_model_is_caught_by_the_header_check() {
 #[test]
 fn unsupported_architecture_is_recorded_and_exits_2() {
     let s = Scratch::new();
-    let mut bytes = std::fs::read(model(SMOL)).unwrap();
-    // Rename the architecture in place ("llama" -> "zzzzz", same length):
-    // the header stays valid and only llama.cpp can say it does not know it.
-    let key = b"general.architecture";
-    let at = bytes
-        .windows(key.len())
-        .position(|w| w == key)
-        .expect("key present")
-        + key.len();
-    // type (u32) + string length (u64) then the value.
-    let value = at + 4 + 8;
-    assert_eq!(&bytes[value..value + 5], b"llama");
-    bytes[value..value + 5].copy_from_slice(b"zzzzz");
+    let bytes = with_arch(&std::fs::read(model(SMOL)).unwrap(), b"zzzzz");
     let odd = s.path("odd-arch.gguf");
     std::fs::write(&odd, &bytes).unwrap();
 
