@@ -46,6 +46,23 @@ pub struct ModelInfo {
     /// model. Its figures say how fast that shape runs, never how well.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub synthetic: Option<String>,
+    /// For a twin of a hub file (its header, synthetic weights): that
+    /// file's sha256 ([`twin_of_sha256`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub twin_of_sha256: Option<String>,
+}
+
+/// The sha256 of the real file a twin stands for: the hub file named in
+/// `dyno.synthetic.source`, when the header is that file's own (a twin, not
+/// a resized shape, which stands for no file). `dyno predict` then counts
+/// the twin's speed as that file's.
+pub fn twin_of_sha256(h: &gguf::Header) -> Option<String> {
+    if h.get_str("dyno.synthetic.shape")? != reshape::TWIN {
+        return None;
+    }
+    let (_, sha) = h.get_str("dyno.synthetic.source")?.split_once(" sha256 ")?;
+    (sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| sha.to_ascii_lowercase())
 }
 
 /// The label of a file `dyno synth` wrote, in words: "twin of SmolLM2 135M,
@@ -145,6 +162,7 @@ pub fn inspect_with_header(path: &Path) -> Result<(ModelInfo, gguf::Header), Dyn
         gguf_version: h.version,
         arch,
         synthetic: synthetic_label(&h),
+        twin_of_sha256: twin_of_sha256(&h),
     };
     Ok((info, h))
 }

@@ -195,6 +195,7 @@ mod tests {
                 models: 1,
                 level_seen: true,
                 model_seen: false,
+                by_shape: false,
                 text: String::new(),
             },
         };

@@ -342,9 +342,12 @@ pub async fn calibrate(store: &Store, machine_id: i64, threads: u32) -> Result<C
         let Some(device) = device_of(&r, shape.n_layers) else {
             continue;
         };
+        // A twin's speed is counted as the real file's, and says so.
+        let by_shape = r.twin_of_sha256.is_some();
         obs.push(Observation {
             run_id: r.run_id,
-            model_sha256: r.sha256,
+            model_sha256: r.twin_of_sha256.unwrap_or(r.sha256),
+            by_shape,
             level: r.quant,
             threads: u32::try_from(r.n_threads).unwrap_or(0),
             device,
@@ -502,6 +505,7 @@ mod tests {
             models: 1,
             level_seen: true,
             model_seen: false,
+            by_shape: false,
             text: String::new(),
         };
         Prediction {
@@ -641,6 +645,7 @@ mod tests {
                 run_id: 1,
                 model_id: 1,
                 sha256: "x".into(),
+                twin_of_sha256: None,
                 path: "m.gguf".into(),
                 quant: "Q4_K_M".into(),
                 shape_json: None,

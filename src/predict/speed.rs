@@ -78,6 +78,9 @@ pub struct Observation {
     /// Something else competed with it (`crate::telemetry::disturbance`):
     /// used only where no clean observation exists.
     pub disturbed: bool,
+    /// Measured on a twin of `model_sha256` (its header, synthetic weights:
+    /// `--shape-only`), not on the file itself.
+    pub by_shape: bool,
 }
 
 /// What one test asks of a model: its lengths.
@@ -163,6 +166,8 @@ pub struct Fit {
     pub n_obs: usize,
     pub runs: Vec<i64>,
     pub models: Vec<String>,
+    /// The files among `models` measured only by their shape (twins).
+    pub by_shape: Vec<String>,
     /// Thread count the observations were taken with, when they agree.
     pub threads: Option<u32>,
     /// The observations were all disturbed (there were no clean ones).
@@ -185,6 +190,7 @@ impl Fit {
             n_obs: 0,
             runs: Vec::new(),
             models: Vec::new(),
+            by_shape: Vec::new(),
             threads: None,
             disturbed: false,
         }
@@ -530,6 +536,11 @@ fn bookkeeping(fit: &mut Fit, obs: &[&Observation]) {
     let mut models: Vec<String> = obs.iter().map(|o| o.model_sha256.clone()).collect();
     models.sort();
     models.dedup();
+    fit.by_shape = models
+        .iter()
+        .filter(|m| obs.iter().all(|o| &o.model_sha256 != *m || o.by_shape))
+        .cloned()
+        .collect();
     fit.models = models;
     let mut threads: Vec<u32> = obs.iter().map(|o| o.threads).collect();
     threads.dedup();
@@ -568,6 +579,10 @@ pub struct Basis {
     pub level_seen: bool,
     /// Whether runs of this very file were among them.
     pub model_seen: bool,
+    /// Those runs were of its twin (its header with synthetic weights,
+    /// `--shape-only`), not of the file itself.
+    #[serde(default)]
+    pub by_shape: bool,
     /// In words: "from 12 runs of 2 models on this machine".
     pub text: String,
 }
@@ -625,6 +640,8 @@ pub fn predict_rate(
     }
     let calibrated = parts.iter().all(|f| f.n_obs > 0);
     let model_seen = sha256.is_some_and(|s| parts.iter().all(|f| f.models.iter().any(|m| m == s)));
+    let by_shape = model_seen
+        && sha256.is_some_and(|s| parts.iter().any(|f| f.by_shape.iter().any(|m| m == s)));
     // Decode: the types holding at least 1% of the elements read, without
     // a fitted cost.
     let unseen_types: Vec<String> = if phase == Phase::Decode && calibrated {
@@ -661,6 +678,7 @@ pub fn predict_rate(
             &unseen_types,
             level_seen,
             &shape.quant,
+            by_shape,
         )
     } else {
         "prior only: no runs on this machine yet".to_string()
@@ -677,6 +695,7 @@ pub fn predict_rate(
             models: models.len(),
             level_seen,
             model_seen,
+            by_shape,
             text,
         },
     )
@@ -719,6 +738,7 @@ fn basis_text(
     unseen_types: &[String],
     level_seen: bool,
     quant: &str,
+    by_shape: bool,
 ) -> String {
     let mut t = format!(
         "from {} run{} of {} model{} on this machine",
@@ -737,6 +757,9 @@ fn basis_text(
     }
     if parts.iter().any(|f| f.disturbed) {
         t.push_str(" (all disturbed by other programs: likely low)");
+    }
+    if by_shape {
+        t.push_str("; this file itself measured by its shape (synthetic weights), not downloaded");
     }
     t
 }
@@ -788,6 +811,7 @@ mod tests {
             tokens_per_s: tps,
             shape: s,
             disturbed: false,
+            by_shape: false,
         }
     }
 
@@ -868,6 +892,28 @@ mod tests {
         assert!(
             again.high / again.low < e.high / e.low,
             "a measured file is surer"
+        );
+        assert!(!b.by_shape && !b.text.contains("by its shape"));
+        // Measured by its twin instead (`--shape-only`): the same figure, and
+        // the basis says how it was measured.
+        let mut twins = obs.clone();
+        twins[3].by_shape = true;
+        let cal = Calibration::fit(&twins, priors());
+        let (shaped, b) = predict_rate(
+            &cal,
+            &twins[3].shape,
+            Some("Q4_K_M"),
+            Phase::Decode,
+            NONE,
+            0,
+        );
+        assert!((shaped.tokens_per_s / twins[3].tokens_per_s - 1.0).abs() < 1e-9);
+        assert!(b.model_seen && b.by_shape, "{b:?}");
+        assert!(
+            b.text
+                .ends_with("measured by its shape (synthetic weights), not downloaded"),
+            "{}",
+            b.text
         );
     }
 

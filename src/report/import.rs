@@ -286,6 +286,8 @@ fn model_info(model: &ModelJson) -> ModelInfo {
         context_length: model.context_length,
         gguf_version: 3,
         synthetic: model.synthetic.clone(),
+        // An imported run predicts nothing here: it was measured elsewhere.
+        twin_of_sha256: None,
     }
 }
 

@@ -28,6 +28,8 @@ pub struct ModelRow {
     pub gguf_version: i64,
     /// [`ModelInfo::synthetic`].
     pub synthetic: Option<String>,
+    /// [`ModelInfo::twin_of_sha256`].
+    pub twin_of_sha256: Option<String>,
     /// Its [`crate::model::shape::ModelShape`], stored when it was first
     /// benchmarked (absent for models stored before shapes were kept).
     pub shape_json: Option<String>,
@@ -57,10 +59,12 @@ impl Store {
     pub async fn upsert_model(&self, m: &ModelInfo, mtime_ns: i64) -> Result<i64> {
         sqlx::query_scalar(
             "INSERT INTO models (sha256, path, file_name, arch, name, quant, size_bytes, weight_bytes, n_params,
-                                 n_layers, context_length, gguf_version, file_mtime_ns, created_at, synthetic)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                 n_layers, context_length, gguf_version, file_mtime_ns, created_at, synthetic,
+                                 twin_of_sha256)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (path, sha256) DO UPDATE SET file_mtime_ns = excluded.file_mtime_ns,
-                                                      synthetic = excluded.synthetic
+                                                      synthetic = excluded.synthetic,
+                                                      twin_of_sha256 = excluded.twin_of_sha256
              RETURNING id",
         )
         .bind(&m.sha256)
@@ -78,6 +82,7 @@ impl Store {
         .bind(mtime_ns)
         .bind(now())
         .bind(&m.synthetic)
+        .bind(&m.twin_of_sha256)
         .fetch_one(&self.pool)
         .await
         .db(self)

@@ -689,6 +689,25 @@ fn a_hub_level_is_measured_by_its_shape_before_downloading_it() {
     assert!(err.contains("deleted"), "{err}");
     assert!(twins().is_empty(), "{:?}", twins());
 
+    // `predict` counts the twin's run as the hub file's own, and says so.
+    let o = s
+        .hub_dyno(&hub.url)
+        .args(["predict", "org/smol-GGUF:Q4_1", "--json"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let p = json(&o);
+    let basis = &p["levels"][0]["prediction"]["decode_basis"];
+    assert_eq!(basis["model_seen"], true, "{p}");
+    assert_eq!(basis["by_shape"], true, "{p}");
+    assert!(
+        basis["text"]
+            .as_str()
+            .unwrap()
+            .contains("measured by its shape"),
+        "{basis}"
+    );
+
     // The table says what the figures are, and what is left out.
     let id = run["run_id"].to_string();
     let o = s.hub_dyno(&hub.url).args(["show", &id]).output().unwrap();

@@ -25,6 +25,11 @@ level_seen: boolean,
  */
 model_seen: boolean, 
 /**
+ * Those runs were of its twin (its header with synthetic weights,
+ * `--shape-only`), not of the file itself.
+ */
+by_shape: boolean, 
+/**
  * In words: "from 12 runs of 2 models on this machine".
  */
 text: string, };
