@@ -48,7 +48,7 @@ function listRows(n: number, limit = 1000): ResultListRow[] {
 function predictionFx(level: string, decode: number, source = "machine") {
   const rate = (v: number) => ({ tokens_per_s: v, low: v * 0.8, high: v * 1.25 });
   const basis = {
-    source, runs: source === "machine" ? 4 : 0, models: 1, level_seen: true, model_seen: false,
+    source, runs: source === "machine" ? 4 : 0, models: 1, level_seen: true, model_seen: false, by_shape: false,
     text: source === "machine" ? "from 4 runs of 1 model on this machine" : "prior only: no runs on this machine yet",
   };
   return {

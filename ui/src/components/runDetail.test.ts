@@ -90,7 +90,7 @@ describe("RunDetail", () => {
       ...r,
       predicted: i === 0 ? { tokens_per_s: (r.mean_tokens_per_s ?? 0) / 1.1, low: 1, high: 1e9 } : undefined,
     }));
-    const basis = { source: "machine", runs: 3, models: 1, level_seen: true, model_seen: false, text: "from 3 runs of 1 model on this machine" };
+    const basis = { source: "machine", runs: 3, models: 1, level_seen: true, model_seen: false, by_shape: false, text: "from 3 runs of 1 model on this machine" };
     const prediction = {
       made_at: "t",
       memory_bytes: 1e8,

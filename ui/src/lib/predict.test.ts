@@ -3,12 +3,13 @@ import type { Prediction } from "../types";
 import { basisTag, basisTitle, qualityText, rateShort, rateWithRange, versusPredicted } from "./predict";
 
 const rate = (v: number) => ({ tokens_per_s: v, low: v * 0.8, high: v * 1.25 });
-const basis = (source: string, model_seen = false) => ({
+const basis = (source: string, model_seen = false, by_shape = false) => ({
   source,
   runs: 3,
   models: 1,
   level_seen: true,
   model_seen,
+  by_shape,
   text: source === "machine" ? "from 3 runs of 1 model on this machine" : "prior only: no runs on this machine yet",
 });
 
@@ -39,6 +40,7 @@ describe("predictions in words", () => {
     expect(basisTag(basis("prior"))).toBe("prior");
     expect(basisTag(basis("machine"))).toBe("from your runs");
     expect(basisTag(basis("machine", true))).toBe("this file measured");
+    expect(basisTag(basis("machine", true, true))).toBe("measured by its shape");
     const t = basisTitle(prediction());
     expect(t).toContain("Decode from 3 runs of 1 model on this machine.");
     expect(t).toContain("pp512 and tg128");

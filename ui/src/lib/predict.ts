@@ -22,7 +22,9 @@ export function rateWithRange(e: PredictedRate | null | undefined): string {
 /** A short tag for the basis: "measured here" or "estimate". */
 export function basisTag(b: Basis): string {
   if (b.source !== "machine") return "prior";
-  return b.model_seen ? "this file measured" : "from your runs";
+  if (!b.model_seen) return "from your runs";
+  // A twin's run (--shape-only) measured this level without its weights.
+  return b.by_shape ? "measured by its shape" : "this file measured";
 }
 
 /** The tooltip: the basis in full, both phases, and what the interval means. */
