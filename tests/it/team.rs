@@ -629,7 +629,10 @@ fn a_sync_killed_with_kill_9_resumes_where_it_stopped() {
     let partial: i64 = psql(&url, "SELECT COUNT(*) FROM team_runs")
         .parse()
         .unwrap();
-    assert!(partial < 1500 || kills == 0, "{partial}");
+    // Only when every sync was killed mid-way must some runs be missing: a
+    // sync that finished before its kill pushed all that was left (CI saw
+    // 3 kills and all 1500 pushed when the last sync outran its 514 ms).
+    assert!(partial < 1500 || kills < 4, "{partial} after {kills} kills");
     let r = synced(&s, "k", &url, &["--push-only"]);
     assert_eq!(r["pushed"].as_i64().unwrap() + partial, 1500, "{r}");
     assert_eq!(psql(&url, "SELECT COUNT(*) FROM team_runs"), "1500");
