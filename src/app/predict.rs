@@ -113,7 +113,7 @@ fn resolved(c: PredictConditions, h: &Header) -> PredictConditions {
 /// file takes a while) so a measured KLD and its own runs count.
 pub async fn predict_file(store: &Store, pre: &Prepared, path: &Path) -> Result<Prediction> {
     let p = path.to_path_buf();
-    let header = tokio::task::spawn_blocking(move || crate::model::gguf::read_header(&p))
+    let header = tokio::task::spawn_blocking(move || crate::model::gguf::read_model_header(&p))
         .await
         .map_err(|e| DynoError::Worker(format!("the header reader failed: {e}")))?
         .map_err(|source| DynoError::BadModel {

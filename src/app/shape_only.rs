@@ -9,7 +9,7 @@
 //! figure taken on it says that it is a shape's speed, not the real file's.
 //!
 //! Everything that can refuse does so before the first byte is written: a
-//! level that is not there or is split, a file this machine's memory cannot
+//! level that is not there, a file this machine's memory cannot
 //! hold, a disk without room for all of them.
 
 use std::path::{Path, PathBuf};

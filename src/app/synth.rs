@@ -118,33 +118,88 @@ async fn locate(store: Option<&crate::store::Store>, req: &SynthRequest) -> Resu
                 }
             ))
         })?;
-    let [file] = l.files.as_slice() else {
-        return Err(DynoError::BadInput(format!(
-            "{repo}:{want} is split into {} files; Dyno writes synthetic files of one-file levels only",
-            l.files.len()
-        )));
-    };
-    let sha = file.sha256.clone().ok_or_else(|| {
-        DynoError::BadInput(format!(
-            "{repo}/{}: the hub gives no sha256 for it, so its header cannot be cached; download it instead",
-            file.path
-        ))
-    })?;
+    let mut shas = Vec::with_capacity(l.files.len());
+    for f in &l.files {
+        shas.push(f.sha256.clone().ok_or_else(|| {
+            DynoError::BadInput(format!(
+                "{repo}/{}: the hub gives no sha256 for it, so its header cannot be cached; download it instead",
+                f.path
+            ))
+        })?);
+    }
     let fetched =
         crate::hub::header::fetch_header(&hub, &listing.repo, &listing.commit, &l.files).await?;
-    let cached = crate::hub::header::cache_dir().join(format!("{sha}.gguf-header"));
-    if !cached.is_file() {
+    let cached: Vec<PathBuf> = shas
+        .iter()
+        .map(|sha| crate::hub::header::cache_dir().join(format!("{sha}.gguf-header")))
+        .collect();
+    if let Some(missing) = cached.iter().find(|c| !c.is_file()) {
         return Err(DynoError::BadInput(format!(
             "could not keep {repo}:{want}'s header in {}; make that folder writable (DYNO_CACHE_DIR)",
-            cached.display()
+            missing.display()
         )));
     }
+    let first = &l.files[0];
+    let (header, size) = match cached.as_slice() {
+        [one] => (one.clone(), Some(first.size)),
+        parts => (joined_header(repo, want, parts, &l.files, &shas[0])?, None),
+    };
     Ok(Located {
-        header: cached,
-        size: Some(file.size),
+        header,
+        size,
         fetched: fetched.fetched_bytes,
-        source: Some(format!("{}/{} sha256 {sha}", listing.repo, file.path)),
+        source: Some(format!(
+            "{}/{} sha256 {}",
+            listing.repo, first.path, shas[0]
+        )),
     })
+}
+
+/// A split level's parts, each a header in the cache, joined into one
+/// header ([`crate::model::reshape::join_parts`] says how and why) and
+/// kept beside them as `<first part's sha256>.joined.gguf-header`, which
+/// [`synth::prepare`] reads as the front of one file.
+fn joined_header(
+    repo: &str,
+    level: &str,
+    parts: &[PathBuf],
+    files: &[crate::hub::TreeFile],
+    first_sha: &str,
+) -> Result<PathBuf> {
+    let mut read = Vec::with_capacity(parts.len());
+    for (p, f) in parts.iter().zip(files) {
+        let bad = |e: String| {
+            DynoError::BadInput(format!(
+                "{repo}/{}: its cached header ({}) could not be read ({e}); delete it and try again",
+                f.path,
+                p.display()
+            ))
+        };
+        let file = std::fs::File::open(p).map_err(|e| bad(e.to_string()))?;
+        let h = gguf::read_header_from(file, f.size).map_err(|e| bad(e.to_string()))?;
+        let mut bytes = std::fs::read(p).map_err(|e| bad(e.to_string()))?;
+        // The cached front may end inside the padding before the data.
+        bytes.resize(h.data_offset as usize, 0);
+        read.push((bytes, h));
+    }
+    let refs: Vec<(&[u8], &gguf::Header)> = read.iter().map(|(b, h)| (b.as_slice(), h)).collect();
+    let (bytes, _) = crate::model::reshape::join_parts(&refs)
+        .map_err(|why| DynoError::BadInput(format!("{repo}:{level}: {why}")))?;
+    let out = crate::hub::header::cache_dir().join(format!("{first_sha}.joined.gguf-header"));
+    let partial = crate::quantize::partial_path(&out);
+    std::fs::write(&partial, &bytes)
+        .and_then(|_| std::fs::rename(&partial, &out))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&partial);
+            DynoError::io(
+                format!(
+                    "could not keep {repo}:{level}'s joined header in {}; make that folder writable (DYNO_CACHE_DIR)",
+                    out.display()
+                ),
+                e,
+            )
+        })?;
+    Ok(out)
 }
 
 fn prepared(

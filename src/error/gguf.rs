@@ -23,4 +23,8 @@ pub enum GgufError {
     Corrupt(String),
     #[error("cannot read: {0}")]
     Io(String),
+    /// A split model's parts do not add up: one missing, misnamed, or a
+    /// later part given instead of the first. The message says which.
+    #[error("{0}")]
+    Split(String),
 }

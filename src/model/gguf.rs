@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 // The error type lives in `crate::error` (its own file there, which depends
 // on nothing), so this file and it build alone in the fuzz target (`fuzz/`).
@@ -294,6 +294,67 @@ pub fn read_header(path: &Path) -> Result<Header, GgufError> {
     let file = File::open(path).map_err(|e| GgufError::Io(e.to_string()))?;
     let len = meta.len();
     read_header_from(file, len)
+}
+
+/// The files of the model whose first file is `path`, in order: `path`
+/// alone, or every part of a split model, found as llama.cpp finds them
+/// (`x-00001-of-00003.gguf`, `x-00002-of-00003.gguf` … beside it, as the
+/// header's `split.count` says).
+pub fn split_files(path: &Path, h: &Header) -> Result<Vec<PathBuf>, GgufError> {
+    let count = h.get_u64("split.count").unwrap_or(0);
+    if count <= 1 {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let no = h.get_u64("split.no").unwrap_or(0);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let prefix = name
+        .strip_suffix(&format!("-{:05}-of-{count:05}.gguf", no + 1))
+        .ok_or_else(|| {
+            GgufError::Split(format!(
+                "this is part {} of a model split into {count} files, but it is named {name}; llama.cpp finds the parts by names ending -00001-of-{count:05}.gguf, -00002-of-{count:05}.gguf …, so keep the names the files were published with",
+                no + 1
+            ))
+        })?;
+    let part = |i: u64| path.with_file_name(format!("{prefix}-{i:05}-of-{count:05}.gguf"));
+    if no != 0 {
+        return Err(GgufError::Split(format!(
+            "this is part {} of {count} of a split model; give its first part, {}",
+            no + 1,
+            part(1).display()
+        )));
+    }
+    Ok((1..=count).map(part).collect())
+}
+
+/// A model's header, every part of a split model read: the first part's
+/// metadata, every part's tensors in order, and the parts' sizes summed.
+/// A model's parameters, size and shape are all of its parts'; the first
+/// alone would record half a model. (Each tensor's `offset` stays relative
+/// to its own part's data.)
+pub fn read_model_header(path: &Path) -> Result<Header, GgufError> {
+    let mut h = read_header(path)?;
+    for p in split_files(path, &h)?.iter().skip(1) {
+        let part = read_part(p)?;
+        h.tensors.extend(part.tensors);
+        h.file_size += part.file_size;
+    }
+    Ok(h)
+}
+
+/// The header of `p`, a later part of a split model, its errors saying so.
+pub fn read_part(p: &Path) -> Result<Header, GgufError> {
+    read_header(p).map_err(|e| {
+        let name = p.file_name().unwrap_or_default().to_string_lossy();
+        GgufError::Split(match e {
+            GgufError::NotFound => format!(
+                "{name}, a part of this split model, is not beside it; download every part into one folder"
+            ),
+            e => format!("{name}, a part of this split model: {e}"),
+        })
+    })
 }
 
 /// Read a header from any seekable source of `len` bytes (used by the file

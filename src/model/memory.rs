@@ -32,7 +32,7 @@ fn cache_type_bytes(t: &str) -> f64 {
 
 impl MemoryProfile {
     pub fn read(path: &Path) -> Result<MemoryProfile, GgufError> {
-        Ok(MemoryProfile::of(&gguf::read_header(path)?))
+        Ok(MemoryProfile::of(&gguf::read_model_header(path)?))
     }
 
     pub fn of(h: &Header) -> MemoryProfile {

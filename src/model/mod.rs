@@ -114,7 +114,7 @@ pub fn inspect(path: &Path) -> Result<ModelInfo, DynoError> {
 /// [`inspect`], keeping the header for callers that need more of it (the
 /// speed prediction's shape), so the file is read once.
 pub fn inspect_with_header(path: &Path) -> Result<(ModelInfo, gguf::Header), DynoError> {
-    let h = gguf::read_header(path).map_err(|e| DynoError::BadModel {
+    let h = gguf::read_model_header(path).map_err(|e| DynoError::BadModel {
         path: path.to_path_buf(),
         source: e,
     })?;

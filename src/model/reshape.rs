@@ -1148,6 +1148,64 @@ pub fn label_twin(
     Ok((bytes, parsed))
 }
 
+/// A split model's parts (`x-00001-of-00003.gguf` …, each given as its
+/// bytes up to the data section and its parsed header) as one file's
+/// header: the first part's metadata without the `split.*` keys, then every
+/// part's tensors in order, laid out as one file lays them.
+///
+/// Why one file and not parts: a twin is measured, labelled, kept and
+/// deleted as one file everywhere in Dyno, and llama.cpp maps each tensor
+/// wherever it lies, so the same tensors (names, shapes, types, the
+/// metadata llama.cpp reads) measure the same in one file as in three. The
+/// `split.*` keys go because llama.cpp would look for the other files.
+///
+/// Refused: parts that are not the first one's count, or a tensor that two
+/// parts both hold.
+pub fn join_parts(parts: &[(&[u8], &Header)]) -> Result<(Vec<u8>, Header), String> {
+    let (first, h0) = parts.first().ok_or("the level has no parts to join")?;
+    let count = h0.get_u64("split.count").unwrap_or(1);
+    if count != parts.len() as u64 {
+        return Err(format!(
+            "the level lists {} files but its first part says the model has {count}; the repo's files do not match",
+            parts.len()
+        ));
+    }
+    let bad = || "the first part's header could not be read again to join the parts".to_string();
+    let n_kv_in = first
+        .get(16..24)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_le_bytes)
+        .ok_or_else(bad)?;
+    let mut pos = 24usize;
+    let (mut kv, mut n_kv) = (Vec::new(), 0u64);
+    for _ in 0..n_kv_in {
+        let (key, _, _, used) = raw_kv(first.get(pos..).ok_or_else(bad)?).ok_or_else(bad)?;
+        if !key.starts_with("split.") {
+            kv.extend(&first[pos..pos + used]);
+            n_kv += 1;
+        }
+        pos += used;
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut tensors = Vec::new();
+    for (_, h) in parts {
+        for t in &h.tensors {
+            if !seen.insert(t.name.as_str()) {
+                return Err(format!(
+                    "tensor {} is in two parts of the split model; its files are not one model",
+                    t.name
+                ));
+            }
+            tensors.push(Out {
+                name: t.name.clone(),
+                dims: t.dims.clone(),
+                ggml_type: t.ggml_type,
+            });
+        }
+    }
+    assemble(kv, n_kv, &tensors, h0.alignment)
+}
+
 /// Special tokens (BOS, EOS, padding…) must stay inside a smaller
 /// vocabulary, or llama.cpp refuses the file.
 fn check_special_tokens(h: &Header, vocab: u64) -> Result<(), String> {
@@ -1213,6 +1271,63 @@ fn token_array(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A part of a split model: `general.architecture` in the first part
+    /// only, the `split.*` keys in each, and `tensors` (name, dims, type).
+    fn part(no: u16, count: u16, total: i32, tensors: &[(&str, &[u64], u32)]) -> (Vec<u8>, Header) {
+        let mut kv = Vec::new();
+        let mut n_kv = 3;
+        if no == 0 {
+            put_str(&mut kv, "general.architecture");
+            kv.extend(8u32.to_le_bytes());
+            put_str(&mut kv, "llama");
+            n_kv += 1;
+        }
+        for (k, v) in [("split.no", no), ("split.count", count)] {
+            put_str(&mut kv, k);
+            kv.extend(2u32.to_le_bytes());
+            kv.extend(v.to_le_bytes());
+        }
+        put_str(&mut kv, "split.tensors.count");
+        kv.extend(5u32.to_le_bytes());
+        kv.extend(total.to_le_bytes());
+        let outs: Vec<Out> = tensors
+            .iter()
+            .map(|(name, dims, t)| Out {
+                name: name.to_string(),
+                dims: dims.to_vec(),
+                ggml_type: *t,
+            })
+            .collect();
+        assemble(kv, n_kv, &outs, 32).unwrap()
+    }
+
+    #[test]
+    fn a_split_models_parts_join_into_one_files_header() {
+        let (b1, h1) = part(0, 2, 3, &[("a", &[8], 0), ("b", &[16], 0)]);
+        let (b2, h2) = part(1, 2, 3, &[("c", &[32, 2], 8)]);
+        let (bytes, h) = join_parts(&[(&b1, &h1), (&b2, &h2)]).unwrap();
+        assert_eq!(bytes.len() as u64, h.data_offset);
+        // The first part's metadata, without the keys that point at files.
+        assert_eq!(
+            h.metadata.keys().collect::<Vec<_>>(),
+            ["general.architecture"]
+        );
+        let tensors: Vec<_> = h
+            .tensors
+            .iter()
+            .map(|t| (t.name.as_str(), t.offset, t.n_bytes))
+            .collect();
+        // F32 a (32 bytes) and b (64), then Q8_0 c: two 34-byte blocks.
+        assert_eq!(tensors, [("a", 0, 32), ("b", 32, 64), ("c", 96, 68)]);
+        assert_eq!(h.file_size, h.data_offset + 96 + 68);
+
+        let e = join_parts(&[(&b1, &h1)]).unwrap_err();
+        assert!(e.contains("lists 1 files") && e.contains("has 2"), "{e}");
+        let (b2, h2) = part(1, 2, 3, &[("a", &[8], 0)]);
+        let e = join_parts(&[(&b1, &h1), (&b2, &h2)]).unwrap_err();
+        assert!(e.contains("tensor a is in two parts"), "{e}");
+    }
 
     #[test]
     fn presets_have_their_published_parameter_counts() {

@@ -258,7 +258,7 @@ pub fn prepare(
 ) -> Result<Prepared, PrepareError> {
     let io = |e: std::io::Error| PrepareError::Read(gguf::GgufError::Io(e.to_string()));
     let header_only = like.extension().is_some_and(|e| e == "gguf-header");
-    let h = match like_size {
+    let mut h = match like_size {
         None if header_only => header_of_prefix(like)?,
         None => gguf::read_header(like).map_err(PrepareError::Read)?,
         Some(size) => gguf::read_header_from(File::open(like).map_err(io)?, size)
@@ -266,11 +266,30 @@ pub fn prepare(
     };
     // A fetched front may end inside the padding before the data, which is
     // zeros.
-    let mut header_bytes = Vec::with_capacity(h.data_offset as usize);
-    File::open(like)
-        .and_then(|f| f.take(h.data_offset).read_to_end(&mut header_bytes))
-        .map_err(io)?;
-    header_bytes.resize(h.data_offset as usize, 0);
+    let front = |p: &Path, h: &Header| -> Result<Vec<u8>, PrepareError> {
+        let mut bytes = Vec::with_capacity(h.data_offset as usize);
+        File::open(p)
+            .and_then(|f| f.take(h.data_offset).read_to_end(&mut bytes))
+            .map_err(io)?;
+        bytes.resize(h.data_offset as usize, 0);
+        Ok(bytes)
+    };
+    let mut header_bytes = front(like, &h)?;
+    // The first file of a split model stands for all of its parts, joined
+    // as one file's header (`reshape::join_parts` says why).
+    if like_size.is_none() && !header_only {
+        let files = gguf::split_files(like, &h).map_err(PrepareError::Read)?;
+        if files.len() > 1 {
+            let mut parts = vec![(std::mem::take(&mut header_bytes), h.clone())];
+            for p in &files[1..] {
+                let ph = gguf::read_part(p).map_err(PrepareError::Read)?;
+                parts.push((front(p, &ph)?, ph));
+            }
+            let refs: Vec<(&[u8], &Header)> =
+                parts.iter().map(|(b, h)| (b.as_slice(), h)).collect();
+            (header_bytes, h) = reshape::join_parts(&refs).map_err(PrepareError::Refused)?;
+        }
+    }
     check(&h).map_err(PrepareError::Refused)?;
     let Some(req) = shape else {
         let (header_bytes, header) =

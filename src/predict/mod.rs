@@ -371,7 +371,7 @@ pub async fn calibrate(store: &Store, machine_id: i64, threads: u32) -> Result<C
 /// gone or unreadable.
 pub async fn shape_of_file(path: &Path) -> Option<ModelShape> {
     let p = path.to_path_buf();
-    tokio::task::spawn_blocking(move || crate::model::gguf::read_header(&p).ok())
+    tokio::task::spawn_blocking(move || crate::model::gguf::read_model_header(&p).ok())
         .await
         .ok()
         .flatten()

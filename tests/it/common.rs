@@ -91,10 +91,6 @@ impl Scratch {
     }
 }
 
-/// The arguments of a `dyno` command written as one line: split on
-/// whitespace, with the words `SMOL` and `GEMMA` standing for the paths of
-/// those test models (each one argument, whatever characters the path
-/// holds). No quoting: an argument with a space is passed on its own.
 /// `gguf` (a model file's bytes) with its architecture renamed in place
 /// from "llama" to `new` (five letters, so the header stays valid): an
 /// architecture only llama.cpp can say it does not know.
@@ -113,6 +109,91 @@ pub fn with_arch(gguf: &[u8], new: &[u8; 5]) -> Vec<u8> {
     bytes
 }
 
+/// `gguf` (a model file's bytes) as the two files llama.cpp's gguf-split
+/// would make of it: the first with all the metadata and the first half of
+/// the tensors, the second with only the `split.*` keys and the rest, each
+/// laid out as a GGUF file is (every tensor's data aligned).
+pub fn split_in_two(gguf: &[u8]) -> [Vec<u8>; 2] {
+    use dyno::model::gguf::{read_header_from, TensorInfo};
+    let h = read_header_from(std::io::Cursor::new(gguf), gguf.len() as u64).expect("a GGUF file");
+    let u64_at = |o: usize| u64::from_le_bytes(gguf[o..o + 8].try_into().unwrap()) as usize;
+    let u32_at = |o: usize| u32::from_le_bytes(gguf[o..o + 4].try_into().unwrap());
+    // Where a value of type `t` starting at `at` ends.
+    fn value_end(
+        at: usize,
+        t: u32,
+        u64_at: &dyn Fn(usize) -> usize,
+        u32_at: &dyn Fn(usize) -> u32,
+    ) -> usize {
+        match t {
+            0 | 1 | 7 => at + 1,
+            2 | 3 => at + 2,
+            4..=6 => at + 4,
+            10..=12 => at + 8,
+            8 => at + 8 + u64_at(at),
+            9 => (0..u64_at(at + 4)).fold(at + 12, |o, _| value_end(o, u32_at(at), u64_at, u32_at)),
+            _ => panic!("GGUF value type {t}"),
+        }
+    }
+    let n_kv = u64_at(16);
+    let mut end = 24;
+    for _ in 0..n_kv {
+        end += 8 + u64_at(end);
+        end = value_end(end + 4, u32_at(end), &u64_at, &u32_at);
+    }
+    let align = h.alignment as usize;
+    let pad = |b: &mut Vec<u8>| b.resize(b.len().div_ceil(align) * align, 0);
+    let put_str = |b: &mut Vec<u8>, s: &str| {
+        b.extend((s.len() as u64).to_le_bytes());
+        b.extend(s.as_bytes());
+    };
+    let part = |no: u16, kv: &[u8], n_kv: usize, tensors: &[TensorInfo]| {
+        let mut b = b"GGUF".to_vec();
+        b.extend(3u32.to_le_bytes());
+        b.extend((tensors.len() as u64).to_le_bytes());
+        b.extend((n_kv as u64 + 3).to_le_bytes());
+        b.extend(kv);
+        for (key, t, v) in [
+            ("split.no", 2u32, u64::from(no)),
+            ("split.count", 2, 2),
+            ("split.tensors.count", 5, h.tensors.len() as u64),
+        ] {
+            put_str(&mut b, key);
+            b.extend(t.to_le_bytes());
+            if t == 2 {
+                b.extend((v as u16).to_le_bytes());
+            } else {
+                b.extend((v as i32).to_le_bytes());
+            }
+        }
+        let mut offset = 0;
+        for t in tensors {
+            put_str(&mut b, &t.name);
+            b.extend((t.dims.len() as u32).to_le_bytes());
+            t.dims.iter().for_each(|d| b.extend(d.to_le_bytes()));
+            b.extend(t.ggml_type.to_le_bytes());
+            b.extend((offset as u64).to_le_bytes());
+            offset = (offset + t.n_bytes as usize).div_ceil(align) * align;
+        }
+        pad(&mut b);
+        for t in tensors {
+            let at = (h.data_offset + t.offset) as usize;
+            b.extend(&gguf[at..at + t.n_bytes as usize]);
+            pad(&mut b);
+        }
+        b
+    };
+    let half = h.tensors.len() / 2;
+    [
+        part(0, &gguf[24..end], n_kv, &h.tensors[..half]),
+        part(1, &[], 0, &h.tensors[half..]),
+    ]
+}
+
+/// The arguments of a `dyno` command written as one line: split on
+/// whitespace, with the words `SMOL` and `GEMMA` standing for the paths of
+/// those test models (each one argument, whatever characters the path
+/// holds). No quoting: an argument with a space is passed on its own.
 pub fn argv(line: &str) -> Vec<OsString> {
     line.split_whitespace()
         .map(|word| match word {

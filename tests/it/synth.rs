@@ -779,6 +779,114 @@ fn a_hub_level_is_measured_by_its_shape_before_downloading_it() {
     assert!(q.contains("synthetic"), "{}", j["sweep"]["levels"][0]);
 }
 
+/// A level split into parts, as large models are on the hub: every part's
+/// header is read, and the twin is one file with the first part's metadata
+/// and every part's tensors, so it has the unsplit file's metadata and
+/// tensor list, and llama.cpp loads and measures it.
+#[test]
+fn a_split_level_is_measured_by_its_shape_as_one_file() {
+    use crate::fake_hub::{Body, FakeHub, RepoSpec};
+    let s = Scratch::new();
+    let real = std::fs::read(model(SMOL)).unwrap();
+    let parts = split_in_two(&real);
+    let names = [
+        "smol-Q4_1-00001-of-00002.gguf",
+        "smol-Q4_1-00002-of-00002.gguf",
+    ];
+    // The parts are a model llama.cpp loads from its first file, as it
+    // loads gguf-split's.
+    for (name, bytes) in names.iter().zip(&parts) {
+        std::fs::write(s.path(name), bytes).unwrap();
+    }
+    let o = s
+        .dyno()
+        .arg("bench")
+        .arg(s.path(names[0]))
+        .args(["-p", "16", "-n", "4", "-r", "1", "--json"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    // What is recorded is the whole model's, not its first part's.
+    let whole = dyno::model::inspect(&model(SMOL)).unwrap();
+    let m = &json(&o)["runs"][0]["model"];
+    assert_eq!(m["n_params"], whole.n_params, "{m}");
+    assert_eq!(m["weight_bytes"], whole.weight_bytes, "{m}");
+    // The second part alone, or the first without the second, says what to do.
+    let o = s
+        .dyno()
+        .arg("bench")
+        .arg(s.path(names[1]))
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("give its first part"), "{}", stderr(&o));
+    // And a split file is a template for a twin like any other.
+    let local = s.path("local-twin.gguf");
+    let o = s
+        .dyno()
+        .args(["synth", "--like"])
+        .arg(s.path(names[0]))
+        .arg("-o")
+        .arg(&local)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert_twin(&model(SMOL), &local);
+
+    let hub = FakeHub::start(vec![RepoSpec {
+        id: "org/split-GGUF".into(),
+        files: names
+            .iter()
+            .zip(parts)
+            .map(|(n, b)| (n.to_string(), Body::Bytes(b)))
+            .collect(),
+        gated_token: None,
+        downloads: 1,
+        likes: 0,
+    }]);
+    let out = s.path("joined.gguf");
+    let o = s
+        .hub_dyno(&hub.url)
+        .args(["synth", "--like", "org/split-GGUF:Q4_1", "--json", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let fetched = json(&o)["header_bytes_fetched"].as_u64().unwrap();
+    assert!(fetched > 0 && fetched < real.len() as u64 / 10, "{fetched}");
+    let (_, twin) = assert_twin(&model(SMOL), &out);
+    let sha = hub.sha256("org/split-GGUF", names[0]);
+    assert_eq!(
+        twin.get_str("dyno.synthetic.source"),
+        Some(format!("org/split-GGUF/{} sha256 {sha}", names[0]).as_str())
+    );
+
+    let o = s
+        .hub_dyno(&hub.url)
+        .args(["bench", "org/split-GGUF:Q4_1", "--shape-only"])
+        .args(["-p", "16", "-n", "4", "-r", "1", "--json"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let j = json(&o);
+    assert!(tps(&j, "pp16") > 0.0 && tps(&j, "tg4") > 0.0, "{j}");
+    assert!(stderr(&o).contains("header was cached"), "{}", stderr(&o));
+
+    std::fs::remove_file(s.path(names[1])).unwrap();
+    let o = s
+        .dyno()
+        .arg("bench")
+        .arg(s.path(names[0]))
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("is not beside it; download every part"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// The app's "Synthetic model…" form goes through `app::synth::synth_file`:
 /// the same checks and sizes as `dyno synth`, and a level it cannot write
 /// refused with the ones it can.
