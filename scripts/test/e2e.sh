@@ -14,8 +14,18 @@ cd "$(dirname "$0")/../.."
 . scripts/lib/env.sh
 bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS"
 # The app embeds ui/dist, so it is built every time (a second or two): a
-# dist left from before a UI change would test the old UI.
-(cd ui && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } && npm run build >/dev/null)
+# dist left from before a UI change would test the old UI. It replaces
+# ui/dist only when its content differs: new files with the same bytes
+# would still make cargo rebuild the app (about 2 minutes), which the test
+# step had just built from the same UI.
+fresh_dist=$(mktemp -d)
+(cd ui && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } &&
+  npm run build -- --outDir "$fresh_dist" --emptyOutDir >/dev/null)
+if ! diff -r -q "$fresh_dist" ui/dist >/dev/null 2>&1; then
+  rm -rf ui/dist
+  cp -r "$fresh_dist" ui/dist
+fi
+rm -rf "$fresh_dist"
 # The workspace build (as the tests'), plus the fake hub example it serves
 # the hub journey from.
 cargo build --release --workspace

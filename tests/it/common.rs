@@ -58,6 +58,10 @@ impl Scratch {
         c.env("DYNO_DB", self.db())
             .env_remove("DYNO_TEST_FAULT")
             .env_remove("DYNO_BACKEND_DIR");
+        match crate::OMP_WAIT_POLICY {
+            Some(p) => c.env("OMP_WAIT_POLICY", p),
+            None => c.env_remove("OMP_WAIT_POLICY"),
+        };
         c
     }
     pub fn run(&self, args: &[&str]) -> Output {

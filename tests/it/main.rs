@@ -12,6 +12,16 @@
 //! sweep::`.
 
 mod common;
+
+/// How the `dyno` processes these tests start make llama.cpp's threads
+/// wait at its barriers (`OMP_WAIT_POLICY`, passed on by
+/// [`common::Scratch::dyno`]). Two tests run at once on two cores, each
+/// with a thread per core, and OpenMP's threads spin while they wait: a
+/// spinning thread holds the core its partner needs, so a 6 s test took
+/// 139 s and the suite 577 s. Sleeping instead, the suite takes 296 s.
+/// These tests check what Dyno does, not its speed; the quiet tests, which
+/// compare speeds, keep OpenMP's default, as llama-bench runs with it.
+pub const OMP_WAIT_POLICY: Option<&str> = Some("PASSIVE");
 #[path = "../fixtures/fake_hub.rs"]
 mod fake_hub;
 #[path = "../fixtures/fake_openai.rs"]

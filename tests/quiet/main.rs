@@ -9,6 +9,10 @@
 #[allow(dead_code)]
 mod common;
 
+/// OpenMP's default wait (see `tests/it/main.rs`): these tests compare
+/// speeds, and run one at a time.
+pub const OMP_WAIT_POLICY: Option<&str> = None;
+
 mod disturbance;
 mod sustain;
 mod synth;
