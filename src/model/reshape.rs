@@ -1100,18 +1100,8 @@ pub fn label_twin(
         Some(u64::from_le_bytes(template.get(o..o + 8)?.try_into().ok()?))
     };
     let n_tensors = rd_u64(8).ok_or_else(bad)?;
-    let n_kv_in = rd_u64(16).ok_or_else(bad)?;
-    let mut pos = 24usize;
-    let mut kv = Vec::new();
-    let mut n_kv = 0u64;
-    for _ in 0..n_kv_in {
-        let (key, _, _, used) = raw_kv(template.get(pos..).ok_or_else(bad)?).ok_or_else(bad)?;
-        if !key.starts_with("dyno.synthetic.") {
-            kv.extend(&template[pos..pos + used]);
-            n_kv += 1;
-        }
-        pos += used;
-    }
+    let (mut kv, mut n_kv, mut pos) =
+        kept_entries(template, |k| !k.starts_with("dyno.synthetic.")).ok_or_else(bad)?;
     // The tensor infos: name, dimensions, type and offset each.
     let infos_start = pos;
     for _ in 0..n_tensors {
@@ -1148,6 +1138,23 @@ pub fn label_twin(
     Ok((bytes, parsed))
 }
 
+/// The metadata entries of `header` (a GGUF file's bytes up to its data)
+/// whose keys `keep` accepts, copied byte for byte: their bytes, their
+/// count, and where the tensor infos begin. `None` if they cannot be read.
+fn kept_entries(header: &[u8], keep: impl Fn(&str) -> bool) -> Option<(Vec<u8>, u64, usize)> {
+    let n_kv_in = u64::from_le_bytes(header.get(16..24)?.try_into().ok()?);
+    let (mut kv, mut n_kv, mut pos) = (Vec::new(), 0u64, 24usize);
+    for _ in 0..n_kv_in {
+        let (key, _, _, used) = raw_kv(header.get(pos..)?)?;
+        if keep(&key) {
+            kv.extend(&header[pos..pos + used]);
+            n_kv += 1;
+        }
+        pos += used;
+    }
+    Some((kv, n_kv, pos))
+}
+
 /// A split model's parts (`x-00001-of-00003.gguf` …, each given as its
 /// bytes up to the data section and its parsed header) as one file's
 /// header: the first part's metadata without the `split.*` keys, then every
@@ -1171,21 +1178,7 @@ pub fn join_parts(parts: &[(&[u8], &Header)]) -> Result<(Vec<u8>, Header), Strin
         ));
     }
     let bad = || "the first part's header could not be read again to join the parts".to_string();
-    let n_kv_in = first
-        .get(16..24)
-        .and_then(|b| b.try_into().ok())
-        .map(u64::from_le_bytes)
-        .ok_or_else(bad)?;
-    let mut pos = 24usize;
-    let (mut kv, mut n_kv) = (Vec::new(), 0u64);
-    for _ in 0..n_kv_in {
-        let (key, _, _, used) = raw_kv(first.get(pos..).ok_or_else(bad)?).ok_or_else(bad)?;
-        if !key.starts_with("split.") {
-            kv.extend(&first[pos..pos + used]);
-            n_kv += 1;
-        }
-        pos += used;
-    }
+    let (kv, n_kv, _) = kept_entries(first, |k| !k.starts_with("split.")).ok_or_else(bad)?;
     let mut seen = std::collections::HashSet::new();
     let mut tensors = Vec::new();
     for (_, h) in parts {
