@@ -166,24 +166,20 @@ fn joined_header(
     files: &[crate::hub::TreeFile],
     first_sha: &str,
 ) -> Result<PathBuf> {
-    let mut read = Vec::with_capacity(parts.len());
-    for (p, f) in parts.iter().zip(files) {
-        let bad = |e: String| {
-            DynoError::BadInput(format!(
-                "{repo}/{}: its cached header ({}) could not be read ({e}); delete it and try again",
-                f.path,
-                p.display()
-            ))
-        };
-        let file = std::fs::File::open(p).map_err(|e| bad(e.to_string()))?;
-        let h = gguf::read_header_from(file, f.size).map_err(|e| bad(e.to_string()))?;
-        let mut bytes = std::fs::read(p).map_err(|e| bad(e.to_string()))?;
-        // The cached front may end inside the padding before the data.
-        bytes.resize(h.data_offset as usize, 0);
-        read.push((bytes, h));
-    }
-    let refs: Vec<(&[u8], &gguf::Header)> = read.iter().map(|(b, h)| (b.as_slice(), h)).collect();
-    let (bytes, _) = crate::model::reshape::join_parts(&refs)
+    let read = parts
+        .iter()
+        .zip(files)
+        .map(|(p, f)| {
+            gguf::read_front(p, Some(f.size)).map_err(|e| {
+                DynoError::BadInput(format!(
+                    "{repo}/{}: its cached header ({}) could not be read ({e}); delete it and try again",
+                    f.path,
+                    p.display()
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let (bytes, _) = crate::model::reshape::join_parts(&read)
         .map_err(|why| DynoError::BadInput(format!("{repo}:{level}: {why}")))?;
     let out = crate::hub::header::cache_dir().join(format!("{first_sha}.joined.gguf-header"));
     let partial = crate::quantize::partial_path(&out);

@@ -346,15 +346,42 @@ pub fn read_model_header(path: &Path) -> Result<Header, GgufError> {
 
 /// The header of `p`, a later part of a split model, its errors saying so.
 pub fn read_part(p: &Path) -> Result<Header, GgufError> {
-    read_header(p).map_err(|e| {
-        let name = p.file_name().unwrap_or_default().to_string_lossy();
-        GgufError::Split(match e {
-            GgufError::NotFound => format!(
-                "{name}, a part of this split model, is not beside it; download every part into one folder"
-            ),
-            e => format!("{name}, a part of this split model: {e}"),
-        })
+    read_header(p).map_err(|e| part_error(p, e))
+}
+
+/// [`read_front`] of `p`, a later part of a split model, its errors saying
+/// so.
+pub fn read_part_front(p: &Path) -> Result<(Vec<u8>, Header), GgufError> {
+    read_front(p, None).map_err(|e| part_error(p, e))
+}
+
+fn part_error(p: &Path, e: GgufError) -> GgufError {
+    let name = p.file_name().unwrap_or_default().to_string_lossy();
+    GgufError::Split(match e {
+        GgufError::NotFound => format!(
+            "{name}, a part of this split model, is not beside it; download every part into one folder"
+        ),
+        e => format!("{name}, a part of this split model: {e}"),
     })
+}
+
+/// A GGUF file's front: its bytes up to the tensor data, and its header.
+/// What a synthetic file copies and what split parts are joined from.
+/// `size` is the whole file's size when `path` holds only the front (a
+/// header fetched from the hub), which may end inside the padding before
+/// the data: the padding is zeros, so it is filled in.
+pub fn read_front(path: &Path, size: Option<u64>) -> Result<(Vec<u8>, Header), GgufError> {
+    let io = |e: std::io::Error| GgufError::Io(e.to_string());
+    let h = match size {
+        None => read_header(path)?,
+        Some(size) => read_header_from(File::open(path).map_err(io)?, size)?,
+    };
+    let mut bytes = Vec::with_capacity(h.data_offset as usize);
+    File::open(path)
+        .and_then(|f| f.take(h.data_offset).read_to_end(&mut bytes))
+        .map_err(io)?;
+    bytes.resize(h.data_offset as usize, 0);
+    Ok((bytes, h))
 }
 
 /// Read a header from any seekable source of `len` bytes (used by the file

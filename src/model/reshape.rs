@@ -1168,7 +1168,7 @@ fn kept_entries(header: &[u8], keep: impl Fn(&str) -> bool) -> Option<(Vec<u8>, 
 ///
 /// Refused: parts that are not the first one's count, or a tensor that two
 /// parts both hold.
-pub fn join_parts(parts: &[(&[u8], &Header)]) -> Result<(Vec<u8>, Header), String> {
+pub fn join_parts(parts: &[(Vec<u8>, Header)]) -> Result<(Vec<u8>, Header), String> {
     let (first, h0) = parts.first().ok_or("the level has no parts to join")?;
     let count = h0.get_u64("split.count").unwrap_or(1);
     if count != parts.len() as u64 {
@@ -1297,9 +1297,9 @@ mod tests {
 
     #[test]
     fn a_split_models_parts_join_into_one_files_header() {
-        let (b1, h1) = part(0, 2, 3, &[("a", &[8], 0), ("b", &[16], 0)]);
-        let (b2, h2) = part(1, 2, 3, &[("c", &[32, 2], 8)]);
-        let (bytes, h) = join_parts(&[(&b1, &h1), (&b2, &h2)]).unwrap();
+        let first = part(0, 2, 3, &[("a", &[8], 0), ("b", &[16], 0)]);
+        let second = part(1, 2, 3, &[("c", &[32, 2], 8)]);
+        let (bytes, h) = join_parts(&[first.clone(), second]).unwrap();
         assert_eq!(bytes.len() as u64, h.data_offset);
         // The first part's metadata, without the keys that point at files.
         assert_eq!(
@@ -1315,10 +1315,10 @@ mod tests {
         assert_eq!(tensors, [("a", 0, 32), ("b", 32, 64), ("c", 96, 68)]);
         assert_eq!(h.file_size, h.data_offset + 96 + 68);
 
-        let e = join_parts(&[(&b1, &h1)]).unwrap_err();
+        let e = join_parts(std::slice::from_ref(&first)).unwrap_err();
         assert!(e.contains("lists 1 files") && e.contains("has 2"), "{e}");
-        let (b2, h2) = part(1, 2, 3, &[("a", &[8], 0)]);
-        let e = join_parts(&[(&b1, &h1), (&b2, &h2)]).unwrap_err();
+        let again = part(1, 2, 3, &[("a", &[8], 0)]);
+        let e = join_parts(&[first, again]).unwrap_err();
         assert!(e.contains("tensor a is in two parts"), "{e}");
     }
 

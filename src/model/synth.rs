@@ -256,38 +256,24 @@ pub fn prepare(
     shape: Option<&ShapeRequest>,
     origin: &reshape::Origin,
 ) -> Result<Prepared, PrepareError> {
-    let io = |e: std::io::Error| PrepareError::Read(gguf::GgufError::Io(e.to_string()));
     let header_only = like.extension().is_some_and(|e| e == "gguf-header");
-    let mut h = match like_size {
-        None if header_only => header_of_prefix(like)?,
-        None => gguf::read_header(like).map_err(PrepareError::Read)?,
-        Some(size) => gguf::read_header_from(File::open(like).map_err(io)?, size)
-            .map_err(PrepareError::Read)?,
+    let (mut header_bytes, mut h) = if header_only && like_size.is_none() {
+        let h = header_of_prefix(like)?;
+        let (bytes, _) = gguf::read_front(like, Some(h.file_size)).map_err(PrepareError::Read)?;
+        (bytes, h)
+    } else {
+        gguf::read_front(like, like_size).map_err(PrepareError::Read)?
     };
-    // A fetched front may end inside the padding before the data, which is
-    // zeros.
-    let front = |p: &Path, h: &Header| -> Result<Vec<u8>, PrepareError> {
-        let mut bytes = Vec::with_capacity(h.data_offset as usize);
-        File::open(p)
-            .and_then(|f| f.take(h.data_offset).read_to_end(&mut bytes))
-            .map_err(io)?;
-        bytes.resize(h.data_offset as usize, 0);
-        Ok(bytes)
-    };
-    let mut header_bytes = front(like, &h)?;
     // The first file of a split model stands for all of its parts, joined
     // as one file's header (`reshape::join_parts` says why).
     if like_size.is_none() && !header_only {
         let files = gguf::split_files(like, &h).map_err(PrepareError::Read)?;
         if files.len() > 1 {
-            let mut parts = vec![(std::mem::take(&mut header_bytes), h.clone())];
+            let mut parts = vec![(header_bytes, h)];
             for p in &files[1..] {
-                let ph = gguf::read_part(p).map_err(PrepareError::Read)?;
-                parts.push((front(p, &ph)?, ph));
+                parts.push(gguf::read_part_front(p).map_err(PrepareError::Read)?);
             }
-            let refs: Vec<(&[u8], &Header)> =
-                parts.iter().map(|(b, h)| (b.as_slice(), h)).collect();
-            (header_bytes, h) = reshape::join_parts(&refs).map_err(PrepareError::Refused)?;
+            (header_bytes, h) = reshape::join_parts(&parts).map_err(PrepareError::Refused)?;
         }
     }
     check(&h).map_err(PrepareError::Refused)?;
