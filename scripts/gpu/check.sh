@@ -61,11 +61,32 @@ skipped() {
 export DYNO_BACKEND_DIR="$kit"
 export DYNO_DB="$out/dyno.db"
 export LD_LIBRARY_PATH="$kit${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-# The kit's Vulkan loader, only where the machine has none of its own.
+# The kit's Vulkan loader and GL dispatch libraries, each only where the
+# machine has none of its own (linked into a folder of their own, since
+# LD_LIBRARY_PATH is searched before the system's libraries).
 vk_loader="system"
-if [ -e "$kit/vulkan-loader/libvulkan.so.1" ] && ! ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1 '; then
-  export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$kit/vulkan-loader"
-  vk_loader="the kit's ($kit/vulkan-loader)"
+if [ -d "$kit/vulkan-loader" ]; then
+  vk_libs=$(mktemp -d)
+  for lib in "$kit"/vulkan-loader/*.so*; do
+    [ -e "$lib" ] || continue
+    ldconfig -p 2>/dev/null | grep -qE "^[[:space:]]$(basename "$lib") " || ln -s "$lib" "$vk_libs/"
+  done
+  if [ -n "$(ls "$vk_libs")" ]; then
+    export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$vk_libs"
+    vk_loader="the kit's $(ls "$vk_libs" | tr '\n' ' ')"
+  fi
+fi
+# NVIDIA's container runtime may mount the driver under /usr/local/nvidia
+# with its Vulkan ICD file there, where the loader does not look (the lent
+# H200 machines are such); a VK_DRIVER_FILES set by the caller wins.
+nv_icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] && [ -e "$nv_icd" ]; then
+  export VK_DRIVER_FILES="$nv_icd"
+  # The library it names (libGLX_nvidia.so.0) lies beside the driver's
+  # others there, which the loader finds only through the library path.
+  for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib; do
+    [ -d "$d" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$d"
+  done
 fi
 dyno="$kit/dyno"
 bench="$kit/llama-bench"
@@ -94,15 +115,23 @@ echo "{\"pci_bus_id\": \"$bus\", \"numa_node\": \"$gpu_node\", \"local_cpus\": \
 # ICD for its GPU (a container given only NVIDIA's compute libraries has
 # neither), so the report can say why Vulkan was not measured.
 {
-  for d in /usr/share/vulkan/icd.d /etc/vulkan/icd.d; do echo "$d: $(ls "$d" 2>/dev/null | tr '\n' ' ')"; done
+  for d in /usr/share/vulkan/icd.d /etc/vulkan/icd.d /usr/local/nvidia/share/vulkan/icd.d; do echo "$d: $(ls "$d" 2>/dev/null | tr '\n' ' ')"; done
+  echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-} VK_ICD_FILENAMES=${VK_ICD_FILENAMES:-}"
   echo "loader: $(ldconfig -p 2>/dev/null | grep -o 'libvulkan.so[^ ]*' | sort -u | tr '\n' ' ')(used: $vk_loader)"
   # What an NVIDIA ICD needs from the driver: its JSON names the library,
   # which the container has only when given the graphics capability.
-  for j in /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json; do
+  for j in /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json /usr/local/nvidia/share/vulkan/icd.d/*.json; do
     [ -e "$j" ] && echo "$j -> $(grep -o '"library_path"[^,]*' "$j" | tr -d '" ')"
   done
   echo "driver graphics libraries: $(ldconfig -p 2>/dev/null | grep -oE 'lib(GLX_nvidia|nvidia-glvkspirv|nvidia-gpucomp|EGL_nvidia)\.so[^ ]*' | sort -u | tr '\n' ' ')"
   echo "NVIDIA_DRIVER_CAPABILITIES=${NVIDIA_DRIVER_CAPABILITIES:-}"
+  echo "driver folder: $(ls /usr/local/nvidia/lib64 2>/dev/null | grep -E 'GLX|EGL|vulkan|glvk' | tr '\n' ' ')"
+  # The loader's own account of each driver it tried: the reason a Vulkan
+  # device is missing, where the module says only that it has none.
+  if [ -e "$kit/libggml-vulkan.so" ]; then
+    echo "loader's errors and warnings:"
+    VK_LOADER_DEBUG=error,warn "$dyno" hw --json 2>&1 >/dev/null | grep -v '^dyno' | head -n 20
+  fi
 } >"$out/raw/vulkan-probe.txt" 2>&1
 
 # The devices each backend gave, from Dyno's own report of its modules.

@@ -13,7 +13,8 @@
 #   libggml-rpc.so       the RPC module of that build (every build has it)
 #   libggml-vulkan.so    the Vulkan module, when scripts/gpu/build-vulkan.sh
 #                        has built one (KIT_VULKAN=1 builds it: ~20 minutes),
-#                        and vulkan-loader/libvulkan.so.1 beside it
+#                        and vulkan-loader/ beside it (the Vulkan loader
+#                        and the GL dispatch libraries NVIDIA's driver needs)
 #   dyno-membw           a kernel that measures the GPU's read bandwidth
 #                        (membw.cu), with the CUDA module
 #   dyno-backends.txt    every module's sha256 for this llama.cpp build
@@ -81,17 +82,21 @@ if [ "${KIT_CUDA:-1}" != 0 ]; then
 fi
 if [ "${KIT_VULKAN:-0}" != 0 ] || [ -n "${KIT_VULKAN_DIR:-}" ]; then
   add_module "${KIT_VULKAN_DIR:-$(bash scripts/gpu/build-vulkan.sh | tail -n 1)}"
-  # The Vulkan loader (Debian's libvulkan.so.1, half a megabyte): a GPU
-  # machine set up for CUDA may have the driver's Vulkan ICD but no loader,
-  # as the H100 machines had. check.sh uses it only where the machine has
-  # none of its own, so a system loader always wins.
-  loader=$(ldconfig -p | awk '!f && /libvulkan\.so\.1 .*x86-64/{print $NF; f=1}')
-  if [ -n "$loader" ]; then
-    mkdir -p "$kit/vulkan-loader"
-    cp -L "$loader" "$kit/vulkan-loader/libvulkan.so.1"
-  else
-    log "no Vulkan loader on this machine to carry: the check uses the GPU machine's, if any"
-  fi
+  # The Vulkan loader (Debian's libvulkan.so.1, half a megabyte) and the
+  # GL vendor-neutral dispatch libraries NVIDIA's Vulkan driver
+  # (libGLX_nvidia.so.0) links against: a GPU machine set up for CUDA may
+  # have the driver's ICD but no loader, as the H100 machines had.
+  # check.sh uses each only where the machine has none of its own, so a
+  # system library always wins.
+  mkdir -p "$kit/vulkan-loader"
+  for lib in libvulkan.so.1 libGLdispatch.so.0 libGLX.so.0 libEGL.so.1 libOpenGL.so.0; do
+    found=$(ldconfig -p | awk -v l="$lib" '!f && $1 == l && /x86-64/ {print $NF; f=1}')
+    if [ -n "$found" ]; then
+      cp -L "$found" "$kit/vulkan-loader/$lib"
+    else
+      log "no $lib on this machine to carry: the check uses the GPU machine's, if any"
+    fi
+  done
 fi
 
 # llama-bench against Dyno's own llama.cpp: the crate's headers, Dyno's
