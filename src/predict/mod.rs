@@ -344,10 +344,12 @@ pub async fn calibrate(store: &Store, machine_id: i64, threads: u32) -> Result<C
         };
         // A twin's speed is counted as the real file's, and says so.
         let by_shape = r.twin_of_sha256.is_some();
+        let synthetic_shape = r.synthetic.is_some() && !by_shape;
         obs.push(Observation {
             run_id: r.run_id,
             model_sha256: r.twin_of_sha256.unwrap_or(r.sha256),
             by_shape,
+            synthetic_shape,
             level: r.quant,
             threads: u32::try_from(r.n_threads).unwrap_or(0),
             device,
@@ -646,6 +648,7 @@ mod tests {
                 model_id: 1,
                 sha256: "x".into(),
                 twin_of_sha256: None,
+                synthetic: None,
                 path: "m.gguf".into(),
                 quant: "Q4_K_M".into(),
                 shape_json: None,

@@ -81,6 +81,10 @@ pub struct Observation {
     /// Measured on a twin of `model_sha256` (its header, synthetic weights:
     /// `--shape-only`), not on the file itself.
     pub by_shape: bool,
+    /// A synthetic file of a shape no downloaded file has (`dyno synth
+    /// --shape`): a real timing of that shape, counted like any file's, but
+    /// said wherever the fit is described, since its weights are made up.
+    pub synthetic_shape: bool,
 }
 
 /// What one test asks of a model: its lengths.
@@ -168,6 +172,9 @@ pub struct Fit {
     pub models: Vec<String>,
     /// The files among `models` measured only by their shape (twins).
     pub by_shape: Vec<String>,
+    /// The files among `models` that are synthetic shapes
+    /// ([`Observation::synthetic_shape`]).
+    pub synthetic: Vec<String>,
     /// Thread count the observations were taken with, when they agree.
     pub threads: Option<u32>,
     /// The observations were all disturbed (there were no clean ones).
@@ -191,6 +198,7 @@ impl Fit {
             runs: Vec::new(),
             models: Vec::new(),
             by_shape: Vec::new(),
+            synthetic: Vec::new(),
             threads: None,
             disturbed: false,
         }
@@ -541,6 +549,14 @@ fn bookkeeping(fit: &mut Fit, obs: &[&Observation]) {
         .filter(|m| obs.iter().all(|o| &o.model_sha256 != *m || o.by_shape))
         .cloned()
         .collect();
+    fit.synthetic = models
+        .iter()
+        .filter(|m| {
+            obs.iter()
+                .any(|o| &o.model_sha256 == *m && o.synthetic_shape)
+        })
+        .cloned()
+        .collect();
     fit.models = models;
     let mut threads: Vec<u32> = obs.iter().map(|o| o.threads).collect();
     threads.dedup();
@@ -670,11 +686,14 @@ pub fn predict_rate(
     let mut models: Vec<String> = parts.iter().flat_map(|f| f.models.clone()).collect();
     models.sort();
     models.dedup();
+    let mut synthetic: Vec<&String> = parts.iter().flat_map(|f| &f.synthetic).collect();
+    synthetic.sort();
+    synthetic.dedup();
     let text = if calibrated {
         basis_text(
             &parts,
             runs.len(),
-            models.len(),
+            (models.len(), synthetic.len()),
             &unseen_types,
             level_seen,
             &shape.quant,
@@ -734,7 +753,7 @@ fn log_spread(parts: &[&Fit], phase: Phase, model_seen: bool, level_seen: bool) 
 fn basis_text(
     parts: &[&Fit],
     runs: usize,
-    models: usize,
+    (models, synthetic): (usize, usize),
     unseen_types: &[String],
     level_seen: bool,
     quant: &str,
@@ -747,6 +766,17 @@ fn basis_text(
         models,
         if models == 1 { "" } else { "s" },
     );
+    // Made-up weights of a made-up size: real timings, but the reader
+    // should know that some of the "models" were never downloaded files.
+    match (synthetic, models) {
+        (0, _) => {}
+        (1, 1) => t.push_str(" (a synthetic shape, dyno synth --shape)"),
+        (n, m) if n == m => t.push_str(" (all synthetic shapes, dyno synth --shape)"),
+        (1, _) => t.push_str(" (1 of them a synthetic shape, dyno synth --shape)"),
+        (n, _) => t.push_str(&format!(
+            " ({n} of them synthetic shapes, dyno synth --shape)"
+        )),
+    }
     if !unseen_types.is_empty() {
         t.push_str(&format!(
             ", none with {} tensors",
@@ -812,6 +842,7 @@ mod tests {
             shape: s,
             disturbed: false,
             by_shape: false,
+            synthetic_shape: false,
         }
     }
 
@@ -914,6 +945,19 @@ mod tests {
                 .ends_with("measured by its shape (synthetic weights), not downloaded"),
             "{}",
             b.text
+        );
+        // A synthetic shape (`dyno synth --shape`) counts, and is named.
+        let mut shaped = obs.clone();
+        shaped[1].synthetic_shape = true;
+        let cal = Calibration::fit(&shaped, priors());
+        let (_, b) = predict_rate(&cal, &other, Some("x"), Phase::Decode, NONE, 0);
+        assert_eq!(
+            b.text,
+            "from 4 runs of 4 models on this machine (1 of them a synthetic shape, dyno synth --shape)"
+        );
+        assert_eq!(
+            cal.fit_for(Device::Cpu, Phase::Decode).synthetic,
+            [obs[1].model_sha256.clone()]
         );
     }
 

@@ -16,6 +16,8 @@ pub struct CalibrationRow {
     pub sha256: String,
     /// For a twin: the real file it stands for.
     pub twin_of_sha256: Option<String>,
+    /// What the file's synthetic weights stand for, if they are synthetic.
+    pub synthetic: Option<String>,
     pub path: String,
     pub quant: String,
     pub shape_json: Option<String>,
@@ -67,7 +69,7 @@ impl Store {
     /// results come back with their verdict for the caller to drop.
     pub async fn calibration_rows(&self, machine_id: i64) -> Result<Vec<CalibrationRow>> {
         sqlx::query_as(
-            "SELECT r.id AS run_id, m.id AS model_id, m.sha256, m.twin_of_sha256, m.path, m.quant, m.shape_json,
+            "SELECT r.id AS run_id, m.id AS model_id, m.sha256, m.twin_of_sha256, m.synthetic, m.path, m.quant, m.shape_json,
                     r.backend, r.n_threads, r.n_gpu_layers, r.offload_json, r.config_json,
                     res.kind, res.n_prompt, res.n_gen, res.n_depth, res.mean_tokens_per_s,
                     res.disturbance_json

@@ -386,6 +386,24 @@ fn a_resized_header_has_the_published_sizes_and_loads_in_llama_cpp() {
     assert!(tps(&j, "tg4") > 0.0);
     assert_eq!(j["runs"][0]["model"]["n_layers"], 2);
     assert_eq!(j["runs"][0]["model"]["quant"], "Q4_0");
+    // Its run is a real timing of that shape, so predict counts it, and
+    // says that the model it counted is a synthetic shape.
+    let o = s
+        .dyno()
+        .arg("predict")
+        .arg(&smol)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let basis = &json(&o)["levels"][0]["prediction"]["decode_basis"];
+    assert_eq!(basis["source"], "machine", "{basis}");
+    assert!(
+        basis["text"].as_str().unwrap().starts_with(
+            "from 1 run of 1 model on this machine (a synthetic shape, dyno synth --shape)"
+        ),
+        "{basis}"
+    );
 
     // A template can travel as its header alone: the front of the file, as a
     // .gguf-header (the GPU kit carries SmolLM2's so).
