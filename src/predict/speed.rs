@@ -680,15 +680,9 @@ pub fn predict_rate(
     };
     let rate = 1.0 / seconds.max(1e-12);
     let spread = (Z80 * h).exp();
-    let mut runs: Vec<i64> = parts.iter().flat_map(|f| f.runs.clone()).collect();
-    runs.sort_unstable();
-    runs.dedup();
-    let mut models: Vec<String> = parts.iter().flat_map(|f| f.models.clone()).collect();
-    models.sort();
-    models.dedup();
-    let mut synthetic: Vec<&String> = parts.iter().flat_map(|f| &f.synthetic).collect();
-    synthetic.sort();
-    synthetic.dedup();
+    let runs = distinct(&parts, |f| &f.runs);
+    let models = distinct(&parts, |f| &f.models);
+    let synthetic = distinct(&parts, |f| &f.synthetic);
     let text = if calibrated {
         basis_text(
             &parts,
@@ -718,6 +712,15 @@ pub fn predict_rate(
             text,
         },
     )
+}
+
+/// The distinct entries of one list over the fits a prediction uses (the
+/// GPU's and the CPU's may share runs and files).
+fn distinct<'a, T: Ord + 'a>(parts: &[&'a Fit], list: impl Fn(&'a Fit) -> &'a [T]) -> Vec<&'a T> {
+    let mut all: Vec<&T> = parts.iter().flat_map(|f| list(f)).collect();
+    all.sort();
+    all.dedup();
+    all
 }
 
 /// The types holding at least 1% of the elements a decode step reads that
