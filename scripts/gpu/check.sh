@@ -67,6 +67,7 @@ export LD_LIBRARY_PATH="$kit${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 vk_loader="system"
 if [ -d "$kit/vulkan-loader" ]; then
   vk_libs=$(mktemp -d)
+  trap 'rm -rf "$vk_libs"' EXIT
   for lib in "$kit"/vulkan-loader/*.so*; do
     [ -e "$lib" ] || continue
     ldconfig -p 2>/dev/null | grep -qE "^[[:space:]]$(basename "$lib") " || ln -s "$lib" "$vk_libs/"

@@ -371,17 +371,25 @@ fn part_error(p: &Path, e: GgufError) -> GgufError {
 /// header fetched from the hub), which may end inside the padding before
 /// the data: the padding is zeros, so it is filled in.
 pub fn read_front(path: &Path, size: Option<u64>) -> Result<(Vec<u8>, Header), GgufError> {
-    let io = |e: std::io::Error| GgufError::Io(e.to_string());
     let h = match size {
         None => read_header(path)?,
-        Some(size) => read_header_from(File::open(path).map_err(io)?, size)?,
+        Some(size) => read_header_from(
+            File::open(path).map_err(|e| GgufError::Io(e.to_string()))?,
+            size,
+        )?,
     };
+    Ok((front_bytes(path, &h)?, h))
+}
+
+/// The bytes of `path` up to `h`'s tensor data, the padding filled in
+/// where the file ends inside it ([`read_front`] for a header already read).
+pub fn front_bytes(path: &Path, h: &Header) -> Result<Vec<u8>, GgufError> {
     let mut bytes = Vec::with_capacity(h.data_offset as usize);
     File::open(path)
         .and_then(|f| f.take(h.data_offset).read_to_end(&mut bytes))
-        .map_err(io)?;
+        .map_err(|e| GgufError::Io(e.to_string()))?;
     bytes.resize(h.data_offset as usize, 0);
-    Ok((bytes, h))
+    Ok(bytes)
 }
 
 /// Read a header from any seekable source of `len` bytes (used by the file

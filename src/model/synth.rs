@@ -259,8 +259,7 @@ pub fn prepare(
     let header_only = like.extension().is_some_and(|e| e == "gguf-header");
     let (mut header_bytes, mut h) = if header_only && like_size.is_none() {
         let h = header_of_prefix(like)?;
-        let (bytes, _) = gguf::read_front(like, Some(h.file_size)).map_err(PrepareError::Read)?;
-        (bytes, h)
+        (gguf::front_bytes(like, &h).map_err(PrepareError::Read)?, h)
     } else {
         gguf::read_front(like, like_size).map_err(PrepareError::Read)?
     };
