@@ -9,6 +9,14 @@ cd "$(dirname "$0")/.."
 . scripts/lib/env.sh
 # Each step's start, in seconds since the suite began: where CI's time goes.
 step() { echo "test: [$SECONDS s] $*" >&2; }
+# llama.cpp's tool sources (the llama-cpp-python sdist, 77 MB, and pip's
+# build back end to read its metadata) are only downloading: fetched while
+# the UI and clippy steps compile, instead of holding up the llama-server
+# step (108 s on a fresh machine). Its output is kept for that step, which
+# fetches again, and says why, if this failed.
+prefetch_log=$(mktemp)
+bash scripts/bench/fetch-llama-tools-src.sh >"$prefetch_log" 2>&1 &
+prefetch=$!
 step "test models"
 bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS"
 # A private PostgreSQL for the team-store tests (tests/it/team.rs) and the
@@ -16,7 +24,7 @@ bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS"
 # required, stopped when the tests end.
 pg_dir=$(mktemp -d)
 eval "$(bash scripts/lib/postgres.sh start "$pg_dir")"
-trap 'bash scripts/lib/postgres.sh stop "$pg_dir"; rm -rf "$pg_dir"' EXIT
+trap 'bash scripts/lib/postgres.sh stop "$pg_dir"; rm -rf "$pg_dir" "$prefetch_log"' EXIT
 # The app embeds the built UI, so the UI is built before any cargo step.
 step "UI: install, check, unit tests, build"
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run check && npm test && npm run build)
@@ -30,6 +38,7 @@ bash scripts/test/lint-workflows.sh
 # libraries the clippy step just built (so after it: only the server and
 # libmtmd are compiled, about 3 minutes the first time).
 step "llama-server"
+wait "$prefetch" || { echo "test: fetching llama.cpp's tool sources in the background failed:" >&2; cat "$prefetch_log" >&2; }
 DYNO_LLAMA_SERVER=$(bash scripts/lib/llama-server.sh)
 export DYNO_LLAMA_SERVER
 # Every target (the app's binary and the fake hub example the end-to-end

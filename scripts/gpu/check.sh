@@ -34,16 +34,21 @@
 # Settings: OUT, CHECK_MODELS (space-separated GGUF paths), CHECK_TWINS (real
 # GGUF files to measure against their synthetic twins), CHECK_SHAPES
 # (space-separated SHAPE:TYPE, "" for none), CHECK_SYNTH_DIR, CHECK_PAIRS (3 on
-# a GPU, 1 on the CPU), CHECK_REPS (5), CHECK_PIN_ROUNDS (6 on a GPU, 0 on
-# the CPU), CHECK_PIN_REPS (10), CHECK_RPC_PAIRS (2 on a GPU, 0 on the CPU),
-# CHECK_SKIP (parts not to run, below),
-# CHECK_BUDGET_S (420: later parts are
-# skipped, and say so, once the check has run this long).
+# a GPU, 1 on the CPU), CHECK_REPS (5), CHECK_PROMPT and CHECK_GEN (512 and
+# 128: the tests' lengths; the pinned prefill is always pp512),
+# CHECK_PIN_ROUNDS (6 on a GPU, 0 on the CPU), CHECK_PIN_REPS (10),
+# CHECK_RPC_PAIRS (2 on a GPU, 0 on the CPU), CHECK_SKIP (parts not to run,
+# below), CHECK_BUDGET_S (420: later parts are skipped, and say so, once the
+# check has run this long).
 set -uo pipefail
 kit=$(cd "${1:-$(dirname "$0")}" && pwd)
 out="${OUT:-$PWD/check-out}"
 mkdir -p "$out/raw"
 reps="${CHECK_REPS:-5}"
+# The tests' lengths: llama-bench's defaults, pp512 and tg128. CI's check on
+# a CPU shortens them (it checks the kit's layout, not the figures).
+prompt="${CHECK_PROMPT:-512}"
+gen="${CHECK_GEN:-128}"
 budget="${CHECK_BUDGET_S:-420}"
 start=$(date +%s)
 log() { echo "check: $*" >&2; echo "$*" >>"$out/raw/log.txt"; }
@@ -207,8 +212,8 @@ done
 pair() {
   local model=$1 label=$2 dev=$3 ngl=$4 i=$5 tag
   tag="$(basename "$model" .gguf)-$label-$i"
-  local d=("$dyno" bench "$model" -p 512 -n 128 -r "$reps" --ngl "$ngl" --device "$dev" --json)
-  local b=("$bench" -m "$model" -p 512 -n 128 -r "$reps" -ngl "$ngl" -dev "$dev" -o json)
+  local d=("$dyno" bench "$model" -p "$prompt" -n "$gen" -r "$reps" --ngl "$ngl" --device "$dev" --json)
+  local b=("$bench" -m "$model" -p "$prompt" -n "$gen" -r "$reps" -ngl "$ngl" -dev "$dev" -o json)
   if [ $((i % 2)) -eq 0 ]; then
     "${d[@]}" >"$out/raw/dyno-$tag.json" 2>"$out/raw/dyno-$tag.err" || log "dyno $tag failed"
     "${b[@]}" >"$out/raw/lb-$tag.json" 2>"$out/raw/lb-$tag.err" || log "llama-bench $tag failed"
@@ -260,7 +265,7 @@ for real in ${CHECK_TWINS:-}; do
       log "$name against its twin on $label, round $i of $rounds"
       first=$real second=$twin
       [ $((i % 2)) -eq 0 ] && first=$twin second=$real
-      "$bench" -m "$first" -m "$second" -p 512 -n 128 -r "$reps" -ngl "$ngl" -dev "$dev" -o json \
+      "$bench" -m "$first" -m "$second" -p "$prompt" -n "$gen" -r "$reps" -ngl "$ngl" -dev "$dev" -o json \
         >"$out/raw/twin-$name-$label-$i.json" 2>"$out/raw/twin-$name-$label-$i.err" || log "twin round $label $i failed"
     done
   done
@@ -331,8 +336,8 @@ if [ -n "$moe" ] && { [ -n "$gpu_dev" ] || [ -n "${CHECK_NCMOE:-}" ]; } && ! ski
   for i in $(seq 1 "${CHECK_NCMOE_PAIRS:-2}"); do
     in_budget || { log "skipped --n-cpu-moe from pair $i: past the ${budget}s budget"; break; }
     log "--n-cpu-moe $ncmoe on $(basename "$moe"), pair $i"
-    d=("$dyno" bench "$moe" -p 512 -n 128 -r "${CHECK_NCMOE_REPS:-3}" --ngl "$mngl" --n-cpu-moe "$ncmoe" --device "$mdev" --json)
-    b=("$bench" -m "$moe" -p 512 -n 128 -r "${CHECK_NCMOE_REPS:-3}" -ngl "$mngl" -ncmoe "$ncmoe" -dev "$mdev" -o json)
+    d=("$dyno" bench "$moe" -p "$prompt" -n "$gen" -r "${CHECK_NCMOE_REPS:-3}" --ngl "$mngl" --n-cpu-moe "$ncmoe" --device "$mdev" --json)
+    b=("$bench" -m "$moe" -p "$prompt" -n "$gen" -r "${CHECK_NCMOE_REPS:-3}" -ngl "$mngl" -ncmoe "$ncmoe" -dev "$mdev" -o json)
     if [ $((i % 2)) -eq 1 ]; then
       "${d[@]}" >"$out/raw/ncmoe-dyno-$i.json" 2>"$out/raw/ncmoe-dyno-$i.err" || log "dyno --n-cpu-moe pair $i failed"
       "${b[@]}" >"$out/raw/ncmoe-lb-$i.json" 2>"$out/raw/ncmoe-lb-$i.err" || log "llama-bench -ncmoe pair $i failed"
@@ -364,8 +369,8 @@ if [ "${rpc_pairs:-0}" -gt 0 ] && [ ${#models[@]} -gt 0 ] && ! skipped rpc; then
   for i in $(seq 1 "$rpc_pairs"); do
     in_budget || { log "skipped RPC from pair $i: past the ${budget}s budget"; break; }
     log "$(basename "${models[0]}") over RPC ($ep lending ${gpu_dev:-CPU}), pair $i of $rpc_pairs"
-    d=("$dyno" bench "${models[0]}" -p 512 -n 128 -r "$reps" --ngl 99 --rpc "$ep" --device RPC0 --json)
-    b=("$bench" -m "${models[0]}" -p 512 -n 128 -r "$reps" -ngl 99 --rpc "$ep" -dev RPC0 -o json)
+    d=("$dyno" bench "${models[0]}" -p "$prompt" -n "$gen" -r "$reps" --ngl 99 --rpc "$ep" --device RPC0 --json)
+    b=("$bench" -m "${models[0]}" -p "$prompt" -n "$gen" -r "$reps" -ngl 99 --rpc "$ep" -dev RPC0 -o json)
     if [ $((i % 2)) -eq 1 ]; then
       "${d[@]}" >"$out/raw/rpc-dyno-$i.json" 2>"$out/raw/rpc-dyno-$i.err" || log "dyno --rpc pair $i failed"
       "${b[@]}" >"$out/raw/rpc-lb-$i.json" 2>"$out/raw/rpc-lb-$i.err" || log "llama-bench --rpc pair $i failed"
@@ -383,15 +388,15 @@ if [ -n "$gpu_dev" ] && [ ${#models[@]} -gt 0 ]; then
   if skipped offload; then :
   elif in_budget; then
     log "offload sweep and --fit on $gpu_dev"
-    "$dyno" bench "$small" -p 512 -n 128 -r 3 --ngl 0,8,16,24,99 --device "$gpu_dev" --json \
+    "$dyno" bench "$small" -p "$prompt" -n "$gen" -r 3 --ngl 0,8,16,24,99 --device "$gpu_dev" --json \
       >"$out/raw/offload.json" 2>"$out/raw/offload.err" || log "offload sweep failed"
-    "$dyno" bench "$small" -p 512 -n 128 -r 3 --fit --device "$gpu_dev" --json \
+    "$dyno" bench "$small" -p "$prompt" -n "$gen" -r 3 --fit --device "$gpu_dev" --json \
       >"$out/raw/fit.json" 2>"$out/raw/fit.err" || log "--fit failed"
   else log "skipped the offload sweep and --fit: past the budget"; fi
   if skipped telemetry; then :
   elif in_budget; then
     log "telemetry off, for its overhead"
-    "$dyno" bench "$small" -p 512 -n 128 -r "$reps" --ngl 99 --device "$gpu_dev" --no-telemetry --json \
+    "$dyno" bench "$small" -p "$prompt" -n "$gen" -r "$reps" --ngl 99 --device "$gpu_dev" --no-telemetry --json \
       >"$out/raw/no-telemetry.json" 2>"$out/raw/no-telemetry.err" || log "telemetry-off run failed"
   else log "skipped the telemetry overhead: past the budget"; fi
   if skipped sustain; then :
