@@ -111,6 +111,43 @@ for (let i = 0; i < ROUNDS; i++) {
         }),
       );
     }
+    // The commands' own latency: each invoked from the page over Tauri's IPC
+    // and timed there, round trip (app_info touches no store: the IPC's own
+    // cost). Median of ROUNDS × 4 calls after one untimed call.
+    const commands = [
+      ["app_info", {}],
+      ["model_places", {}],
+      ["team_status", {}],
+      ["hub_settings", {}],
+      ["result_list", { limit: 50 }],
+    ];
+    const newest = await b.execute(() => window.__TAURI_INTERNALS__.invoke("result_list", { limit: 1 }));
+    const firstRun = newest.find((r) => r.kind === "run");
+    if (firstRun) commands.push(["run", { id: firstRun.id }]);
+    const commandMs = {};
+    for (const [cmd, args] of commands) {
+      const times = await b.executeAsync(
+        (cmd, args, n, done) => {
+          const call = () => window.__TAURI_INTERNALS__.invoke(cmd, args);
+          (async () => {
+            await call();
+            const ts = [];
+            for (let k = 0; k < n; k++) {
+              const t = performance.now();
+              await call();
+              ts.push(performance.now() - t);
+            }
+            done(ts);
+          })().catch((e) => done([String(e)]));
+        },
+        cmd,
+        args,
+        ROUNDS * 4,
+      );
+      if (typeof times[0] === "string") throw new Error(`${cmd}: ${times[0]}`);
+      commandMs[cmd] = +median(times).toFixed(1);
+    }
+    console.log(`commands with ${STORED} stored runs, IPC round trip (median of ${ROUNDS * 4}, ms): ${JSON.stringify(commandMs)}`);
     // Every view, from the click on its name to the first frame painted with
     // its content on screen (the Results list timed in detail above).
     const views = {

@@ -19,11 +19,15 @@ use tauri::State;
 use crate::error::{AppError, AppResult};
 use crate::events::JobEvent;
 use crate::jobs::{on_core, Jobs, Kind, LiveTelemetry, ToUi};
+use crate::state::Core;
 
-/// What every command shares: the database and the running jobs.
+/// What every command shares: the database, the running jobs, and the
+/// runtime and store the short commands use.
 pub struct App {
     pub db: PathBuf,
     pub jobs: Arc<Jobs>,
+    /// Made once per process and never freed: it lives as long as the app.
+    pub core: &'static Core,
 }
 
 impl App {
@@ -34,12 +38,33 @@ impl App {
                 .map(PathBuf::from)
                 .unwrap_or_else(dyno::store::default_db_path),
             jobs: Arc::default(),
+            core: Box::leak(Box::default()),
         }
     }
 }
 
-/// Opens the store, runs `f` on it and closes it, whatever `f` returned.
-pub(crate) async fn with_store<T, F>(db: PathBuf, f: F) -> AppResult<T>
+/// Runs `f` on the app's one store, opened by the first command that needs
+/// it (state.rs): a read is only its queries.
+pub(crate) async fn with_store<T, F>(app: &App, f: F) -> AppResult<T>
+where
+    T: Send + 'static,
+    F: for<'s> FnOnce(&'s Store, &'s Path) -> LocalBoxFuture<'s, dyno::error::Result<T>>
+        + Send
+        + 'static,
+{
+    let db = app.db.clone();
+    app.core
+        .run(move |core| async move {
+            let store = core.store(&db).await?;
+            f(store, &db).await
+        })
+        .await
+}
+
+/// A long job's store: the job opens its own, on its own thread and
+/// runtime, and closes it whatever `f` returned, so what the job spawns
+/// never runs beside other commands' work while it times a test.
+pub(crate) async fn with_job_store<T, F>(db: PathBuf, f: F) -> AppResult<T>
 where
     T: Send + 'static,
     F: for<'s> FnOnce(&'s Store, &'s Path) -> LocalBoxFuture<'s, dyno::error::Result<T>>
@@ -83,14 +108,15 @@ pub fn app_info(app: State<'_, App>) -> AppInfo {
 /// llama.cpp build, each backend module loaded or why not), from a worker
 /// started to say hello.
 #[tauri::command]
-pub async fn version_text() -> AppResult<String> {
-    on_core(|| async { app::hw::version_text().await }).await
+pub async fn version_text(app: State<'_, App>) -> AppResult<String> {
+    app.core
+        .run(|_| async { app::hw::version_text().await })
+        .await
 }
 
 #[tauri::command]
 pub async fn hw(app: State<'_, App>) -> AppResult<app::hw::Hw> {
-    let db = app.db.clone();
-    on_core(move || async move { app::hw::inventory(&db, false).await }).await
+    with_store(&app, |s, _| Box::pin(app::hw::inventory_in(s, false))).await
 }
 
 /// Where the power comes from now, so the Benchmark view can warn before
@@ -103,20 +129,14 @@ pub fn power() -> dyno::telemetry::power::PowerState {
 #[tauri::command]
 pub async fn runs(app: State<'_, App>, limit: Option<i64>) -> AppResult<Report> {
     let limit = limit.unwrap_or(1000).clamp(0, 100_000);
-    with_store(app.db.clone(), move |s, _| {
-        Box::pin(results::runs(s, limit))
-    })
-    .await
+    with_store(&app, move |s, _| Box::pin(results::runs(s, limit))).await
 }
 
 /// Runs and sweeps as light list rows, newest first.
 #[tauri::command]
 pub async fn result_list(app: State<'_, App>, limit: Option<i64>) -> AppResult<Vec<ListRow>> {
     let limit = limit.unwrap_or(1000).clamp(0, 100_000);
-    with_store(app.db.clone(), move |s, _| {
-        Box::pin(results::list(s, limit))
-    })
-    .await
+    with_store(&app, move |s, _| Box::pin(results::list(s, limit))).await
 }
 
 /// Each run's stored telemetry over time: the sweep detail's timeline.
@@ -125,7 +145,7 @@ pub async fn telemetry(
     app: State<'_, App>,
     run_ids: Vec<i64>,
 ) -> AppResult<Vec<results::RunTimeline>> {
-    with_store(app.db.clone(), move |s, _| {
+    with_store(&app, move |s, _| {
         Box::pin(async move { results::timelines(s, &run_ids).await })
     })
     .await
@@ -133,31 +153,28 @@ pub async fn telemetry(
 
 #[tauri::command]
 pub async fn run(app: State<'_, App>, id: i64) -> AppResult<Report> {
-    with_store(app.db.clone(), move |s, db| {
-        Box::pin(results::run(s, db, id))
-    })
-    .await
+    with_store(&app, move |s, db| Box::pin(results::run(s, db, id))).await
 }
 
 #[tauri::command]
 pub async fn sweep(app: State<'_, App>, id: i64) -> AppResult<SweepReport> {
-    with_store(app.db.clone(), move |s, _| Box::pin(results::sweep(s, id))).await
+    with_store(&app, move |s, _| Box::pin(results::sweep(s, id))).await
 }
 
 #[tauri::command]
 pub async fn sweeps(app: State<'_, App>) -> AppResult<Vec<SweepReport>> {
-    with_store(app.db.clone(), |s, _| Box::pin(results::sweeps(s, 1000))).await
+    with_store(&app, |s, _| Box::pin(results::sweeps(s, 1000))).await
 }
 
 #[tauri::command]
 pub async fn models(app: State<'_, App>) -> AppResult<Vec<app_models::LocalModel>> {
-    with_store(app.db.clone(), |s, _| Box::pin(app_models::local_models(s))).await
+    with_store(&app, |s, _| Box::pin(app_models::local_models(s))).await
 }
 
 /// The folders and files the person added (Models view, "Added places").
 #[tauri::command]
 pub async fn model_places(app: State<'_, App>) -> AppResult<Vec<app_models::ModelPlace>> {
-    with_store(app.db.clone(), |s, _| Box::pin(app_models::places(s))).await
+    with_store(&app, |s, _| Box::pin(app_models::places(s))).await
 }
 
 /// Add a folder or a .gguf file: from the native dialogs, a drop on the
@@ -165,7 +182,7 @@ pub async fn model_places(app: State<'_, App>) -> AppResult<Vec<app_models::Mode
 #[tauri::command]
 pub async fn add_model_place(app: State<'_, App>, path: String) -> AppResult<app_models::Added> {
     let path = app::expand_home(path.trim());
-    with_store(app.db.clone(), move |s, _| {
+    with_store(&app, move |s, _| {
         Box::pin(async move { app_models::add_place(s, &path).await })
     })
     .await
@@ -174,7 +191,7 @@ pub async fn add_model_place(app: State<'_, App>, path: String) -> AppResult<app
 #[tauri::command]
 pub async fn remove_model_place(app: State<'_, App>, path: String) -> AppResult<bool> {
     let path = PathBuf::from(path);
-    with_store(app.db.clone(), move |s, _| {
+    with_store(&app, move |s, _| {
         Box::pin(async move { app_models::remove_place(s, &path).await })
     })
     .await
@@ -184,7 +201,7 @@ pub async fn remove_model_place(app: State<'_, App>, path: String) -> AppResult<
 /// saved in Settings.
 #[tauri::command]
 pub async fn hub_search(app: State<'_, App>, query: String) -> AppResult<Vec<RepoSummary>> {
-    with_store(app.db.clone(), move |s, _| {
+    with_store(&app, move |s, _| {
         Box::pin(async move { app_hub::search(&app_hub::open(s, None).await?, &query, 50).await })
     })
     .await
@@ -195,7 +212,7 @@ pub async fn hub_levels(
     app: State<'_, App>,
     repo: String,
 ) -> AppResult<dyno::hub::files::RepoListing> {
-    with_store(app.db.clone(), move |s, _| {
+    with_store(&app, move |s, _| {
         Box::pin(async move { app_hub::repo_listing(&app_hub::open(s, None).await?, &repo).await })
     })
     .await
@@ -208,7 +225,7 @@ pub async fn predict(
     app: State<'_, App>,
     input: app::predict::PredictInput,
 ) -> AppResult<app::predict::PredictOutcome> {
-    with_store(app.db.clone(), move |s, _| {
+    with_store(&app, move |s, _| {
         Box::pin(async move { app::predict::predict(s, None, &input).await })
     })
     .await
@@ -227,7 +244,7 @@ pub async fn synth_file(
     on_event: Channel<JobEvent>,
 ) -> AppResult<app::synth::SynthOutcome> {
     let (guard, cancel) = app.jobs.start(&job_id, Kind::Download)?;
-    with_store(app.db.clone(), move |s, _| {
+    with_job_store(app.db.clone(), move |s, _| {
         Box::pin(async move {
             let _guard = guard;
             let place = app::synth::DefaultPlace::Cache;
@@ -261,7 +278,7 @@ pub async fn predict_files(
     paths: Vec<String>,
 ) -> AppResult<Vec<app::predict::PredictedFile>> {
     let paths: Vec<PathBuf> = paths.into_iter().map(PathBuf::from).collect();
-    with_store(app.db.clone(), move |s, _| {
+    with_store(&app, move |s, _| {
         Box::pin(async move {
             app::predict::predict_files(s, &paths, &app::predict::PredictInput::default()).await
         })
@@ -274,15 +291,12 @@ pub async fn predict_files(
 pub async fn predict_accuracy(
     app: State<'_, App>,
 ) -> AppResult<dyno::predict::accuracy::AccuracyReport> {
-    with_store(app.db.clone(), |s, _| {
-        Box::pin(app::predict::accuracy(s, false))
-    })
-    .await
+    with_store(&app, |s, _| Box::pin(app::predict::accuracy(s, false))).await
 }
 
 #[tauri::command]
 pub async fn compare(app: State<'_, App>, a: String, b: String) -> AppResult<Comparison> {
-    with_store(app.db.clone(), move |s, db| {
+    with_store(&app, move |s, db| {
         Box::pin(async move { app::compare::compare(s, db, &a, &b).await })
     })
     .await
@@ -295,7 +309,7 @@ pub async fn card_svg(
     target: String,
     vs_team: Option<String>,
 ) -> AppResult<String> {
-    with_store(app.db.clone(), move |s, db| {
+    with_store(&app, move |s, db| {
         Box::pin(async move { app::export::card_svg(s, db, &target, vs_team.as_deref()).await })
     })
     .await
@@ -304,7 +318,7 @@ pub async fn card_svg(
 /// An export as text (md, csv, json), for the Export view's Copy buttons.
 #[tauri::command]
 pub async fn export_text(app: State<'_, App>, target: String, format: String) -> AppResult<String> {
-    with_store(app.db.clone(), move |s, db| {
+    with_store(&app, move |s, db| {
         Box::pin(async move { app::export::text(s, db, &target, &format).await })
     })
     .await
@@ -322,7 +336,7 @@ pub async fn export_card(
     overwrite: Option<bool>,
     vs_team: Option<String>,
 ) -> AppResult<app::export::Written> {
-    with_store(app.db.clone(), move |s, db| {
+    with_store(&app, move |s, db| {
         Box::pin(async move {
             let overwrite = overwrite.unwrap_or(false);
             app::export::write(
@@ -349,7 +363,7 @@ pub fn cancel(app: State<'_, App>, job_id: String) -> bool {
 #[tauri::command]
 pub async fn preset_estimates(app: State<'_, App>, path: String) -> AppResult<Vec<Estimate>> {
     let path = app::expand_home(path.trim());
-    with_store(app.db.clone(), move |s, _| {
+    with_store(&app, move |s, _| {
         Box::pin(async move { app::presets::estimates(s, &path).await })
     })
     .await
@@ -367,7 +381,7 @@ pub async fn start_sweep(
     let (guard, cancel) = app.jobs.start(&job_id, Kind::Bench)?;
     let cancelled = cancel.clone();
     let timing = crate::jobs::Timing(app.jobs.timing.clone());
-    let report = with_store(app.db.clone(), move |s, db| {
+    let report = with_job_store(app.db.clone(), move |s, db| {
         Box::pin(async move {
             let _guard = guard;
             // The app-wide timing flag: downloads hold still while it is up.
@@ -400,7 +414,7 @@ pub async fn start_bench(
     let (guard, cancel) = app.jobs.start(&job_id, Kind::Bench)?;
     let cancelled = cancel.clone();
     let timing = crate::jobs::Timing(app.jobs.timing.clone());
-    let benched = with_store(app.db.clone(), move |s, _| {
+    let benched = with_job_store(app.db.clone(), move |s, _| {
         Box::pin(async move {
             let _guard = guard;
             let quiet = timing.0.clone();
@@ -449,7 +463,7 @@ pub async fn hub_pull(
     let (guard, cancel) = app.jobs.start(&job_id, Kind::Download)?;
     let cancelled = cancel.clone();
     let timing = app.jobs.timing.clone();
-    let pulled = with_store(app.db.clone(), move |s, _| {
+    let pulled = with_job_store(app.db.clone(), move |s, _| {
         Box::pin(async move {
             let _guard = guard;
             let mut ui = ToUi::download(on_event, cancel.clone(), timing);

@@ -9,6 +9,7 @@ pub mod events;
 mod jobs;
 mod serve;
 mod settings;
+mod state;
 mod team;
 
 pub use error::AppError;

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tauri::ipc::Channel;
 use tauri::State;
 
-use crate::commands::with_store;
 use crate::commands::App;
+use crate::commands::{with_job_store, with_store};
 use crate::error::{AppError, AppResult};
 use crate::events::JobEvent;
 use crate::jobs::{Kind, Timing, ToUi};
@@ -31,7 +31,7 @@ pub struct ServerRunItem {
 
 #[tauri::command]
 pub async fn serve_runs(app: State<'_, App>) -> AppResult<Vec<ServerRunItem>> {
-    with_store(app.db.clone(), move |s, _| {
+    with_store(&app, move |s, _| {
         Box::pin(async move {
             Ok(s.server_runs(200)
                 .await?
@@ -56,7 +56,7 @@ pub async fn serve_runs(app: State<'_, App>) -> AppResult<Vec<ServerRunItem>> {
 /// host is shown.
 #[tauri::command]
 pub async fn serve_run(app: State<'_, App>, id: i64) -> AppResult<ServeReport> {
-    with_store(app.db.clone(), move |s, _| {
+    with_store(&app, move |s, _| {
         Box::pin(async move { dyno::serve::report::load(s, id, true).await })
     })
     .await
@@ -87,7 +87,7 @@ pub async fn start_serve_bench(
     // The app-wide timing flag, up while a server test's requests (or the
     // engine's tests) are timed: downloads and syncs hold still then.
     let timing = Timing(app.jobs.timing.clone());
-    let out = with_store(app.db.clone(), move |s, _| {
+    let out = with_job_store(app.db.clone(), move |s, _| {
         Box::pin(async move {
             let _guard = guard;
             let ch = on_event.clone();

@@ -13,13 +13,13 @@ use crate::error::AppResult;
 
 #[tauri::command]
 pub async fn hub_settings(app: State<'_, App>) -> AppResult<HubSettings> {
-    with_store(app.db.clone(), |s, _| Box::pin(settings::hub_settings(s))).await
+    with_store(&app, |s, _| Box::pin(settings::hub_settings(s))).await
 }
 
 /// Save the endpoint; an empty one goes back to huggingface.co.
 #[tauri::command]
 pub async fn set_hub_endpoint(app: State<'_, App>, url: Option<String>) -> AppResult<HubSettings> {
-    with_store(app.db.clone(), move |s, _| {
+    with_store(&app, move |s, _| {
         Box::pin(async move { settings::set_endpoint(s, url.as_deref()).await })
     })
     .await
@@ -27,7 +27,7 @@ pub async fn set_hub_endpoint(app: State<'_, App>, url: Option<String>) -> AppRe
 
 #[tauri::command]
 pub async fn save_hub_token(app: State<'_, App>, token: String) -> AppResult<HubSettings> {
-    with_store(app.db.clone(), move |s, _| {
+    with_store(&app, move |s, _| {
         Box::pin(async move { settings::save_token(s, &token).await })
     })
     .await
@@ -35,13 +35,13 @@ pub async fn save_hub_token(app: State<'_, App>, token: String) -> AppResult<Hub
 
 #[tauri::command]
 pub async fn remove_hub_token(app: State<'_, App>) -> AppResult<HubSettings> {
-    with_store(app.db.clone(), |s, _| Box::pin(settings::remove_token(s))).await
+    with_store(&app, |s, _| Box::pin(settings::remove_token(s))).await
 }
 
 /// "Test connection": a failure comes back as an answer to show in place.
 #[tauri::command]
 pub async fn check_hub(app: State<'_, App>) -> AppResult<HubCheck> {
-    with_store(app.db.clone(), |s, _| Box::pin(settings::check(s))).await
+    with_store(&app, |s, _| Box::pin(settings::check(s))).await
 }
 
 /// Delete a cancelled download's partial file (Cancel, after Pause).
@@ -51,7 +51,7 @@ pub async fn discard_download(
     repo: String,
     file: String,
 ) -> AppResult<Discarded> {
-    with_store(app.db.clone(), move |s, _| {
+    with_store(&app, move |s, _| {
         Box::pin(async move { downloads::discard(s, &repo, &file).await })
     })
     .await

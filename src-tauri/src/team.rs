@@ -11,19 +11,19 @@ use dyno::report::team::Ranking;
 use tauri::ipc::Channel;
 use tauri::State;
 
-use crate::commands::{with_store, App};
+use crate::commands::{with_job_store, with_store, App};
 use crate::error::{AppError, AppResult};
 use crate::jobs::{hold_while_timed, Kind};
 
 #[tauri::command]
 pub async fn team_status(app: State<'_, App>) -> AppResult<TeamStatus> {
-    with_store(app.db.clone(), |s, _| Box::pin(team::status(s))).await
+    with_store(&app, |s, _| Box::pin(team::status(s))).await
 }
 
 /// Save the team store's URL without its password; an empty one forgets it.
 #[tauri::command]
 pub async fn save_team_url(app: State<'_, App>, url: String) -> AppResult<TeamStatus> {
-    with_store(app.db.clone(), move |s, _| {
+    with_store(&app, move |s, _| {
         Box::pin(async move {
             if url.trim().is_empty() {
                 s.remove_setting(team::TEAM_URL).await?;
@@ -49,7 +49,7 @@ pub async fn team_sync(
     let (guard, cancel) = app.jobs.start(&job_id, Kind::Sync)?;
     let cancelled = cancel.clone();
     let timing = app.jobs.timing.clone();
-    let report = with_store(app.db.clone(), move |s, _| {
+    let report = with_job_store(app.db.clone(), move |s, _| {
         Box::pin(async move {
             let _guard = guard;
             // Not even the connection while a benchmark times a test; then
@@ -86,7 +86,7 @@ pub async fn team_machines(
     url: String,
     query: TeamQuery,
 ) -> AppResult<Ranking> {
-    with_store(app.db.clone(), move |s, _| {
+    with_store(&app, move |s, _| {
         Box::pin(async move {
             let url = team::team_url(s, Some(&url)).await?;
             let t = team::open(&url).await?;

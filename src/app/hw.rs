@@ -158,12 +158,22 @@ pub async fn version_text() -> Result<String> {
     Ok(out)
 }
 
+/// This machine as `dyno hw` shows it: the inventory, its memory bandwidth
+/// (measured once and stored in `db`, or again with `remeasure`), llama.cpp's
+/// modules and the telemetry sources.
 pub async fn inventory(db: &Path, remeasure: bool) -> Result<Hw> {
-    let machine = Machine::detect();
     let store = Store::open(db).await?;
-    let machine_id = store.upsert_machine(&machine).await?;
-    let (bps, threads, at) = ensure_inventory(&store, machine_id, &machine, remeasure).await?;
+    let hw = inventory_in(&store, remeasure).await;
     store.close().await;
+    hw
+}
+
+/// [`inventory`] in a store already open: the app's, which stays open for
+/// its whole life.
+pub async fn inventory_in(store: &Store, remeasure: bool) -> Result<Hw> {
+    let machine = Machine::detect();
+    let machine_id = store.upsert_machine(&machine).await?;
+    let (bps, threads, at) = ensure_inventory(store, machine_id, &machine, remeasure).await?;
     let llama = llama_cpp().await?;
     let sampler = Sampler::start(Duration::from_secs(1));
     let sources = sampler.sources().clone();
