@@ -6,14 +6,17 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 fn main() {
-    // Its own benchmark worker, and the RPC server Settings starts.
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|a| a == "worker" || a == "rpc-server")
-    {
-        std::process::exit(dyno::cli::entry(std::env::args_os()));
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // Its own benchmark worker.
+    if let Some(code) = dyno::worker::entry(&args) {
+        std::process::exit(code);
     }
-    dyno::cli::init_logging(false);
+    // The RPC server Settings starts: `dyno rpc-server`'s flags, parsed and
+    // checked as the CLI does.
+    if args.get(1).is_some_and(|a| a == "rpc-server") {
+        std::process::exit(dyno::cli::entry(args));
+    }
+    dyno::worker::init_logging(false);
     quiet_webview();
     dyno_app::run();
 }

@@ -29,32 +29,6 @@ use crate::worker::client::Cancel;
 /// Exit code of a benchmark the user cancelled (128 + SIGINT, as shells use).
 pub const EXIT_CANCELLED: i32 = 130;
 
-/// Set up logging. Everything goes to stderr: stdout carries tables, JSON,
-/// and in the worker the event protocol. llama.cpp's own logs arrive
-/// through tracing.
-pub fn init_logging(worker: bool) {
-    use tracing_subscriber::layer::SubscriberExt;
-    use tracing_subscriber::util::SubscriberInitExt;
-    use tracing_subscriber::{EnvFilter, Layer};
-    let filter = EnvFilter::try_from_env("DYNO_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
-    let fmt = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        // Colour codes only for a person at a terminal: the worker's lines
-        // end up in stored error messages, and the app shows them as text.
-        .with_ansi(!worker && std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_filter(filter);
-    let registry = tracing_subscriber::registry().with(fmt);
-    let done = if worker {
-        // The worker also keeps llama.cpp's last warnings to explain failures.
-        registry.with(crate::worker::CaptureLayer).try_init()
-    } else {
-        registry.try_init()
-    };
-    // A second initialisation (the app's own) keeps the first.
-    let _ = done;
-}
-
 /// The `dyno` program: parse `args`, run, and return the exit code. Errors
 /// are printed as one line naming what failed and what to do, with exit
 /// code 2 for bad input and 1 for a failure while running.
@@ -65,13 +39,19 @@ where
 {
     use clap::Parser;
     let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    // A worker (this executable started by the parent) needs no parsing.
+    if let Some(code) = crate::worker::entry(&args) {
+        return code;
+    }
     // `dyno --version` names the llama.cpp build and the modules too, which
     // clap's static version string cannot: they are found at run time.
     if args.len() == 2 && (args[1] == "--version" || args[1] == "-V") {
         return print_version();
     }
     let cli = Cli::parse_from(args);
-    init_logging(matches!(cli.command, Command::Worker { .. }));
+    // Logs go to stderr: stdout carries tables, JSON, and in the worker the
+    // event protocol. llama.cpp's own logs arrive through tracing.
+    crate::worker::init_logging(matches!(cli.command, Command::Worker { .. }));
     match main(cli) {
         Ok(code) => code,
         Err(e) => {
