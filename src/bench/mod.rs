@@ -1,6 +1,7 @@
 //! Benchmarks: plans, statistics, and the orchestrator that runs a plan
 //! through worker processes and stores every sample as it arrives.
 
+mod context;
 pub mod figures;
 pub mod plan;
 mod recorder;

@@ -9,10 +9,10 @@
 
 use tokio::sync::mpsc;
 
+use super::context::{check_memory, BenchContext, BenchOutcome, PreparedModel};
 use super::figures::figures;
 use super::plan::BenchRequest;
 use super::recorder::Recorder;
-use super::run::{check_memory, BenchContext, BenchOutcome, PreparedModel};
 use super::{BenchEvent, Flow, Reporter};
 use crate::error::{DynoError, Result};
 use crate::store::{NewRun, Store, WorkerFacts};

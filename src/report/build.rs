@@ -6,7 +6,7 @@
 use super::json::{
     ConfigJson, MachineJson, MeaningJson, ModelJson, Report, ResultJson, RunJson, SCHEMA_VERSION,
 };
-use super::{offload, sweep, telemetry, Loaded, Target};
+use super::{offload, telemetry};
 use crate::bench::figures::figures;
 use crate::error::Result;
 use crate::machine::Machine;
@@ -14,42 +14,6 @@ use crate::store::{MachineRow, ModelRow, ResultRow, RunRow, Store};
 use crate::vocab::status::ResultStatus;
 use crate::vocab::RunConfig;
 use crate::vocab::{Device, Sample, TensorOverride, TestKind, TestSpec};
-
-/// Build the report `t` points at from the store.
-pub async fn load(store: &Store, db: &std::path::Path, t: Target) -> Result<Loaded> {
-    let here = Machine::detect();
-    match t {
-        Target::Server(n) => Err(crate::error::DynoError::BadInput(format!(
-            "serve:{n} is a server run: `dyno serve-show {n}` shows it, `dyno export serve:{n}` exports it \
-             and `dyno compare serve:{n} serve:M` compares it with another server run"
-        ))),
-        Target::Sweep(n) => Ok(Loaded::Sweep(sweep::build(store, n, &here).await?)),
-        Target::Run(n) => {
-            let row = store.run(n).await?.ok_or_else(|| {
-                crate::error::DynoError::NotFound(format!(
-                    "no run {n} in {}; `dyno runs` lists the stored runs",
-                    db.display()
-                ))
-            })?;
-            let mut report = build(store, std::slice::from_ref(&row), &here).await?;
-            // A run from a `dyno bench` offload sweep shows its curve.
-            if let Some(sweep_id) = row.sweep_id {
-                let siblings = store.sweep_runs(sweep_id).await?;
-                if siblings.len() > 1 {
-                    let mut runs = Vec::with_capacity(siblings.len());
-                    for r in &siblings {
-                        runs.push(run_json(store, r).await?);
-                    }
-                    report.offload_sweep = offload::series(&runs)
-                        .into_iter()
-                        .filter(|s| s.points.iter().any(|p| p.run_id == n))
-                        .collect();
-                }
-            }
-            Ok(Loaded::Run(report))
-        }
-    }
-}
 
 /// Speed in words, and a 500-word reply: TTFT plus its tokens at the decode rate.
 pub fn meaning(tokens_per_word: f64, decode_tps: f64, ttft_ms: Option<f64>) -> MeaningJson {
@@ -118,7 +82,7 @@ fn result_json(r: &ResultRow) -> ResultJson {
     }
 }
 
-async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
+pub(super) async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
     let m = store.model(run.model_id).await?;
     let synthetic = m.synthetic.is_some();
     let rows = store.results(run.id).await?;

@@ -15,6 +15,7 @@ pub mod import;
 pub mod json;
 pub mod laptop;
 pub mod list;
+mod load;
 pub mod offload;
 pub mod serve_card;
 pub mod sweep;
@@ -22,12 +23,13 @@ pub mod table;
 pub mod team;
 pub mod telemetry;
 
-pub use build::{build, load, meaning};
+pub use build::{build, meaning};
 pub use conditions::{conditions, Wording};
 pub use json::{
     ConfigJson, MachineJson, MeaningJson, ModelJson, QualityJson, Report, ResultJson, RunJson,
     SCHEMA_VERSION,
 };
+pub use load::load;
 
 use crate::error::Result;
 
