@@ -3,7 +3,8 @@
 //! source file, and fails on a `crate::` path that reaches a module listed
 //! later than the file's own, on a use of `engine` outside `worker`, and on
 //! a top-level module the list does not place. Reading the source text keeps
-//! the rule honest for paths written inline as well as in `use` lines.
+//! the rule honest for paths written inline as well as in `use` lines, and
+//! for each name of a `use crate::{a, b}` group.
 //! Beside it, the test that keeps every function under 100 lines.
 
 use std::collections::HashMap;
@@ -54,20 +55,59 @@ fn module_of(src: &Path, file: &Path) -> Option<String> {
     (name != "lib" && name != "main").then(|| name.to_string())
 }
 
-/// Every `crate::name` in a line's code, comments left out.
-fn crate_paths(line: &str) -> Vec<&str> {
-    let code = line.split("//").next().unwrap_or("");
-    code.match_indices("crate::")
-        // `dyno_crate::x` or `some_crate::x` is not this crate.
-        .filter(|(i, _)| !code[..*i].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
-        .map(|(i, m)| {
-            let rest = &code[i + m.len()..];
-            let end = rest
-                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .unwrap_or(rest.len());
-            &rest[..end]
-        })
-        .collect()
+/// The identifier `s` starts with ("" if none).
+fn ident_at(s: &str) -> &str {
+    let end = s
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
+/// Every module of this crate a source file names, with its line (from 1):
+/// `crate::name` paths and each item of a `crate::{a, b::c}` group, which
+/// may span lines. Comments and strings are left out ([`code_only`]).
+fn crate_uses(text: &str) -> Vec<(usize, String)> {
+    let code = code_only(text);
+    let line_at = |i: usize| code[..i].matches('\n').count() + 1;
+    let mut out = Vec::new();
+    for (i, m) in code.match_indices("crate::") {
+        if code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let at = i + m.len();
+        let rest = &code[at..];
+        if !rest.starts_with('{') {
+            out.push((line_at(i), ident_at(rest).to_string()));
+            continue;
+        }
+        // A group: the first name of each item at its top level.
+        let mut depth = 0;
+        let mut item_start = true;
+        for (j, c) in rest.char_indices() {
+            match c {
+                '{' => {
+                    depth += 1;
+                    item_start = depth == 1;
+                }
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                ',' if depth == 1 => item_start = true,
+                c if item_start && depth == 1 && !c.is_whitespace() => {
+                    item_start = false;
+                    let name = ident_at(&rest[j..]);
+                    if !name.is_empty() && name != "self" {
+                        out.push((line_at(at + j), name.to_string()));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 #[test]
@@ -106,25 +146,23 @@ fn no_module_reaches_up_the_layers() {
             continue; // `layers` itself, a test-only module
         };
         let text = std::fs::read_to_string(file).expect("source file");
-        for (n, line) in text.lines().enumerate() {
-            for used in crate_paths(line) {
-                let Some(&theirs) = rank.get(used) else {
-                    continue;
-                };
-                let why = if theirs > own {
-                    "reaches up the layers"
-                } else if used == "engine" && module != "engine" && module != "worker" {
-                    "uses the engine outside the worker process"
-                } else {
-                    continue;
-                };
-                wrong.push(format!(
-                    "{}:{}: {module} -> {used}: {why}: {}",
-                    file.strip_prefix(&src).unwrap_or(file).display(),
-                    n + 1,
-                    line.trim()
-                ));
-            }
+        let lines: Vec<&str> = text.lines().collect();
+        for (n, used) in crate_uses(&text) {
+            let Some(&theirs) = rank.get(used.as_str()) else {
+                continue;
+            };
+            let why = if theirs > own {
+                "reaches up the layers"
+            } else if used == "engine" && module != "engine" && module != "worker" {
+                "uses the engine outside the worker process"
+            } else {
+                continue;
+            };
+            wrong.push(format!(
+                "{}:{n}: {module} -> {used}: {why}: {}",
+                file.strip_prefix(&src).unwrap_or(file).display(),
+                lines.get(n - 1).map_or("", |l| l.trim())
+            ));
         }
     }
     assert!(
@@ -136,13 +174,24 @@ fn no_module_reaches_up_the_layers() {
 
 #[test]
 fn the_layer_reader_sees_paths_and_skips_comments() {
-    assert_eq!(crate_paths("use crate::vocab::{A, B};"), ["vocab"]);
+    let one = |name: &str| vec![(1, name.to_string())];
+    assert_eq!(crate_uses("use crate::vocab::{A, B};"), one("vocab"));
     assert_eq!(
-        crate_paths("let x = crate::units::human_bytes(1); // crate::cli"),
-        ["units"]
+        crate_uses("let x = crate::units::human_bytes(1); // crate::cli"),
+        one("units")
     );
-    assert!(crate_paths("use llama_cpp_2::model; // not crate::x").is_empty());
-    assert!(crate_paths("use some_crate::thing;").is_empty());
+    assert!(crate_uses("use llama_cpp_2::model; // not crate::x").is_empty());
+    assert!(crate_uses("use some_crate::thing;").is_empty());
+    let text = "use crate::{app, bench::x,\n    store::{a, b}, self};\nlet s = \"crate::cli\"; // crate::report\nuse crate::{\n    units,\n};\n";
+    assert_eq!(
+        crate_uses(text),
+        [
+            (1, "app".to_string()),
+            (1, "bench".to_string()),
+            (2, "store".to_string()),
+            (5, "units".to_string())
+        ]
+    );
     let lib = "//! # Layers\n//!\n//! 1. `a`, `b`: the bottom. `c` is\n//!    named, not placed.\n//! 2. `d`: top.\n//! # Other\n//! 3. `e`: no.\n";
     assert_eq!(order(lib), ["a", "b", "d"]);
 }
