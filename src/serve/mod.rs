@@ -26,6 +26,7 @@ pub mod ollama;
 pub mod prompt;
 pub mod report;
 pub mod request;
+pub mod sample;
 pub mod sse;
 pub mod stats;
 pub mod summary;

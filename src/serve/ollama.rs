@@ -43,7 +43,7 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use super::request::{
+use super::sample::{
     cut_short, mark_content, pump, Failure, RequestSample, RequestSpec, ServerTimings, TokenSource,
 };
 use super::sse::clip;
@@ -229,7 +229,7 @@ mod tests {
 
     use super::*;
     use crate::serve::detect::ServerKind;
-    use crate::serve::request::Api;
+    use crate::serve::sample::Api;
 
     #[test]
     fn lines_split_anywhere_come_out_whole() {

@@ -16,35 +16,16 @@
 
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::detect::ServerKind;
 use super::ollama;
+use super::sample::{cut_short, mark_content, ms, pump, Failure};
+pub use super::sample::{Api, RequestSample, RequestSpec, ServerTimings, TokenSource};
 use super::sse::{clip, SseData, SseDecoder};
 use crate::vocab::failure::FailureCode;
 
-/// Which route a request takes: the OpenAI-compatible ones, except that
-/// chat against Ollama takes Ollama's native chat route ([`Api::path_for`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
-#[serde(rename_all = "lowercase")]
-pub enum Api {
-    /// `/v1/chat/completions`: the prompt as one user message, through the
-    /// model's chat template.
-    Chat,
-    /// `/v1/completions`: the raw prompt.
-    Completions,
-}
-
 impl Api {
-    /// The OpenAI-compatible path.
-    pub fn path(self) -> &'static str {
-        match self {
-            Api::Chat => "v1/chat/completions",
-            Api::Completions => "v1/completions",
-        }
-    }
-
     /// The path requests take on a server of this kind. Chat against
     /// Ollama goes to its native `/api/chat`: Ollama's OpenAI chat route is
     /// a translation layer in front of that same handler which drops
@@ -57,217 +38,9 @@ impl Api {
             self.path()
         }
     }
-
-    /// Whether requests take Ollama's native route.
-    pub fn is_ollama_native(self, kind: ServerKind) -> bool {
-        self == Api::Chat && kind == ServerKind::Ollama
-    }
-}
-
-/// Where a request's token counts came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
-#[serde(rename_all = "snake_case")]
-pub enum TokenSource {
-    /// The OpenAI `usage` object (`stream_options.include_usage`).
-    Usage,
-    /// The server's own account by its clock, which also gives its prefill
-    /// and decode rates ([`ServerTimings`]): llama-server's `timings`
-    /// (`prompt_n`, `predicted_n`), or Ollama's final `done` object
-    /// (`prompt_eval_count`, `eval_count`). The run's server kind says
-    /// which; one name for both, since both are the server's own counts.
-    Timings,
-    /// Counted content chunks: an estimate (a chunk may hold more than one
-    /// token), and no prompt count at all.
-    Chunks,
-    /// The server gave no counts; Dyno counted the generated text and the
-    /// prompt with the model's own tokenizer (the GGUF at hand,
-    /// [`super::tokens`]). Through the chat API the prompt count lacks the
-    /// chat template's tokens.
-    Tokenizer,
-}
-
-/// The server's own account of a request, by its clock: llama-server's
-/// `timings` object, or Ollama's final `done` object with its nanoseconds
-/// turned into milliseconds ([`super::ollama::timings`]).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-pub struct ServerTimings {
-    /// Prompt tokens it processed (llama-server: those not taken from its
-    /// cache). Ollama: its `prompt_eval_count`, which counts the tokens it
-    /// reused from its cache too, though `prompt_ms` covers only those it
-    /// evaluated; see `prompt_n_counts_cache`.
-    pub prompt_n: u64,
-    pub prompt_ms: f64,
-    pub predicted_n: u64,
-    pub predicted_ms: f64,
-    /// Prompt tokens reused from its cache; null where the server does not
-    /// say (Ollama).
-    pub cache_n: Option<u64>,
-    /// `prompt_n` holds a context Dyno asked the server to keep in its cache
-    /// (`--prefix-cache` against Ollama), which `prompt_ms` did not
-    /// evaluate: no server prefill rate is derived from the pair, since it
-    /// would count the cached context as prefilled. With unique prompts
-    /// the reused share is the chat template's first few tokens, and the
-    /// rate stands.
-    #[serde(default)]
-    pub prompt_n_counts_cache: bool,
-    /// Ollama's `load_duration`: loading the model inside this request
-    /// (a few milliseconds when it was already loaded). A request that
-    /// paid for a load has it in its TTFT; the warm-up requests take it.
-    #[serde(default)]
-    pub load_ms: Option<f64>,
-    /// Ollama's `total_duration`: the whole request by its clock.
-    #[serde(default)]
-    pub total_ms: Option<f64>,
-}
-
-/// What one request measured. Times are milliseconds; `start_ms` is from
-/// the start of its batch, so concurrent requests can be laid on one axis.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-pub struct RequestSample {
-    pub start_ms: f64,
-    /// Null when it failed.
-    #[ts(type = "string | null")]
-    pub error_code: Option<FailureCode>,
-    pub error: Option<String>,
-    /// To the first chunk carrying generated text.
-    pub ttft_ms: Option<f64>,
-    /// To the end of the stream.
-    pub e2e_ms: f64,
-    /// Gaps between successive content chunks.
-    pub itl_ms: Vec<f64>,
-    pub content_chunks: u32,
-    pub prompt_tokens: Option<u64>,
-    pub completion_tokens: Option<u64>,
-    /// Prompt tokens the server says it served from its cache.
-    pub cached_tokens: Option<u64>,
-    /// With `--prefix-cache` at a depth: the tokens of the shared context
-    /// this request carried first, which the server holds cached. Where the
-    /// server does not say how many it served from cache (Ollama, often
-    /// vLLM and LM Studio), these are taken off the prompt instead, so a
-    /// prefill rate counts only what was prefilled.
-    #[serde(default)]
-    pub shared_prefix_tokens: Option<u64>,
-    pub token_source: Option<TokenSource>,
-    pub timings: Option<ServerTimings>,
-    pub finish_reason: Option<String>,
-    /// Times the request was sent again because its pooled connection had
-    /// been closed before the server read it (the clock restarts).
-    #[serde(default)]
-    pub retries: u32,
-    /// The generated text, held only until its tokens are counted (when
-    /// the server gave no counts and the model's tokenizer is at hand);
-    /// never stored.
-    #[serde(skip)]
-    #[ts(skip)]
-    pub text: String,
-}
-
-impl RequestSample {
-    pub fn ok(&self) -> bool {
-        self.error_code.is_none()
-    }
-
-    /// Generated tokens: the server's count, else the chunks.
-    pub fn generated(&self) -> u64 {
-        self.completion_tokens
-            .unwrap_or(u64::from(self.content_chunks))
-    }
-
-    /// Tokens each content chunk carried, on average, where the server
-    /// counted the tokens and sent fewer chunks than tokens (vLLM and
-    /// others batch several tokens into one event); 1 otherwise.
-    pub fn tokens_per_chunk(&self) -> f64 {
-        match self.completion_tokens {
-            Some(n) if self.content_chunks > 0 && n > u64::from(self.content_chunks) => {
-                n as f64 / f64::from(self.content_chunks)
-            }
-            _ => 1.0,
-        }
-    }
-
-    /// The gaps between tokens: each gap between chunks divided by the
-    /// tokens a chunk carried, so a server that sends several tokens per
-    /// event is not read as several times slower per token.
-    pub fn itl_per_token_ms(&self) -> impl Iterator<Item = f64> + '_ {
-        let k = self.tokens_per_chunk();
-        self.itl_ms.iter().map(move |g| g / k)
-    }
-
-    /// Time per output token after the first: (e2e − TTFT) ÷ (tokens − 1).
-    pub fn tpot_ms(&self) -> Option<f64> {
-        let n = self.generated();
-        let ttft = self.ttft_ms?;
-        (self.ok() && n > 1).then(|| (self.e2e_ms - ttft) / (n - 1) as f64)
-    }
-
-    /// Decode rate of this request as the client saw it.
-    pub fn decode_tokens_per_s(&self) -> Option<f64> {
-        self.tpot_ms().filter(|t| *t > 0.0).map(|t| 1e3 / t)
-    }
-
-    /// Prompt tokens the server had to process (not from its cache) per
-    /// second of TTFT, as the client saw it: queueing and the network are
-    /// inside. Null without a server prompt count.
-    pub fn prefill_tokens_per_s(&self) -> Option<f64> {
-        let ttft = self.ttft_ms.filter(|t| *t > 0.0)?;
-        let n = self.prefilled_tokens()?;
-        self.ok().then(|| n as f64 / (ttft / 1e3))
-    }
-
-    /// Prompt tokens the server had to prefill: the prompt less what it
-    /// served from cache, by its own count, else by the shared prefix this
-    /// request is known to have carried.
-    pub fn prefilled_tokens(&self) -> Option<u64> {
-        let cached = self
-            .cached_tokens
-            .or(self.shared_prefix_tokens)
-            .unwrap_or(0);
-        Some(self.prompt_tokens?.saturating_sub(cached))
-    }
-
-    /// Prefill rate by the server's own clock (llama-server, Ollama).
-    pub fn server_prefill_tokens_per_s(&self) -> Option<f64> {
-        let t = self
-            .timings
-            .filter(|t| t.prompt_ms > 0.0 && !t.prompt_n_counts_cache)?;
-        Some(t.prompt_n as f64 / (t.prompt_ms / 1e3))
-    }
-
-    /// Decode rate by the server's own clock (llama-server, Ollama).
-    pub fn server_decode_tokens_per_s(&self) -> Option<f64> {
-        let t = self.timings.filter(|t| t.predicted_ms > 0.0)?;
-        Some(t.predicted_n as f64 / (t.predicted_ms / 1e3))
-    }
-}
-
-/// What to send. It owns its text, so a concurrent request can move it
-/// into its own task.
-#[derive(Debug, Clone)]
-pub struct RequestSpec {
-    pub url: String,
-    pub api: Api,
-    pub kind: ServerKind,
-    pub model: String,
-    pub prompt: String,
-    pub max_tokens: u32,
-    /// Let the server reuse its prompt cache (llama-server's
-    /// `cache_prompt`); otherwise asked not to, where it can be asked
-    /// (Ollama cannot: it always reuses what it can, and unique prompts
-    /// leave it only the template's first tokens).
-    pub cache_prompt: bool,
-    pub api_key: Option<String>,
-    /// No byte for this long: the request fails as stalled.
-    pub stall: Duration,
-    /// The whole request may not take longer.
-    pub deadline: Duration,
 }
 
 impl RequestSpec {
-    /// Whether the request takes Ollama's native route.
-    pub fn is_ollama_native(&self) -> bool {
-        self.api.is_ollama_native(self.kind)
-    }
-
     /// The JSON body. Fields beyond the OpenAI API go only to servers known
     /// to accept them: a strict server refuses unknown ones.
     pub fn body(&self) -> Value {
@@ -299,9 +72,6 @@ impl RequestSpec {
         b
     }
 }
-
-/// Why a request failed: its code and the reason in words.
-pub(super) type Failure = (FailureCode, String);
 
 /// Send one request and time it. Never returns an error: a failure is a
 /// sample with its code and reason, so a batch records it and goes on.
@@ -408,69 +178,6 @@ async fn error_body(mut resp: reqwest::Response) -> String {
     };
     let _ = tokio::time::timeout(Duration::from_secs(5), read).await;
     String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Hand the body to `take` piece by piece as it arrives, with the arrival
-/// time, until the server ends it. Fails on a stall (no byte for
-/// `spec.stall`), the deadline, or a connection that breaks off; whether
-/// the body that did arrive is a whole reply is for the caller to judge.
-pub(super) async fn pump(
-    resp: &mut reqwest::Response,
-    spec: &RequestSpec,
-    t0: Instant,
-    mut take: impl FnMut(&[u8], Instant) -> Result<(), Failure>,
-) -> Result<(), Failure> {
-    let deadline = tokio::time::Instant::from_std(t0) + spec.deadline;
-    loop {
-        let next = tokio::select! {
-            c = resp.chunk() => c,
-            _ = tokio::time::sleep(spec.stall) => {
-                let why = format!("the stream stalled: nothing for {:?}", spec.stall);
-                return Err((FailureCode::TimedOut, why));
-            }
-            _ = tokio::time::sleep_until(deadline) => {
-                let why = format!("the request took longer than {:?}", spec.deadline);
-                return Err((FailureCode::TimedOut, why));
-            }
-        };
-        match next {
-            Ok(Some(bytes)) => take(&bytes, Instant::now())?,
-            Ok(None) => return Ok(()),
-            Err(e) => {
-                let why = format!("the stream broke off: {}", e.without_url());
-                return Err((FailureCode::StreamCut, why));
-            }
-        }
-    }
-}
-
-/// A chunk carrying generated `text` arrived at `now`: the first stops the
-/// TTFT clock, each later one gives an inter-token gap.
-pub(super) fn mark_content(
-    s: &mut RequestSample,
-    text: &str,
-    now: Instant,
-    t0: Instant,
-    last_content: &mut Option<Instant>,
-) {
-    s.content_chunks += 1;
-    s.text.push_str(text);
-    if s.ttft_ms.is_none() {
-        s.ttft_ms = Some(ms(now - t0));
-    }
-    if let Some(prev) = *last_content {
-        s.itl_ms.push(ms(now - prev));
-    }
-    *last_content = Some(now);
-}
-
-/// The reason for a body that ended before the server said it was done.
-pub(super) fn cut_short(s: &RequestSample) -> Failure {
-    let why = format!(
-        "the server closed the stream before it ended (after {} content chunks)",
-        s.content_chunks
-    );
-    (FailureCode::StreamCut, why)
 }
 
 /// Read the event stream to its end, timing each content chunk. Fails on
@@ -602,8 +309,4 @@ fn take_chunk(
         }
     }
     Ok(())
-}
-
-pub(super) fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }
