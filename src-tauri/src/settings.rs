@@ -41,7 +41,7 @@ pub async fn remove_hub_token(app: State<'_, App>) -> AppResult<HubSettings> {
 /// "Test connection": a failure comes back as an answer to show in place.
 #[tauri::command]
 pub async fn check_hub(app: State<'_, App>) -> AppResult<HubCheck> {
-    with_store(&app, |s, _| Box::pin(settings::check(s))).await
+    with_store(&app, |s, _| Box::pin(dyno::app::hub::check(s))).await
 }
 
 /// Delete a cancelled download's partial file (Cancel, after Pause).

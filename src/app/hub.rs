@@ -8,6 +8,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 
 use super::models::memory;
+use super::settings::HubCheck;
 use crate::error::{DynoError, Result};
 use crate::hub::download::{pull_file, PullProgress, Pulled};
 use crate::hub::files::{listing, RepoListing};
@@ -158,4 +159,42 @@ pub async fn pull_one(
         sha256: p.sha256,
         size_bytes: p.size_bytes,
     })
+}
+
+/// Reach the hub with the settings in force: one search, then, with a
+/// token, who it belongs to. A failure is an answer here, not an error, so
+/// the page can show it in place.
+pub async fn check(store: &Store) -> Result<HubCheck> {
+    let hub = open(store, None).await?;
+    let endpoint = hub.config.endpoint.clone();
+    if let Err(e) = hub.search("gguf", 1).await {
+        return Ok(HubCheck {
+            endpoint,
+            reachable: false,
+            user: None,
+            message: e.to_string(),
+        });
+    }
+    match hub.whoami().await {
+        Ok(Some(user)) => Ok(HubCheck {
+            message: format!("Reached {endpoint}; the token belongs to {user}."),
+            endpoint,
+            reachable: true,
+            user: Some(user),
+        }),
+        Ok(None) => Ok(HubCheck {
+            message: format!(
+                "Reached {endpoint}. No token is saved: public models download, gated and private ones need a token."
+            ),
+            endpoint,
+            reachable: true,
+            user: None,
+        }),
+        Err(e) => Ok(HubCheck {
+            message: format!("Reached {endpoint}, but {e}"),
+            endpoint,
+            reachable: true,
+            user: None,
+        }),
+    }
 }

@@ -168,22 +168,6 @@ pub async fn local_models(store: &Store) -> Result<Vec<LocalModel>> {
 }
 
 /// Rows for `found` at the given (RAM, VRAM).
-/// Fill each readable model's prediction (one calibration for them all).
-pub async fn with_predictions(store: &Store, rows: &mut [LocalModel]) -> Result<()> {
-    let paths: Vec<PathBuf> = rows
-        .iter()
-        .filter(|r| r.error.is_none())
-        .map(|r| r.path.clone())
-        .collect();
-    let input = crate::app::predict::PredictInput::default();
-    for f in crate::app::predict::predict_files(store, &paths, &input).await? {
-        if let Some(r) = rows.iter_mut().find(|r| r.path == f.path) {
-            r.prediction = f.prediction;
-        }
-    }
-    Ok(())
-}
-
 pub fn rows(found: &[Found], memory: (u64, u64)) -> Vec<LocalModel> {
     found.iter().map(|f| local(f, memory)).collect()
 }

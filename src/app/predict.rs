@@ -328,3 +328,20 @@ pub async fn accuracy(
     let rows = store.predicted_results().await?;
     Ok(predict::accuracy::report(&rows, include_disturbed))
 }
+
+/// Fill each readable model's prediction (one calibration for them all):
+/// the rows of `dyno models --json`.
+pub async fn fill_models(store: &Store, rows: &mut [super::models::LocalModel]) -> Result<()> {
+    let paths: Vec<std::path::PathBuf> = rows
+        .iter()
+        .filter(|r| r.error.is_none())
+        .map(|r| r.path.clone())
+        .collect();
+    let input = PredictInput::default();
+    for f in predict_files(store, &paths, &input).await? {
+        if let Some(r) = rows.iter_mut().find(|r| r.path == f.path) {
+            r.prediction = f.prediction;
+        }
+    }
+    Ok(())
+}

@@ -421,7 +421,7 @@ async fn list_models(store: &Store, json: bool) -> Result<i32> {
     let (ram, vram) = memory();
     if json {
         let mut rows = app::models::rows(&found, (ram, vram));
-        app::models::with_predictions(store, &mut rows).await?;
+        app::predict::fill_models(store, &mut rows).await?;
         print_json(&rows);
         return Ok(0);
     }

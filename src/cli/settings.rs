@@ -49,7 +49,7 @@ async fn run(store: &Store, cmd: Option<SettingsCommand>, json: bool) -> Result<
             settings::set_endpoint(store, None).await?
         }
         Some(SettingsCommand::Check) => {
-            let c = settings::check(store).await?;
+            let c = crate::app::hub::check(store).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&c).expect("serialises"));
             } else {
