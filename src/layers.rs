@@ -327,6 +327,198 @@ fn functions(text: &str) -> Vec<(String, usize, usize)> {
     out
 }
 
+/// A file's module path: `src/bench/run.rs` is `bench::run`,
+/// `src/bench/mod.rs` is `bench`, `src/lib.rs` the crate (empty).
+fn module_path(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap_or(file).with_extension("");
+    let mut path: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if path
+        .last()
+        .is_some_and(|l| matches!(l.as_str(), "mod" | "lib" | "main"))
+    {
+        path.pop();
+    }
+    path
+}
+
+/// The `::`-separated names `s` starts with (`a::b::c` of `a::b::c(x)`),
+/// and the items of a group after the last `::` (`a::{b, c::d}`: `b` and
+/// `c::d`), split at its top-level commas.
+fn path_at(s: &str) -> (Vec<&str>, Vec<&str>) {
+    let mut names = Vec::new();
+    let mut rest = s;
+    loop {
+        let name = ident_at(rest);
+        if name.is_empty() {
+            let Some(group) = rest.strip_prefix('{') else {
+                return (names, Vec::new());
+            };
+            let (mut items, mut depth, mut start) = (Vec::new(), 0, 0);
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        items.push(group[start..i].trim());
+                        break;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        items.push(group[start..i].trim());
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            return (names, items);
+        }
+        names.push(name);
+        match rest[name.len()..].strip_prefix("::") {
+            Some(r) => rest = r,
+            None => return (names, Vec::new()),
+        }
+    }
+}
+
+/// The module paths a file of module `me` names through `crate::` and
+/// `super::` (each item of a group too), outside its `#[cfg(test)]` module,
+/// as paths from the crate's root (not yet cut to a module that exists).
+fn module_refs(text: &str, me: &[String]) -> Vec<Vec<String>> {
+    let mut code = code_only(text);
+    if let Some(i) = code.find("#[cfg(test)]\nmod tests") {
+        code.truncate(i);
+    }
+    let mut out = Vec::new();
+    for (i, _) in code
+        .match_indices("crate::")
+        .chain(code.match_indices("super::"))
+    {
+        // `$crate::` is a macro's; `super::super::` counts once, whole.
+        if code[..i].ends_with(|c: char| c.is_alphanumeric() || matches!(c, '_' | '$' | ':')) {
+            continue;
+        }
+        let (mut names, items) = path_at(&code[i..]);
+        // `super` of module `a::b` is `a`; each further `super`, one up.
+        let mut base: Vec<String> = Vec::new();
+        if names[0] == "super" {
+            base = me[..me.len().saturating_sub(1)].to_vec();
+            while names.get(1) == Some(&"super") {
+                names.remove(0);
+                base.pop();
+            }
+        }
+        names.remove(0);
+        let prefix: Vec<String> = base
+            .into_iter()
+            .chain(names.iter().map(|n| n.to_string()))
+            .collect();
+        if items.is_empty() {
+            out.push(prefix);
+            continue;
+        }
+        for item in items {
+            let (more, _) = path_at(item);
+            if !more.is_empty() && more[0] != "self" {
+                out.push(
+                    prefix
+                        .iter()
+                        .cloned()
+                        .chain(more.iter().map(|n| n.to_string()))
+                        .collect(),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// No two modules of one folder import each other, directly or round a
+/// longer loop ([S] 8): files in a circle cannot be understood, tested or
+/// moved one at a time. Imports are `crate::` and `super::` paths, groups
+/// included; test modules are left out.
+#[test]
+fn no_folder_has_an_import_circle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let modules: std::collections::HashSet<Vec<String>> =
+        files.iter().map(|f| module_path(&src, f)).collect();
+    let mut edges: HashMap<Vec<String>, Vec<Vec<String>>> = HashMap::new();
+    for f in &files {
+        let me = module_path(&src, f);
+        if me.is_empty() {
+            continue; // lib.rs and main.rs: the crate's root has no folder
+        }
+        let text = std::fs::read_to_string(f).expect("source file");
+        for r in module_refs(&text, &me) {
+            // The longest prefix that is a module of this crate, if it is a
+            // sibling of `me` (the same folder).
+            let Some(target) = (1..=r.len())
+                .rev()
+                .map(|k| r[..k].to_vec())
+                .find(|p| modules.contains(p))
+            else {
+                continue;
+            };
+            if target != me
+                && target.len() == me.len()
+                && target[..me.len() - 1] == me[..me.len() - 1]
+            {
+                edges.entry(me.clone()).or_default().push(target);
+            }
+        }
+    }
+    // A circle is an edge whose end reaches back to its start.
+    let reaches = |from: &Vec<String>, to: &Vec<String>| {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![from.clone()];
+        while let Some(m) = stack.pop() {
+            if &m == to {
+                return true;
+            }
+            if seen.insert(m.clone()) {
+                stack.extend(edges.get(&m).into_iter().flatten().cloned());
+            }
+        }
+        false
+    };
+    let mut circles: Vec<String> = edges
+        .iter()
+        .flat_map(|(a, bs)| bs.iter().map(move |b| (a, b)))
+        .filter(|(a, b)| reaches(b, a))
+        .map(|(a, b)| format!("{} -> {}", a.join("::"), b.join("::")))
+        .collect();
+    circles.sort();
+    circles.dedup();
+    assert!(
+        circles.is_empty(),
+        "imports in a circle (each edge below lies on one):\n{}",
+        circles.join("\n")
+    );
+}
+
+#[test]
+fn the_circle_reader_resolves_super_crate_and_groups() {
+    let me: Vec<String> = ["app", "hub"].map(String::from).to_vec();
+    let text = "use super::models::memory;\nuse super::{settings, predict::x};\nuse crate::store::Store;\nfn f() { crate::units::human_bytes(1); }\n#[cfg(test)]\nmod tests {\n    use super::super::bench;\n}\n";
+    let refs: Vec<String> = module_refs(text, &me)
+        .iter()
+        .map(|r| r.join("::"))
+        .collect();
+    assert_eq!(
+        refs,
+        [
+            "store::Store",
+            "units::human_bytes",
+            "app::models::memory",
+            "app::settings",
+            "app::predict::x"
+        ]
+    );
+}
+
 /// No function in `src/` or `src-tauri/src` is over 100 lines ([S] 8): a
 /// longer one is several steps that want names of their own.
 #[test]
