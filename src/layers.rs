@@ -552,3 +552,38 @@ fn the_function_reader_skips_strings_comments_and_characters() {
         [("a".to_string(), 1, 5), ("b".to_string(), 6, 3)]
     );
 }
+
+/// The command-line library is the CLI's ([S] 2): nothing below `cli/` names
+/// clap, so the core's types carry no front end's derives, and the app's
+/// forms reach the core without a command line being built and parsed again.
+#[test]
+fn clap_is_named_only_in_the_cli() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut found = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(&src).expect("under src");
+        if rel.starts_with("cli") || rel == Path::new("main.rs") {
+            continue;
+        }
+        let text = code_only(&std::fs::read_to_string(file).expect("a source file"));
+        for (n, line) in text.lines().enumerate() {
+            let named = line.match_indices("clap").any(|(at, _)| {
+                let before = line[..at].chars().next_back();
+                let after = line[at + 4..].chars().next();
+                let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                !ident(before) && !ident(after)
+            });
+            if named {
+                found.push(format!("{}:{}: {}", rel.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(files.len() > 50, "the sources were found: {}", files.len());
+    assert!(
+        found.is_empty(),
+        "clap outside src/cli/:\n{}",
+        found.join("\n")
+    );
+}

@@ -377,7 +377,7 @@ pub async fn start_sweep(
     job_id: String,
     on_event: Channel<JobEvent>,
 ) -> AppResult<Option<SweepReport>> {
-    let a = spec.args()?;
+    let order = spec.order(dyno::machine::Machine::detect().default_threads())?;
     let (guard, cancel) = app.jobs.start(&job_id, Kind::Bench)?;
     let cancelled = cancel.clone();
     let timing = crate::jobs::Timing(app.jobs.timing.clone());
@@ -389,7 +389,7 @@ pub async fn start_sweep(
             let _live = LiveTelemetry::start(on_event.clone(), quiet.clone());
             let mut pull = ToUi::new(on_event.clone(), cancel.clone());
             let mut ui = ToUi::quieted(on_event, cancel.clone(), quiet);
-            app::sweep::run(s, db, &a, cancel, &mut ui, &mut pull).await
+            app::sweep::run(s, db, &order, cancel, &mut ui, &mut pull).await
         })
     })
     .await;
@@ -517,7 +517,7 @@ mod tests {
         let spec: SweepInput =
             serde_json::from_value(serde_json::json!({"source": {"kind": "dir", "dir": " "}}))
                 .unwrap();
-        let e = AppError::from(spec.args().unwrap_err());
+        let e = AppError::from(spec.order(2).unwrap_err());
         assert_eq!(e.code, "bad_input");
         assert!(e.message.contains("folder is empty"), "{}", e.message);
     }

@@ -53,17 +53,35 @@ impl Default for Measuring {
     }
 }
 
+impl Measuring {
+    /// The context a benchmark's or a sweep's runs are measured in.
+    pub fn context<'s>(
+        &self,
+        store: &'s Store,
+        machine_id: i64,
+        sweep_id: i64,
+        worker: WorkerOptions,
+        cancel: Cancel,
+    ) -> BenchContext<'s> {
+        BenchContext {
+            store,
+            machine_id,
+            sweep_id: Some(sweep_id),
+            worker,
+            cancel,
+            telemetry: self.telemetry,
+            memory_check: self.memory_check,
+            cooldown: self.cooldown_s.map(crate::bench::run::Cooldown::new),
+        }
+    }
+}
+
 impl BenchInput {
     /// One file with a preset's plan and llama-bench's defaults for the rest
     /// (what every Benchmark… button measures, so its runs compare).
     pub fn preset(path: PathBuf, preset: Preset, machine: &Machine) -> BenchInput {
-        let plan = preset.plan();
         let mut request = BenchRequest::defaults(machine.default_threads());
-        // Time to first token from the first pair, as a sweep measures it.
-        request.prompt_gen = vec![(plan.n_prompt[0], plan.n_gen[0])];
-        request.n_prompt = plan.n_prompt;
-        request.n_gen = plan.n_gen;
-        request.reps = plan.reps;
+        preset.apply(&mut request);
         BenchInput {
             models: vec![path],
             request,
@@ -273,31 +291,26 @@ async fn start<'s>(
     let sweep_id = store
         .create_sweep("bench", machine_id, &args.to_string())
         .await?;
-    let ctx = BenchContext {
-        store,
-        machine_id,
-        sweep_id: Some(sweep_id),
-        worker,
-        cancel,
-        telemetry: input.measuring.telemetry,
-        memory_check: input.measuring.memory_check,
-        cooldown: input
-            .measuring
-            .cooldown_s
-            .map(crate::bench::run::Cooldown::new),
-    };
+    let ctx = input
+        .measuring
+        .context(store, machine_id, sweep_id, worker, cancel);
     Ok((ctx, sweep_id))
 }
 
 /// Laptops run slower unplugged: said before anything is timed, so a
-/// battery figure is never taken for an AC one.
-fn warn_on_battery(progress: &mut dyn BenchProgress) {
+/// battery figure is never taken for an AC one. `None` on AC power or on a
+/// machine without a battery.
+pub fn battery_note() -> Option<String> {
     let power = PowerState::now();
-    if power.source == Some(PowerSource::Battery) {
-        progress.note(&format!(
-            "measuring {}: laptops usually run slower unplugged, so these figures compare only with other battery runs; plug in for AC figures",
-            power.describe().unwrap_or_else(|| "on battery".into())
-        ));
+    (power.source == Some(PowerSource::Battery)).then(|| format!(
+        "measuring {}: laptops usually run slower unplugged, so these figures compare only with other battery runs; plug in for AC figures",
+        power.describe().unwrap_or_else(|| "on battery".into())
+    ))
+}
+
+fn warn_on_battery(progress: &mut dyn BenchProgress) {
+    if let Some(note) = battery_note() {
+        progress.note(&note);
     }
 }
 

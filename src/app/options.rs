@@ -1,16 +1,11 @@
-//! The options of a benchmark and of a sweep, with their parsers, shared by
-//! both front ends: the CLI parses them from its command line and the app
-//! builds the same command line from its Sweep form (`app::sweep`), so a
-//! value the CLI refuses is refused in the app with the same words, and a
-//! default is the same in both. They are clap definitions because the
-//! command line is their reference syntax (llama-bench's, where it has one).
+//! The parsers of the plan options both front ends take as text: GPU
+//! layers, devices, expert layers, tensor overrides, RPC servers and
+//! sustained minutes. The CLI's flags (`cli::options`) call them one item
+//! at a time; the app's forms give the same syntax as one comma-separated
+//! string ([`ngl_list`] and its kin). So a value is refused with the same
+//! words in both, and the syntax is llama-bench's where it has one.
 
-use std::path::PathBuf;
-
-use clap::Args;
-
-use crate::bench::plan::BenchRequest;
-use crate::vocab::{FlashAttn, SplitMode, TensorOverride};
+use crate::vocab::TensorOverride;
 
 /// One `--ngl` item: "auto", a layer count, or a range in llama-bench's
 /// syntax ("0-32" every layer count, "0-32+8" in steps of 8, "1-64*2"
@@ -18,7 +13,7 @@ use crate::vocab::{FlashAttn, SplitMode, TensorOverride};
 #[derive(Debug, Clone, PartialEq)]
 pub struct NglItem(pub Vec<Option<u32>>);
 
-fn parse_ngl(s: &str) -> Result<NglItem, String> {
+pub fn parse_ngl(s: &str) -> Result<NglItem, String> {
     let s = s.trim();
     if s.eq_ignore_ascii_case("auto") {
         return Ok(NglItem(vec![None]));
@@ -70,7 +65,7 @@ fn parse_ngl(s: &str) -> Result<NglItem, String> {
 
 /// A `--device` item: "auto" (every device llama.cpp sees), "none" (CPU
 /// only) or device names joined by '/', as llama-bench's `-dev`.
-fn parse_devices(s: &str) -> Result<Option<Vec<String>>, String> {
+pub fn parse_devices(s: &str) -> Result<Option<Vec<String>>, String> {
     match s.trim() {
         "auto" => Ok(None),
         "none" => Ok(Some(Vec::new())),
@@ -91,7 +86,7 @@ fn parse_devices(s: &str) -> Result<Option<Vec<String>>, String> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CountItem(pub Vec<u32>);
 
-fn parse_count(s: &str) -> Result<CountItem, String> {
+pub fn parse_count(s: &str) -> Result<CountItem, String> {
     if s.trim().eq_ignore_ascii_case("auto") {
         return Err(
             "'auto' is not a layer count here; use a number or a range such as 0-32+8".into(),
@@ -105,11 +100,11 @@ fn parse_count(s: &str) -> Result<CountItem, String> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct OverrideGroup(pub Vec<TensorOverride>);
 
-fn parse_override_group(s: &str) -> Result<OverrideGroup, String> {
+pub fn parse_override_group(s: &str) -> Result<OverrideGroup, String> {
     TensorOverride::parse_group(s).map(OverrideGroup)
 }
 
-fn parse_bool01(s: &str) -> Result<bool, String> {
+pub fn parse_bool01(s: &str) -> Result<bool, String> {
     match s {
         "1" | "true" | "on" => Ok(true),
         "0" | "false" | "off" => Ok(false),
@@ -118,7 +113,7 @@ fn parse_bool01(s: &str) -> Result<bool, String> {
 }
 
 /// Parse a `--pg` pair "P,N".
-fn parse_pg(s: &str) -> Result<(u32, u32), String> {
+pub fn parse_pg(s: &str) -> Result<(u32, u32), String> {
     let err = || format!("'{s}' is not a pair; write --pg PROMPT,GEN, e.g. --pg 512,128");
     let (p, n) = s.split_once(',').ok_or_else(err)?;
     Ok((
@@ -128,25 +123,15 @@ fn parse_pg(s: &str) -> Result<(u32, u32), String> {
 }
 
 /// `--sustain` minutes, fractions allowed (0.5 is 30 s), as whole seconds.
-fn parse_minutes(s: &str) -> Result<u32, String> {
+pub fn parse_minutes(s: &str) -> Result<u32, String> {
     let m: f64 = s
         .trim()
         .parse()
         .map_err(|_| format!("'{s}' is not a number of minutes; e.g. --sustain 5"))?;
-    if !(m.is_finite() && m > 0.0) {
-        return Err(format!("'{s}': give a number of minutes above 0"));
-    }
-    let secs = (m * 60.0).round();
-    if secs < 1.0 || secs > f64::from(crate::bench::plan::SUSTAIN_MAX_S) {
-        return Err(format!(
-            "'{s}': a sustained decode lasts from 1 second to {} minutes",
-            crate::bench::plan::SUSTAIN_MAX_S / 60
-        ));
-    }
-    Ok(secs as u32)
+    sustain_seconds(m)
 }
 
-fn parse_mmap(s: &str) -> Result<Option<bool>, String> {
+pub fn parse_mmap(s: &str) -> Result<Option<bool>, String> {
     match s {
         "1" | "true" | "on" => Ok(Some(true)),
         "0" | "false" | "off" => Ok(Some(false)),
@@ -155,318 +140,66 @@ fn parse_mmap(s: &str) -> Result<Option<bool>, String> {
     }
 }
 
-/// A quantisation sweep of one model.
-#[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("source").required(true).args(["files", "dir", "from", "repo", "resume"])))]
-pub struct SweepArgs {
-    /// GGUF files of one model, one per level.
-    #[arg(long, num_args = 1.., value_name = "GGUF")]
-    pub files: Vec<PathBuf>,
-    /// A folder of GGUF files of one model.
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-    /// One high-precision GGUF (F16, BF16, F32) to quantise locally into the
-    /// levels with llama.cpp's quantizer (cached; DYNO_CACHE_DIR moves the cache).
-    #[arg(long, value_name = "GGUF")]
-    pub from: Option<PathBuf>,
-    /// A Hugging Face repo OWNER/NAME: missing levels are downloaded (verified), then swept.
-    #[arg(long, value_name = "OWNER/NAME")]
-    pub repo: Option<String>,
-    /// Hub address for --repo, for a mirror (also HF_ENDPOINT).
-    #[arg(long, value_name = "URL")]
-    pub endpoint: Option<String>,
-    /// With --repo: download nothing. Read each level's header, write it
-    /// here with synthetic weights and measure that: the levels' speed on
-    /// this machine before a download, labelled as synthetic. Quality needs
-    /// the real weights and is not measured. The files are deleted after.
-    #[arg(long, requires = "repo")]
-    pub shape_only: bool,
-    /// With --shape-only: keep the synthetic files (in Dyno's cache).
-    #[arg(long, requires = "shape_only")]
-    pub keep: bool,
-    /// Resume sweep ID with the plan stored with it.
-    #[arg(long, value_name = "ID")]
-    pub resume: Option<i64>,
-    /// Levels, any case (default: F16,Q8_0,Q6_K,Q5_K_M,Q4_K_M,Q3_K_M,Q2_K for
-    /// --from; every file for --files and --dir).
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    pub levels: Vec<String>,
-    /// Tokens of the bundled text scored for quality (whole chunks of 512).
-    #[arg(long, default_value_t = crate::quality::DEFAULT_TOKENS, value_name = "N")]
-    pub quality_tokens: u32,
-    /// Measure speed only: no perplexity or KL divergence.
-    #[arg(long)]
-    pub no_quality: bool,
-    /// Reference log-probabilities kept per position; 0 keeps the whole
-    /// vocabulary (exact KL divergence, much more memory and disk).
-    #[arg(long, default_value_t = crate::quality::DEFAULT_TOPK, value_name = "K", hide = true)]
-    pub quality_topk: u32,
-    /// Measure every level again, even those already measured.
-    #[arg(long)]
-    pub fresh: bool,
-    #[command(flatten)]
-    pub opts: BenchOptions,
+/// The items of a comma-separated list, each parsed by `parse`; blanks
+/// between commas are skipped, and a list of none is `None`.
+fn list<T>(s: &str, parse: impl Fn(&str) -> Result<T, String>) -> Result<Option<Vec<T>>, String> {
+    let items = s
+        .split(',')
+        .map(str::trim)
+        .filter(|i| !i.is_empty())
+        .map(parse)
+        .collect::<Result<Vec<T>, String>>()?;
+    Ok((!items.is_empty()).then_some(items))
 }
 
-/// The plan options `dyno bench` and `dyno sweep` share.
-#[derive(Debug, Args)]
-pub struct BenchOptions {
-    /// A preset plan instead of -p, -n and -r: quick (pp128, tg32, 3
-    /// repetitions), standard (llama-bench's defaults) or thorough (pp512
-    /// and pp2048, tg128, 10 repetitions); each adds pp+tg for time to first
-    /// token. `dyno presets MODEL` says how long each takes.
-    #[arg(long, value_enum, conflicts_with_all = ["n_prompt", "n_gen", "reps", "pg"])]
-    pub preset: Option<crate::app::presets::Preset>,
-    /// Prompt lengths for prefill tests (pp); 0 skips them.
-    #[arg(
-        short = 'p',
-        long = "n-prompt",
-        value_delimiter = ',',
-        value_name = "LIST"
-    )]
-    pub n_prompt: Option<Vec<u32>>,
-    /// Generation lengths for decode tests (tg); 0 skips them.
-    #[arg(
-        short = 'n',
-        long = "n-gen",
-        value_delimiter = ',',
-        value_name = "LIST"
-    )]
-    pub n_gen: Option<Vec<u32>>,
-    /// Prefill then decode, timed per phase with time to first token: PROMPT,GEN
-    /// (repeat the option for more pairs).
-    #[arg(long = "pg", value_parser = parse_pg, value_name = "P,N")]
-    pub pg: Vec<(u32, u32)>,
-    /// Context depths: tokens already in the KV cache before each test.
-    #[arg(
-        short = 'd',
-        long = "n-depth",
-        value_delimiter = ',',
-        value_name = "LIST"
-    )]
-    pub n_depth: Option<Vec<u32>>,
-    /// Parallel sequences decoded at once (as llama-batched-bench's -npl).
-    #[arg(long = "npl", value_delimiter = ',', value_name = "LIST")]
-    pub npl: Vec<u32>,
-    /// Prompt length of each parallel sequence.
-    #[arg(
-        long = "npp",
-        value_delimiter = ',',
-        value_name = "LIST",
-        default_value = "128"
-    )]
-    pub npp: Vec<u32>,
-    /// Tokens each parallel sequence generates.
-    #[arg(
-        long = "ntg",
-        value_delimiter = ',',
-        value_name = "LIST",
-        default_value = "128"
-    )]
-    pub ntg: Vec<u32>,
-    /// Timed repetitions of each test.
-    #[arg(short = 'r', long = "repetitions", default_value_t = 5)]
-    pub reps: u32,
-    /// Skip the untimed warm-up (one pp and one decoded token) before each test.
-    #[arg(long)]
-    pub no_warmup: bool,
-    /// CPU threads (default: one per physical core).
-    #[arg(
-        short = 't',
-        long = "threads",
-        value_delimiter = ',',
-        value_name = "LIST"
-    )]
-    pub threads: Option<Vec<u32>>,
-    /// Layers offloaded to the GPU, or 'auto' (all when a GPU is present).
-    /// A list or a range is an offload sweep: 0,8,16,99 or 0-32+8.
-    #[arg(long = "ngl", visible_alias = "n-gpu-layers", value_delimiter = ',', value_parser = parse_ngl, value_name = "LIST")]
-    pub ngl: Option<Vec<NglItem>>,
-    /// Let llama.cpp fit the model to free device memory, leaving MIB free
-    /// on each device (default 1024); the layers it chose are recorded.
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "1024", value_name = "MIB", conflicts_with = "ngl")]
-    pub fit: Option<u32>,
-    /// Backend devices to use: names from `dyno hw` joined by '/', 'auto'
-    /// (all) or 'none' (CPU only); a list sweeps device sets.
-    #[arg(long = "device", visible_alias = "dev", value_delimiter = ',', value_parser = parse_devices, value_name = "LIST")]
-    pub device: Option<Vec<Option<Vec<String>>>>,
-    /// How to spread the model over several GPUs.
-    #[arg(
-        long = "split-mode",
-        visible_alias = "sm",
-        value_enum,
-        value_delimiter = ',',
-        value_name = "none|layer|row"
-    )]
-    pub split_mode: Option<Vec<SplitMode>>,
-    /// The GPU for the whole model with --split-mode none (index among the devices in use).
-    #[arg(
-        long = "main-gpu",
-        visible_alias = "mg",
-        value_delimiter = ',',
-        value_name = "LIST"
-    )]
-    pub main_gpu: Option<Vec<u32>>,
-    /// Keep the KV cache and attention on the CPU (1) or with the layers (0); 0,1 sweeps both.
-    #[arg(long = "no-kv-offload", visible_alias = "nkvo", value_delimiter = ',', value_parser = parse_bool01, value_name = "0,1")]
-    pub no_kv_offload: Option<Vec<bool>>,
-    /// RPC servers whose devices take layers too, as llama-bench's --rpc:
-    /// HOST:PORT of each `dyno rpc-server` (or llama.cpp rpc-server),
-    /// comma-separated. The servers and their devices are recorded.
-    #[arg(long, value_delimiter = ',', value_name = "HOST:PORT,...")]
-    pub rpc: Option<Vec<String>>,
-    /// Keep the expert tensors of the first N layers on the CPU (a mixture
-    /// of experts larger than the GPU); a list or range sweeps: 0,8,16.
-    #[arg(long = "n-cpu-moe", visible_alias = "ncmoe", value_delimiter = ',', value_parser = parse_count, value_name = "LIST")]
-    pub n_cpu_moe: Option<Vec<CountItem>>,
-    /// Place tensors whose names match PATTERN (a regular expression) in
-    /// BUFFER (CPU, CUDA0, Vulkan0 …): PATTERN=BUFFER, several joined by
-    /// ';'; ',' separates settings to sweep, e.g. "exps=CPU,".
-    #[arg(long = "override-tensor", visible_alias = "ot", value_delimiter = ',', value_parser = parse_override_group, value_name = "PATTERN=BUFFER;...")]
-    pub override_tensor: Option<Vec<OverrideGroup>>,
-    /// Logical batch size (tokens per llama_decode call).
-    #[arg(
-        short = 'b',
-        long = "batch-size",
-        value_delimiter = ',',
-        value_name = "LIST"
-    )]
-    pub batch: Option<Vec<u32>>,
-    /// Physical batch size.
-    #[arg(
-        long = "ub",
-        visible_alias = "ubatch-size",
-        value_delimiter = ',',
-        value_name = "LIST"
-    )]
-    pub ubatch: Option<Vec<u32>>,
-    /// Flash attention.
-    #[arg(
-        long = "fa",
-        visible_alias = "flash-attn",
-        value_enum,
-        value_delimiter = ',',
-        value_name = "on|off|auto"
-    )]
-    pub fa: Option<Vec<FlashAttn>>,
-    /// KV cache type for K and V (f16, q8_0, q4_0, ...).
-    #[arg(
-        long = "ctk",
-        visible_alias = "cache-type",
-        value_delimiter = ',',
-        value_name = "LIST"
-    )]
-    pub cache_type: Option<Vec<String>>,
-    /// Memory-map the model (1), read it into memory (0), or let llama.cpp
-    /// choose (auto, Dyno's default; llama-bench's is mmap).
-    #[arg(long = "mmap", value_delimiter = ',', value_parser = parse_mmap, value_name = "0,1,auto")]
-    pub mmap: Option<Vec<Option<bool>>>,
-    /// Decode back to back for MINUTES (tg32 repeated, the cache cleared
-    /// between repetitions) and report the burst rate, the sustained rate
-    /// (the last third), when it dropped and why: throttling (clocks,
-    /// temperatures, GPU limits) or other programs. Replaces the tests.
-    #[arg(long, value_name = "MINUTES", value_parser = parse_minutes,
-          conflicts_with_all = ["preset", "n_prompt", "n_gen", "pg", "npl", "n_depth"])]
-    pub sustain: Option<u32>,
-    /// Before each model load after the first (each level of a sweep), wait
-    /// until CPU and GPU temperatures and clocks are back near their idle
-    /// values, read before the first load; at most SECONDS (default 120).
-    /// The wait is recorded with the run.
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "120", value_name = "SECONDS")]
-    pub cooldown: Option<u32>,
-    /// Longest a worker may stay silent (one repetition) before it is killed.
-    // From 1 second to a day: a longer one would overflow the clock.
-    #[arg(long = "timeout", default_value_t = 600, value_name = "SECONDS",
-          value_parser = clap::value_parser!(u64).range(1..=86_400))]
-    pub timeout_s: u64,
-    /// Do not sample CPU, memory, energy and GPU while measuring.
-    #[arg(long)]
-    pub no_telemetry: bool,
-    /// Load models and make contexts even when Dyno estimates they will not
-    /// fit in free memory (or in DYNO_MEMORY_LIMIT).
-    #[arg(long)]
-    pub no_memory_check: bool,
-    /// Print one JSON document on stdout instead of the table.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// A list option as given, or its default when absent or empty.
-fn pick<T: Clone>(given: &Option<Vec<T>>, default: Vec<T>) -> Vec<T> {
-    given.clone().filter(|v| !v.is_empty()).unwrap_or(default)
-}
-
-impl BenchOptions {
-    /// The request, with llama-bench's defaults for anything not given.
-    pub fn request(&self, default_threads: u32) -> BenchRequest {
-        let d = BenchRequest::defaults(default_threads);
-        let preset = self.preset.map(|p| p.plan());
-        BenchRequest {
-            n_prompt: match &preset {
-                Some(p) => p.n_prompt.clone(),
-                None => pick(&self.n_prompt, d.n_prompt),
-            },
-            n_gen: match &preset {
-                Some(p) => p.n_gen.clone(),
-                None => pick(&self.n_gen, d.n_gen),
-            },
-            prompt_gen: match &preset {
-                // TTFT from the first pair, as a sweep measures it.
-                Some(p) => vec![(p.n_prompt[0], p.n_gen[0])],
-                None => self.pg.clone(),
-            },
-            n_depth: pick(&self.n_depth, d.n_depth),
-            n_parallel: self.npl.clone(),
-            parallel_prompt: self.npp.clone(),
-            parallel_gen: self.ntg.clone(),
-            reps: preset.as_ref().map_or(self.reps, |p| p.reps),
-            warmup: !self.no_warmup,
-            n_threads: pick(&self.threads, d.n_threads),
-            // Each layer count once, in the order given (`0-32+8,32`).
-            n_gpu_layers: pick(
-                &self.ngl.as_ref().map(|v| {
-                    let mut out: Vec<Option<u32>> = Vec::new();
-                    for n in v.iter().flat_map(|i| i.0.iter().copied()) {
-                        if !out.contains(&n) {
-                            out.push(n);
-                        }
-                    }
-                    out
-                }),
-                d.n_gpu_layers,
-            ),
-            n_batch: pick(&self.batch, d.n_batch),
-            n_ubatch: pick(&self.ubatch, d.n_ubatch),
-            flash_attn: pick(&self.fa, d.flash_attn),
-            cache_type: pick(&self.cache_type, d.cache_type),
-            use_mmap: pick(&self.mmap, d.use_mmap),
-            split_mode: pick(&self.split_mode, d.split_mode),
-            main_gpu: pick(&self.main_gpu, d.main_gpu),
-            devices: pick(&self.device, d.devices),
-            no_kv_offload: pick(&self.no_kv_offload, d.no_kv_offload),
-            n_cpu_moe: pick(
-                &self
-                    .n_cpu_moe
-                    .as_ref()
-                    .map(|v| v.iter().flat_map(|i| i.0.iter().copied()).collect()),
-                d.n_cpu_moe,
-            ),
-            tensor_overrides: pick(
-                &self
-                    .override_tensor
-                    .as_ref()
-                    .map(|v| v.iter().map(|g| g.0.clone()).collect()),
-                d.tensor_overrides,
-            ),
-            fit_margin_mib: self.fit,
-            sustain_s: self.sustain,
-            rpc: self
-                .rpc
-                .iter()
-                .flatten()
-                .map(|e| e.trim().to_string())
-                .filter(|e| !e.is_empty())
-                .collect(),
+/// `--ngl` items as one list of layer counts, each once, in the order given
+/// (`0-32+8,32` is 0, 8, 16, 24, 32).
+pub fn merge_ngl(items: &[NglItem]) -> Vec<Option<u32>> {
+    let mut out: Vec<Option<u32>> = Vec::new();
+    for n in items.iter().flat_map(|i| i.0.iter().copied()) {
+        if !out.contains(&n) {
+            out.push(n);
         }
     }
+    out
+}
+
+/// GPU layers as a form gives them, "0-16+8,99"; `None` when blank.
+pub fn ngl_list(s: &str) -> Result<Option<Vec<Option<u32>>>, String> {
+    Ok(list(s, parse_ngl)?.map(|items| merge_ngl(&items)))
+}
+
+/// Expert layers kept on the CPU as a form gives them, "0,8,16".
+pub fn count_list(s: &str) -> Result<Option<Vec<u32>>, String> {
+    Ok(list(s, parse_count)?.map(|items| items.into_iter().flat_map(|i| i.0).collect()))
+}
+
+/// Tensor override settings as a form gives them: groups of
+/// `PATTERN=BUFFER;…` separated by ','.
+pub fn override_list(s: &str) -> Result<Option<Vec<Vec<TensorOverride>>>, String> {
+    Ok(list(s, parse_override_group)?.map(|groups| groups.into_iter().map(|g| g.0).collect()))
+}
+
+/// RPC servers, HOST:PORT separated by ','; each is checked when the plan is
+/// validated, as the CLI's are.
+pub fn rpc_list(s: &str) -> Vec<String> {
+    list(s, |e| Ok(e.to_string()))
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// A sustained decode of `m` minutes (fractions allowed), as whole seconds.
+pub fn sustain_seconds(m: f64) -> Result<u32, String> {
+    if !(m.is_finite() && m > 0.0) {
+        return Err(format!("'{m}': give a number of minutes above 0"));
+    }
+    let secs = (m * 60.0).round();
+    if secs < 1.0 || secs > f64::from(crate::bench::plan::SUSTAIN_MAX_S) {
+        return Err(format!(
+            "'{m}': a sustained decode lasts from 1 second to {} minutes",
+            crate::bench::plan::SUSTAIN_MAX_S / 60
+        ));
+    }
+    Ok(secs as u32)
 }

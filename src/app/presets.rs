@@ -20,9 +20,10 @@ use crate::error::Result;
 use crate::machine::Machine;
 use crate::store::Store;
 use crate::vocab::status::RunStatus;
+use crate::vocab::Named;
 
 /// How long to spend measuring.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Preset {
     /// About a minute on a small model: pp128, tg32, 3 repetitions.
@@ -47,8 +48,39 @@ pub struct Plan {
     pub reps: u32,
 }
 
+impl Named for Preset {
+    const VALUES: &'static [Preset] = &[Preset::Quick, Preset::Standard, Preset::Thorough];
+
+    fn name(self) -> &'static str {
+        match self {
+            Preset::Quick => "quick",
+            Preset::Standard => "standard",
+            Preset::Thorough => "thorough",
+        }
+    }
+
+    fn help(self) -> Option<&'static str> {
+        Some(match self {
+            Preset::Quick => "about a minute on a small model: pp128, tg32, 3 repetitions",
+            Preset::Standard => "llama-bench's defaults: pp512, tg128, 5 repetitions",
+            Preset::Thorough => "pp512 and pp2048, tg128, 10 repetitions",
+        })
+    }
+}
+
 impl Preset {
     pub const ALL: [Preset; 3] = [Preset::Quick, Preset::Standard, Preset::Thorough];
+
+    /// Set `request`'s lengths and repetitions to this preset's, with the
+    /// time to first token from its first pair (as a sweep measures it);
+    /// the rest of the request is left as it is.
+    pub fn apply(self, request: &mut crate::bench::plan::BenchRequest) {
+        let plan = self.plan();
+        request.prompt_gen = vec![(plan.n_prompt[0], plan.n_gen[0])];
+        request.n_prompt = plan.n_prompt;
+        request.n_gen = plan.n_gen;
+        request.reps = plan.reps;
+    }
 
     pub fn plan(self) -> Plan {
         let (label, about, n_prompt, n_gen, reps) = match self {

@@ -1,16 +1,18 @@
-//! A quantisation sweep, from either front end: `dyno sweep` parses its
-//! command line into [`SweepArgs`], and the app's Sweep form ([`SweepInput`])
-//! is turned into the same command line and parsed by the same parser, so
-//! both check options alike and a sweep started in one resumes in the other.
-//! [`execute`] is the whole of a sweep but the printing.
+//! A quantisation sweep, from either front end: `dyno sweep`'s options and
+//! the app's Sweep form ([`SweepInput`]) each become a [`SweepOrder`] in the
+//! core's own types, and [`execute`] runs it: the whole of a sweep but the
+//! printing. The form's text fields go through the same parsers as the
+//! CLI's flags (`app::options`), so both refuse a value alike, and a sweep
+//! started in one resumes in the other.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::options::SweepArgs;
+use super::bench::Measuring;
+use super::options;
 use super::presets::Preset;
-use crate::bench::plan::Plan;
+use crate::bench::plan::{BenchRequest, Plan};
 use crate::bench::sweep::{
     resolve, resolve_files, run_sweep, QualitySettings, Source, SweepEvent, SweepOutcome,
     SweepReporter, SweepSpec,
@@ -104,180 +106,166 @@ pub enum SourceInput {
 }
 
 impl SourceInput {
-    /// The `dyno sweep` options that name where the levels come from.
-    fn push_args(&self, argv: &mut Vec<String>) -> Result<()> {
+    /// Where the levels come from, and the levels asked for; a blank path or
+    /// repo is refused with what to type.
+    fn source(&self) -> Result<(Source, Vec<String>)> {
         let need = |what: &str| {
             DynoError::BadInput(format!(
                 "{what} is empty; type the full path of a .gguf file or folder"
             ))
         };
-        match self {
+        let given = |l: &Option<Vec<String>>| l.clone().unwrap_or_default();
+        Ok(match self {
             SourceInput::Files { files } => {
-                let files: Vec<&String> = files.iter().filter(|f| !f.trim().is_empty()).collect();
+                let files: Vec<PathBuf> = files
+                    .iter()
+                    .map(|f| f.trim())
+                    .filter(|f| !f.is_empty())
+                    .map(PathBuf::from)
+                    .collect();
                 if files.is_empty() {
                     return Err(need("the list of files"));
                 }
-                argv.extend(files.iter().map(|f| format!("--files={}", f.trim())));
+                (Source::Files(files), Vec::new())
             }
             SourceInput::From { base, levels } => {
                 if base.trim().is_empty() {
                     return Err(need("the base model"));
                 }
-                argv.push(format!("--from={}", base.trim()));
-                if let Some(l) = levels.as_ref().filter(|l| !l.is_empty()) {
-                    argv.push(format!("--levels={}", l.join(",")));
-                }
+                (Source::From(base.trim().into()), given(levels))
             }
             SourceInput::Dir { dir } => {
                 if dir.trim().is_empty() {
                     return Err(need("the folder"));
                 }
-                argv.push(format!("--dir={}", dir.trim()));
+                (Source::Dir(dir.trim().into()), Vec::new())
             }
-            SourceInput::Repo {
-                repo,
-                levels,
-                shape_only,
-                keep,
-            } => {
+            SourceInput::Repo { repo, levels, .. } => {
                 if repo.trim().is_empty() {
                     return Err(DynoError::BadInput(
                         "the repo is empty; type it as OWNER/NAME, as the hub search lists it"
                             .into(),
                     ));
                 }
-                argv.push(format!("--repo={}", repo.trim()));
-                if let Some(l) = levels.as_ref().filter(|l| !l.is_empty()) {
-                    argv.push(format!("--levels={}", l.join(",")));
-                }
-                if *shape_only {
-                    argv.push("--shape-only".into());
-                    if *keep {
-                        argv.push("--keep".into());
-                    }
-                }
+                (Source::Repo(repo.trim().to_string()), given(levels))
             }
-        }
-        Ok(())
-    }
-}
-
-impl SweepInput {
-    /// The `dyno sweep` options this form means, parsed by the CLI's own
-    /// parser. Every value is attached with `=`, so a path that starts with
-    /// `-` stays a value; nothing here goes near a shell.
-    pub fn args(&self) -> Result<SweepArgs> {
-        let mut argv = vec!["sweep".to_string()];
-        self.source.push_args(&mut argv)?;
-        if let Some(m) = self.sustain_min {
-            argv.push(format!("--sustain={m}"));
-        } else if let Some(p) = self.preset {
-            let name = clap::ValueEnum::to_possible_value(&p)
-                .map(|v| v.get_name().to_string())
-                .unwrap_or_default();
-            argv.push(format!("--preset={name}"));
-        } else {
-            if let Some(p) = self.prompt {
-                argv.push(format!("--n-prompt={p}"));
-            }
-            if let Some(n) = self.gen {
-                argv.push(format!("--n-gen={n}"));
-            }
-            if let Some(r) = self.reps {
-                argv.push(format!("--repetitions={r}"));
-            }
-        }
-        if let Some(n) = self.ngl.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
-            argv.push(format!("--ngl={n}"));
-        }
-        if let Some(n) = self
-            .n_cpu_moe
-            .as_deref()
-            .map(str::trim)
-            .filter(|n| !n.is_empty())
-        {
-            argv.push(format!("--n-cpu-moe={n}"));
-        }
-        if let Some(o) = self
-            .override_tensor
-            .as_deref()
-            .map(str::trim)
-            .filter(|o| !o.is_empty())
-        {
-            argv.push(format!("--override-tensor={o}"));
-        }
-        if let Some(r) = self
-            .rpc
-            .as_deref()
-            .map(|r| r.split_whitespace().collect::<String>())
-            .filter(|r| !r.is_empty())
-        {
-            argv.push(format!("--rpc={r}"));
-        }
-        if self.quality == Some(false) {
-            argv.push("--no-quality".into());
-        }
-        if self.fresh {
-            argv.push("--fresh".into());
-        }
-        if self.cooldown {
-            argv.push("--cooldown".into());
-        }
-        use clap::{Args, FromArgMatches};
-        let parsed = SweepArgs::augment_args(clap::Command::new("sweep"))
-            .try_get_matches_from(&argv)
-            .and_then(|m| SweepArgs::from_arg_matches(&m));
-        parsed.map_err(|e| {
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or("").trim();
-            DynoError::BadInput(first.strip_prefix("error: ").unwrap_or(first).to_string())
         })
     }
 }
 
-/// Run (or resume) the sweep `a` asks for and build its report; `None` when
-/// it was cancelled before a level ran.
-pub async fn run(
-    store: &Store,
-    db: &Path,
-    a: &SweepArgs,
-    cancel: Cancel,
-    reporter: &mut dyn SweepReporter,
-    pull: &mut dyn PullProgress,
-) -> Result<Option<SweepReport>> {
-    let worker = super::bench::worker(a.opts.timeout_s)?;
-    match execute(store, db, a, worker, cancel, reporter, pull).await? {
-        Some(done) => Ok(Some(super::results::sweep(store, done.sweep_id).await?)),
-        None => Ok(None),
+impl SweepInput {
+    /// The sweep this form asks for, with llama-bench's defaults (and
+    /// `default_threads`) for what it leaves out. Each text field takes the
+    /// syntax of its `dyno sweep` option and is refused in the same words.
+    pub fn order(&self, default_threads: u32) -> Result<SweepOrder> {
+        let (source, levels) = self.source.source()?;
+        let (shape_only, keep) = match self.source {
+            SourceInput::Repo {
+                shape_only, keep, ..
+            } => (shape_only, shape_only && keep),
+            _ => (false, false),
+        };
+        fn bad(field: &'static str) -> impl Fn(String) -> DynoError {
+            move |e| DynoError::BadInput(format!("{field}: {e}"))
+        }
+        let mut request = BenchRequest::defaults(default_threads);
+        if let Some(m) = self.sustain_min {
+            request.sustain_s = Some(options::sustain_seconds(m).map_err(bad("sustained decode"))?);
+        } else if let Some(p) = self.preset {
+            p.apply(&mut request);
+        } else {
+            request.n_prompt = self.prompt.map_or(request.n_prompt, |p| vec![p]);
+            request.n_gen = self.gen.map_or(request.n_gen, |n| vec![n]);
+            request.reps = self.reps.unwrap_or(request.reps);
+        }
+        let text = |t: &Option<String>| t.as_deref().unwrap_or("").to_string();
+        if let Some(n) = options::ngl_list(&text(&self.ngl)).map_err(bad("GPU layers"))? {
+            request.n_gpu_layers = n;
+        }
+        if let Some(n) =
+            options::count_list(&text(&self.n_cpu_moe)).map_err(bad("expert layers on the CPU"))?
+        {
+            request.n_cpu_moe = n;
+        }
+        if let Some(o) =
+            options::override_list(&text(&self.override_tensor)).map_err(bad("tensor overrides"))?
+        {
+            request.tensor_overrides = o;
+        }
+        request.rpc = options::rpc_list(&text(&self.rpc).split_whitespace().collect::<String>());
+        let quality = (self.quality != Some(false)).then(QualitySettings::default);
+        Ok(SweepOrder {
+            what: SweepWhat::New(Box::new(spec(
+                source, &levels, request, quality, shape_only,
+            )?)),
+            endpoint: None,
+            keep,
+            fresh: self.fresh,
+            measuring: Measuring {
+                cooldown_s: self.cooldown.then_some(COOLDOWN_S),
+                ..Measuring::default()
+            },
+            timeout_s: DEFAULT_TIMEOUT_S,
+        })
     }
 }
 
-/// The spec a command line asks for.
-fn spec_of(a: &SweepArgs, machine: &Machine) -> Result<SweepSpec> {
-    let source = if !a.files.is_empty() {
-        Source::Files(a.files.clone())
-    } else if let Some(d) = &a.dir {
-        Source::Dir(d.clone())
-    } else if let Some(b) = &a.from {
-        Source::From(b.clone())
-    } else if let Some(r) = &a.repo {
-        Source::Repo(r.clone())
-    } else {
-        unreachable!("clap requires one source")
-    };
-    let levels = if a.levels.is_empty() {
+/// The longest wait for idle temperatures and clocks a form's Cool down
+/// box asks for (`--cooldown`'s default).
+pub const COOLDOWN_S: u32 = 120;
+
+/// How long a worker may stay silent (one repetition) unless told
+/// (`--timeout`'s default).
+pub const DEFAULT_TIMEOUT_S: u64 = 600;
+
+/// What one sweep does, in the core's own types: `dyno sweep` fills it
+/// from its options, the app from [`SweepInput`], and [`execute`] runs it.
+#[derive(Debug, Clone)]
+pub struct SweepOrder {
+    pub what: SweepWhat,
+    /// The hub address for a repo's levels, for a mirror (else the
+    /// settings', or `HF_ENDPOINT`).
+    pub endpoint: Option<String>,
+    /// Keep a shape-only sweep's synthetic files in Dyno's cache.
+    pub keep: bool,
+    /// Measure every level again instead of resuming the same sweep.
+    pub fresh: bool,
+    pub measuring: Measuring,
+    /// Longest a worker may stay silent (one repetition) before it is killed.
+    pub timeout_s: u64,
+}
+
+/// A new sweep, or one stored to carry on with its own plan.
+#[derive(Debug, Clone)]
+pub enum SweepWhat {
+    New(Box<SweepSpec>),
+    Resume(i64),
+}
+
+/// A sweep's spec from its parts, checked: `levels` as typed (any case,
+/// commas allowed; none means every file, or the default ladder), and the
+/// time to first token measured on the first pp and tg unless the request
+/// names its own pairs. A shape-only sweep measures no quality, since
+/// synthetic weights' text is noise.
+pub fn spec(
+    source: Source,
+    levels: &[String],
+    mut request: BenchRequest,
+    quality: Option<QualitySettings>,
+    shape_only: bool,
+) -> Result<SweepSpec> {
+    let levels = if levels.is_empty() {
         None
     } else {
-        Some(parse_levels(&a.levels)?)
+        Some(parse_levels(levels)?)
     };
-    let mut request = a.opts.request(machine.default_threads());
-    if a.opts.pg.is_empty() {
-        // The sweep's default plan adds pp+tg for time to first token.
+    if request.prompt_gen.is_empty() {
         if let (Some(&p), Some(&n)) = (request.n_prompt.first(), request.n_gen.first()) {
             request.prompt_gen = vec![(p, n)];
         }
     }
-    if !a.no_quality && a.quality_tokens == 0 && !a.shape_only {
+    let quality = quality.filter(|_| !shape_only);
+    if quality.is_some_and(|q| q.tokens == 0) {
         return Err(DynoError::BadInput(
             "--quality-tokens must be at least 1; use --no-quality to skip quality".into(),
         ));
@@ -286,13 +274,26 @@ fn spec_of(a: &SweepArgs, machine: &Machine) -> Result<SweepSpec> {
         source,
         levels,
         request,
-        // Synthetic weights' text is noise: there is no quality to measure.
-        quality: (!a.no_quality && !a.shape_only).then_some(QualitySettings {
-            tokens: a.quality_tokens,
-            topk: a.quality_topk,
-        }),
-        shape_only: a.shape_only,
+        quality,
+        shape_only,
     })
+}
+
+/// Run (or resume) the sweep `order` asks for and build its report; `None`
+/// when it was cancelled before a level ran.
+pub async fn run(
+    store: &Store,
+    db: &Path,
+    order: &SweepOrder,
+    cancel: Cancel,
+    reporter: &mut dyn SweepReporter,
+    pull: &mut dyn PullProgress,
+) -> Result<Option<SweepReport>> {
+    let worker = super::bench::worker(order.timeout_s)?;
+    match execute(store, db, order, worker, cancel, reporter, pull).await? {
+        Some(done) => Ok(Some(super::results::sweep(store, done.sweep_id).await?)),
+        None => Ok(None),
+    }
 }
 
 /// What a sweep run did: its id and outcome ([`execute`] gives `None`
@@ -302,13 +303,13 @@ pub struct Executed {
     pub outcome: SweepOutcome,
 }
 
-/// Run (or resume) the sweep `a` asks for, reporting to `reporter` (and a
-/// repo's downloads to `pull`): the whole of `dyno sweep` but the printing,
-/// shared by the CLI and the app.
+/// Run (or resume) the sweep `order` asks for, reporting to `reporter` (and
+/// a repo's downloads to `pull`): the whole of `dyno sweep` but the
+/// printing, shared by the CLI and the app.
 pub async fn execute(
     store: &Store,
     db: &Path,
-    a: &SweepArgs,
+    order: &SweepOrder,
     worker: WorkerOptions,
     cancel: Cancel,
     reporter: &mut dyn SweepReporter,
@@ -316,9 +317,9 @@ pub async fn execute(
 ) -> Result<Option<Executed>> {
     let machine = Machine::detect();
     let machine_id = store.upsert_machine(&machine).await?;
-    let (spec, resume) = match a.resume {
-        Some(id) => (stored_spec(store, db, id, machine_id).await?, Some(id)),
-        None => (spec_of(a, &machine)?.canonical(), None),
+    let (spec, resume) = match &order.what {
+        SweepWhat::Resume(id) => (stored_spec(store, db, *id, machine_id).await?, Some(*id)),
+        SweepWhat::New(spec) => ((**spec).clone().canonical(), None),
     };
     spec.request.validate()?;
     // Headers first: a bad --from base or folder fails in milliseconds. A
@@ -327,7 +328,7 @@ pub async fn execute(
     let mut twins = None;
     let resolved = match &spec.source {
         Source::Repo(repo) if spec.shape_only => {
-            let made = repo_twins(store, &machine, repo, &spec, a, &cancel, reporter).await?;
+            let made = repo_twins(store, &machine, repo, &spec, order, &cancel, reporter).await?;
             let paths = made.paths();
             twins = Some(made);
             resolve_files(&paths, None)?
@@ -337,7 +338,7 @@ pub async fn execute(
                 store,
                 repo,
                 spec.levels.as_deref(),
-                a.endpoint.as_deref(),
+                order.endpoint.as_deref(),
                 &cancel,
                 reporter,
                 pull,
@@ -354,7 +355,7 @@ pub async fn execute(
     let key = spec.resume_key(&machine.fingerprint);
     let sweep_id = match resume {
         Some(id) => id,
-        None => find_or_create(store, machine_id, &spec, &key, a.fresh, reporter).await?,
+        None => find_or_create(store, machine_id, &spec, &key, order.fresh, reporter).await?,
     };
     if !store.reopen_sweep(sweep_id).await? {
         return Err(DynoError::BadInput(format!(
@@ -362,16 +363,12 @@ pub async fn execute(
         )));
     }
 
-    let ctx = crate::bench::run::BenchContext {
-        store,
-        machine_id,
-        sweep_id: Some(sweep_id),
-        worker,
-        cancel: cancel.clone(),
-        telemetry: !a.opts.no_telemetry,
-        memory_check: !a.opts.no_memory_check,
-        cooldown: a.opts.cooldown.map(crate::bench::run::Cooldown::new),
-    };
+    let ctx = order
+        .measuring
+        .context(store, machine_id, sweep_id, worker, cancel.clone());
+    if let Some(note) = super::bench::battery_note() {
+        reporter.sweep(&SweepEvent::Info(&note));
+    }
     let plan = Plan {
         models: resolved
             .levels
@@ -381,7 +378,7 @@ pub async fn execute(
         request: spec.request.clone(),
     };
     reporter.planned(plan.total_samples());
-    let out = run_sweep(&ctx, &spec, &resolved, sweep_id, a.fresh, reporter).await;
+    let out = run_sweep(&ctx, &spec, &resolved, sweep_id, order.fresh, reporter).await;
     if let Some(t) = twins {
         reporter.sweep(&SweepEvent::Info(&t.fate()));
     }
@@ -475,11 +472,11 @@ async fn repo_twins(
     machine: &Machine,
     repo: &str,
     spec: &SweepSpec,
-    a: &SweepArgs,
+    order: &SweepOrder,
     cancel: &Cancel,
     reporter: &mut dyn SweepReporter,
 ) -> Result<super::shape_only::Twins> {
-    let hub = super::hub::open(store, a.endpoint.as_deref()).await?;
+    let hub = super::hub::open(store, order.endpoint.as_deref()).await?;
     let listing = super::hub::repo_listing(&hub, repo).await?;
     let targets: Vec<String> = choose_levels(&listing, repo, spec.levels.as_deref(), reporter)?
         .iter()
@@ -493,8 +490,8 @@ async fn repo_twins(
         machine,
         &targets,
         Some(&listing),
-        a.endpoint.as_deref(),
-        a.keep,
+        order.endpoint.as_deref(),
+        order.keep,
         cancel,
     )
     .await?;
@@ -622,19 +619,32 @@ mod tests {
         }
     }
 
+    fn new(order: SweepOrder) -> SweepSpec {
+        match order.what {
+            SweepWhat::New(spec) => *spec,
+            SweepWhat::Resume(_) => panic!("a form never resumes"),
+        }
+    }
+
     #[test]
-    fn a_repo_by_its_shapes_reaches_the_clis_options() {
-        let a = input(SourceInput::Repo {
+    fn a_repo_by_its_shapes_becomes_a_shape_only_order() {
+        let o = input(SourceInput::Repo {
             repo: " org/x-GGUF ".into(),
-            levels: Some(vec!["Q8_0".into(), "Q4_K_M".into()]),
+            levels: Some(vec!["Q8_0".into(), "q4_k_m".into()]),
             shape_only: true,
             keep: true,
         })
-        .args()
+        .order(2)
         .unwrap();
-        assert_eq!(a.repo.as_deref(), Some("org/x-GGUF"));
-        assert_eq!(a.levels, ["Q8_0", "Q4_K_M"]);
-        assert!(a.shape_only && a.keep);
+        assert!(o.keep);
+        let spec = new(o);
+        assert_eq!(spec.source, Source::Repo("org/x-GGUF".into()));
+        assert_eq!(
+            spec.levels.as_deref(),
+            Some(&["Q8_0".into(), "Q4_K_M".into()][..])
+        );
+        assert!(spec.shape_only);
+        assert_eq!(spec.quality, None, "synthetic weights have no quality");
         // Keeping means nothing when the real files are downloaded.
         let real = input(SourceInput::Repo {
             repo: "org/x-GGUF".into(),
@@ -642,62 +652,87 @@ mod tests {
             shape_only: false,
             keep: true,
         })
-        .args()
+        .order(2)
         .unwrap();
-        assert!(!real.shape_only && !real.keep);
+        assert!(!real.keep);
+        assert!(!new(real).shape_only);
         let e = input(SourceInput::Repo {
             repo: " ".into(),
             levels: None,
             shape_only: false,
             keep: false,
         })
-        .args()
+        .order(2)
         .unwrap_err();
         assert!(e.to_string().contains("OWNER/NAME"), "{e}");
     }
 
     #[test]
-    fn sustained_and_cooldown_reach_the_clis_options() {
+    fn sustained_and_cooldown_reach_the_order() {
         let mut i = input(SourceInput::Files {
             files: vec!["a.gguf".into()],
         });
         i.sustain_min = Some(0.5);
         i.cooldown = true;
-        let a = i.args().unwrap();
-        assert_eq!(a.opts.sustain, Some(30));
-        assert_eq!(a.opts.cooldown, Some(120));
+        let o = i.order(2).unwrap();
+        assert_eq!(o.measuring.cooldown_s, Some(COOLDOWN_S));
+        let r = new(o).request;
+        assert_eq!(r.sustain_s, Some(30));
         // The lengths the form also held are not sent beside it.
-        assert_eq!(a.opts.n_prompt, None);
+        assert_eq!(r.n_prompt, BenchRequest::defaults(2).n_prompt);
         i.sustain_min = Some(0.0);
-        let e = i.args().unwrap_err().to_string();
+        let e = i.order(2).unwrap_err().to_string();
         assert!(e.contains("minutes above 0"), "{e}");
     }
 
     #[test]
-    fn the_form_becomes_the_clis_own_options() {
-        let a = input(SourceInput::From {
+    fn the_form_becomes_the_cores_spec() {
+        let o = input(SourceInput::From {
             base: " /m/base.gguf ".into(),
             levels: Some(vec!["q8_0".into(), "Q4_0".into()]),
         })
-        .args()
+        .order(3)
         .unwrap();
-        assert_eq!(a.from.as_deref(), Some(Path::new("/m/base.gguf")));
-        assert_eq!(a.levels, ["q8_0", "Q4_0"]);
-        assert_eq!(a.opts.n_prompt, Some(vec![64]));
-        assert_eq!(a.opts.n_gen, Some(vec![16]));
-        assert_eq!(a.opts.reps, 2);
-        assert!(a.no_quality);
+        assert!(!o.fresh && o.measuring.telemetry && o.measuring.memory_check);
+        assert_eq!(o.timeout_s, DEFAULT_TIMEOUT_S);
+        let spec = new(o);
+        assert_eq!(spec.source, Source::From("/m/base.gguf".into()));
+        assert_eq!(
+            spec.levels.as_deref(),
+            Some(&["Q8_0".into(), "Q4_0".into()][..])
+        );
+        let r = &spec.request;
+        assert_eq!(
+            (&r.n_prompt[..], &r.n_gen[..], r.reps),
+            (&[64][..], &[16][..], 2)
+        );
+        assert_eq!(r.n_threads, [3]);
+        // A sweep measures the time to first token on its first pair.
+        assert_eq!(r.prompt_gen, [(64, 16)]);
+        assert_eq!(spec.quality, None);
+        let mut i = input(SourceInput::Dir { dir: "/m".into() });
+        i.quality = None;
+        assert_eq!(
+            new(i.order(2).unwrap()).quality,
+            Some(QualitySettings::default())
+        );
     }
 
     #[test]
     fn gpu_layers_from_the_form_are_an_offload_sweep() {
         let mut i = input(SourceInput::Dir { dir: "/m".into() });
-        i.ngl = Some(" 0-16+8,99 ".into());
-        let r = i.args().unwrap().opts.request(2);
+        i.ngl = Some(" 0-16+8,99, 8 ".into());
+        let r = new(i.order(2).unwrap()).request;
         assert_eq!(r.n_gpu_layers, [Some(0), Some(8), Some(16), Some(99)]);
+        i.ngl = Some(" ".into());
+        let r = new(i.order(2).unwrap()).request;
+        assert_eq!(r.n_gpu_layers, BenchRequest::defaults(2).n_gpu_layers);
         i.ngl = Some("lots".into());
-        let e = i.args().unwrap_err().to_string();
-        assert!(e.contains("not a layer count"), "{e}");
+        let e = i.order(2).unwrap_err().to_string();
+        assert!(
+            e.contains("GPU layers") && e.contains("not a layer count"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -705,12 +740,12 @@ mod tests {
         let mut i = input(SourceInput::Dir { dir: "/m".into() });
         i.n_cpu_moe = Some(" 0,8 ".into());
         i.override_tensor = Some("ffn_up_exps=CPU;attn_q=CPU".into());
-        let r = i.args().unwrap().opts.request(2);
+        let r = new(i.order(2).unwrap()).request;
         assert_eq!(r.n_cpu_moe, [0, 8]);
         assert_eq!(r.tensor_overrides.len(), 1);
         assert_eq!(r.tensor_overrides[0][1].pattern, "attn_q");
         i.override_tensor = Some("exps".into());
-        let e = i.args().unwrap_err().to_string();
+        let e = i.order(2).unwrap_err().to_string();
         assert!(e.contains("PATTERN=BUFFER"), "{e}");
     }
 
@@ -718,15 +753,12 @@ mod tests {
     fn rpc_servers_from_the_form_reach_the_plan_and_a_bad_one_is_refused() {
         let mut i = input(SourceInput::Dir { dir: "/m".into() });
         i.rpc = Some(" 10.0.0.2:50052, 10.0.0.3:50052 ".into());
-        let r = i.args().unwrap().opts.request(2);
+        let r = new(i.order(2).unwrap()).request;
         assert_eq!(r.rpc, ["10.0.0.2:50052", "10.0.0.3:50052"]);
         assert!(r.groups().iter().all(|g| g.model.rpc == r.rpc));
         i.rpc = Some("10.0.0.2".into());
-        let e = i
-            .args()
-            .unwrap()
-            .opts
-            .request(2)
+        let e = new(i.order(2).unwrap())
+            .request
             .validate()
             .unwrap_err()
             .to_string();
@@ -739,31 +771,34 @@ mod tests {
             files: vec!["a.gguf".into()],
         });
         i.preset = Some(Preset::Quick);
-        let r = i.args().unwrap().opts.request(2);
+        let r = new(i.order(2).unwrap()).request;
         assert_eq!((r.n_prompt, r.n_gen, r.reps), (vec![128], vec![32], 3));
         assert_eq!(r.prompt_gen, [(128, 32)]);
         let i: SweepInput = serde_json::from_value(
             serde_json::json!({"source": {"kind": "files", "files": ["a.gguf"]}, "preset": "thorough"}),
         )
         .unwrap();
-        assert_eq!(i.args().unwrap().opts.request(2).reps, 10);
+        assert_eq!(new(i.order(2).unwrap()).request.reps, 10);
     }
 
     #[test]
     fn a_path_that_looks_like_an_option_stays_a_path() {
-        let a = input(SourceInput::Files {
-            files: vec!["--fresh".into(), "".into(), "b.gguf".into()],
+        let o = input(SourceInput::Files {
+            files: vec!["--fresh".into(), "".into(), " b.gguf".into()],
         })
-        .args()
+        .order(2)
         .unwrap();
-        assert_eq!(a.files, [PathBuf::from("--fresh"), PathBuf::from("b.gguf")]);
-        assert!(!a.fresh);
+        assert!(!o.fresh);
+        assert_eq!(
+            new(o).source,
+            Source::Files(vec![PathBuf::from("--fresh"), PathBuf::from("b.gguf")])
+        );
     }
 
     #[test]
     fn empty_or_bad_forms_are_refused_with_what_to_do() {
         let e = input(SourceInput::Dir { dir: "  ".into() })
-            .args()
+            .order(2)
             .unwrap_err();
         assert!(
             matches!(&e, DynoError::BadInput(m) if m.contains("folder is empty")),
@@ -773,12 +808,22 @@ mod tests {
             files: vec!["a.gguf".into()],
         });
         bad.reps = Some(0);
-        // Out-of-range values are the core's to judge (`validate`); the form
-        // only has to reach it. A value clap cannot parse is refused here.
-        assert!(bad.args().is_ok());
+        // Out-of-range values are the core's to judge (`validate`), for
+        // both front ends alike; the form only has to reach it.
+        let r = new(bad.order(2).unwrap()).request;
+        assert!(r.validate().is_err());
         let e =
             serde_json::from_value::<SweepInput>(serde_json::json!({"source": {"kind": "cloud"}}))
                 .unwrap_err();
         assert!(e.to_string().contains("cloud"));
+        let e = spec(
+            Source::Dir("/m".into()),
+            &[],
+            BenchRequest::defaults(2),
+            Some(QualitySettings { tokens: 0, topk: 0 }),
+            false,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("--no-quality"), "{e}");
     }
 }

@@ -5,8 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-// Shared with the app's Sweep form, which builds the same command line.
-pub use crate::app::options::{BenchOptions, NglItem, SweepArgs};
+pub use super::options::{named, BenchOptions, SweepArgs};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -106,7 +105,7 @@ pub enum Command {
     Export {
         /// A run id (`12` or `run:12`) or a sweep id (`sweep:3`).
         id: String,
-        #[arg(long, value_enum, default_value = "md")]
+        #[arg(long, value_parser = named::<ExportFormat>(), default_value = "md")]
         format: ExportFormat,
         /// Write here instead of stdout (png and svg: default
         /// `dyno-run-N.png` or `dyno-sweep-N.svg` in the current folder).

@@ -5,6 +5,7 @@
 pub mod args;
 pub mod hub;
 pub mod hw;
+pub mod options;
 pub mod predict;
 mod progress;
 pub mod serve;
@@ -17,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use args::{BenchArgs, Cli, Command};
 
-use crate::app::bench::{BenchInput, Benched, Measuring};
+use crate::app::bench::{BenchInput, Benched};
 use crate::error::{DynoError, Result};
 use crate::machine::Machine;
 use crate::report::{self};
@@ -207,11 +208,7 @@ async fn bench(db: &Path, a: BenchArgs) -> Result<i32> {
         models: a.models.clone(),
         request: a.opts.request(machine.default_threads()),
         retry_disturbed: a.retry_disturbed,
-        measuring: Measuring {
-            telemetry: !a.opts.no_telemetry,
-            memory_check: !a.opts.no_memory_check,
-            cooldown_s: a.opts.cooldown,
-        },
+        measuring: a.opts.measuring(),
     };
     let cancel = ctrl_c();
     let twins = shape_only(db, &a, &machine, &mut input, &cancel).await?;

@@ -12,13 +12,14 @@ use crate::report::sweep as sweep_report;
 use crate::vocab::status::LevelStatus;
 
 pub async fn sweep(db: &Path, a: SweepArgs) -> Result<i32> {
+    let order = a.order(crate::machine::Machine::detect().default_threads())?;
     let store = open_store(db).await?;
-    let (worker, cancel) = (crate::app::bench::worker(a.opts.timeout_s)?, ctrl_c());
+    let (worker, cancel) = (crate::app::bench::worker(order.timeout_s)?, ctrl_c());
     let mut reporter = progress::Progress::new(0, std::io::stderr().is_terminal());
     let done = execute(
         &store,
         db,
-        &a,
+        &order,
         worker,
         cancel,
         &mut reporter,

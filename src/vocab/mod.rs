@@ -10,6 +10,7 @@
 mod device;
 pub mod failure;
 mod memory;
+mod named;
 mod params;
 mod quality;
 mod spec;
@@ -19,6 +20,7 @@ pub use device::{
     BackendModule, BackendModules, Buffer, Device, FitChoice, ModuleRef, Offload, RpcServer,
 };
 pub use memory::MemoryProfile;
+pub use named::Named;
 pub use params::{
     check_rpc_endpoint, expert_tensors_of_layer, CacheType, ContextParams, FlashAttn, ModelParams,
     SplitMode, TensorOverride,

@@ -4,13 +4,23 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Named;
+
 /// Flash attention policy, as llama.cpp's `llama_flash_attn_type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FlashAttn {
     Auto,
     On,
     Off,
+}
+
+impl Named for FlashAttn {
+    const VALUES: &'static [FlashAttn] = &[FlashAttn::Auto, FlashAttn::On, FlashAttn::Off];
+
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
 }
 
 impl FlashAttn {
@@ -24,9 +34,7 @@ impl FlashAttn {
 }
 
 /// How llama.cpp spreads a model over several GPUs (`llama_split_mode`).
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SplitMode {
     /// Everything on the main GPU.
@@ -37,6 +45,22 @@ pub enum SplitMode {
     /// Rows of each weight matrix across GPUs (tensor parallel where the
     /// backend supports it).
     Row,
+}
+
+impl Named for SplitMode {
+    const VALUES: &'static [SplitMode] = &[SplitMode::None, SplitMode::Layer, SplitMode::Row];
+
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+
+    fn help(self) -> Option<&'static str> {
+        Some(match self {
+            SplitMode::None => "everything on the main GPU",
+            SplitMode::Layer => "whole layers per GPU (llama.cpp's default)",
+            SplitMode::Row => "rows of each weight matrix across GPUs",
+        })
+    }
 }
 
 impl SplitMode {

@@ -44,6 +44,16 @@ pub struct QualitySettings {
     pub topk: u32,
 }
 
+impl Default for QualitySettings {
+    /// The bundled text's default length and top-k (`dyno sweep`'s).
+    fn default() -> QualitySettings {
+        QualitySettings {
+            tokens: crate::quality::DEFAULT_TOKENS,
+            topk: crate::quality::DEFAULT_TOPK,
+        }
+    }
+}
+
 impl QualitySettings {
     pub fn n_chunks(&self) -> u32 {
         quality::n_chunks(self.tokens)

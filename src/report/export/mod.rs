@@ -29,9 +29,10 @@ pub use self::scrub::{document, scrub, Private};
 use super::{sweep, Loaded, Report, Target};
 use crate::error::{DynoError, Result};
 use crate::store::Store;
+use crate::vocab::Named;
 
 /// What `dyno export` and the app's Export view write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Md,
     Csv,
@@ -41,6 +42,37 @@ pub enum Format {
     Png,
     /// The result card as SVG (text stays text).
     Svg,
+}
+
+impl Named for Format {
+    const VALUES: &'static [Format] = &[
+        Format::Md,
+        Format::Csv,
+        Format::Json,
+        Format::LlamaBenchJson,
+        Format::Png,
+        Format::Svg,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Format::Md => "md",
+            Format::Csv => "csv",
+            Format::Json => "json",
+            Format::LlamaBenchJson => "llama-bench-json",
+            Format::Png => "png",
+            Format::Svg => "svg",
+        }
+    }
+
+    fn help(self) -> Option<&'static str> {
+        match self {
+            Format::LlamaBenchJson => Some("llama-bench's own -o json, to compare with its tools"),
+            Format::Png => Some("the result card, 1200×630"),
+            Format::Svg => Some("the result card as SVG (text stays text)"),
+            _ => None,
+        }
+    }
 }
 
 impl Format {
@@ -76,9 +108,10 @@ impl std::str::FromStr for Format {
     type Err = DynoError;
 
     fn from_str(s: &str) -> Result<Format> {
-        <Format as clap::ValueEnum>::from_str(s, true).map_err(|_| {
+        Format::from_name(s).ok_or_else(|| {
             DynoError::BadInput(format!(
-                "'{s}' is not an export format; use md, csv, json, llama-bench-json, png or svg"
+                "'{s}' is not an export format; use {}",
+                Format::names()
             ))
         })
     }
@@ -162,9 +195,7 @@ pub fn check_destination(path: &Path, format: Format, overwrite: bool) -> Result
         return Err(DynoError::BadInput(format!(
             "{} does not end in .{want}, the extension of a {} export; name it {}",
             path.display(),
-            <Format as clap::ValueEnum>::to_possible_value(&format)
-                .map(|v| v.get_name().to_string())
-                .unwrap_or_else(|| want.to_string()),
+            format.name(),
             stem.display()
         )));
     }
