@@ -33,12 +33,14 @@ pub struct App {
 impl App {
     /// `DYNO_DB` if set (as for the CLI), else the platform data directory.
     pub fn from_env() -> App {
+        let jobs: Arc<Jobs> = Arc::default();
+        let core = Core::new(jobs.timing.clone(), crate::state::REAP_EVERY);
         App {
             db: std::env::var_os("DYNO_DB")
                 .map(PathBuf::from)
                 .unwrap_or_else(dyno::store::default_db_path),
-            jobs: Arc::default(),
-            core: Box::leak(Box::default()),
+            jobs,
+            core: Box::leak(Box::new(core)),
         }
     }
 }
