@@ -397,7 +397,7 @@ pub async fn start_sweep(
     .await;
     if cancelled.is_cancelled() {
         return Err(AppError::new(
-            "cancelled",
+                crate::error::ErrorCode::Cancelled,
             "the sweep was cancelled; what was measured is saved, and running the same sweep again resumes it.",
         ));
     }
@@ -446,7 +446,7 @@ pub async fn start_bench(
     .await;
     if cancelled.is_cancelled() {
         return Err(AppError::new(
-            "cancelled",
+            crate::error::ErrorCode::Cancelled,
             "the benchmark was cancelled; what was measured before the cancel is saved in Results.",
         ));
     }
@@ -485,7 +485,7 @@ pub async fn hub_pull(
     .await;
     if cancelled.is_cancelled() {
         return Err(AppError::new(
-            "cancelled",
+            crate::error::ErrorCode::Cancelled,
             "the download was cancelled; what arrived is kept, and downloading again resumes it.",
         ));
     }
@@ -500,13 +500,13 @@ mod tests {
     #[test]
     fn errors_cross_with_a_code_and_the_clis_message() {
         let e = AppError::from(DynoError::NotFound("no run 7 in x.db".into()));
-        assert_eq!(e.code, "not_found");
+        assert_eq!(e.code, crate::error::ErrorCode::NotFound);
         assert_eq!(e.message, "no run 7 in x.db");
         let e = AppError::from(DynoError::io(
             "cannot write /full/card.png",
             std::io::Error::from_raw_os_error(28),
         ));
-        assert_eq!(e.code, "failed");
+        assert_eq!(e.code, crate::error::ErrorCode::Failed);
         assert!(
             e.message.starts_with("cannot write /full/card.png"),
             "{}",
@@ -520,7 +520,7 @@ mod tests {
             serde_json::from_value(serde_json::json!({"source": {"kind": "dir", "dir": " "}}))
                 .unwrap();
         let e = AppError::from(spec.order(2).unwrap_err());
-        assert_eq!(e.code, "bad_input");
+        assert_eq!(e.code, crate::error::ErrorCode::BadInput);
         assert!(e.message.contains("folder is empty"), "{}", e.message);
     }
 }

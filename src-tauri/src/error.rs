@@ -6,12 +6,61 @@ use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct AppError {
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub message: String,
 }
 
+/// What kind of failure a rejected command is, so the UI can act on it
+/// (ask "Replace?", offer to wait) without reading the message. Generated
+/// into the UI's types (bindings/ErrorCode.ts).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The person's input: a bad path, value or model file.
+    BadInput,
+    NotFound,
+    /// The hub or a server could not be reached.
+    Network,
+    Cancelled,
+    /// One of a kind is already running (a benchmark, a sync).
+    Busy,
+    /// The file is there; the UI asks before replacing it.
+    Exists,
+    /// The database, the disk, a worker or a download failed while running.
+    Failed,
+    /// A bug.
+    Internal,
+}
+
+impl ErrorCode {
+    pub const ALL: &'static [ErrorCode] = &[
+        ErrorCode::BadInput,
+        ErrorCode::NotFound,
+        ErrorCode::Network,
+        ErrorCode::Cancelled,
+        ErrorCode::Busy,
+        ErrorCode::Exists,
+        ErrorCode::Failed,
+        ErrorCode::Internal,
+    ];
+
+    /// The code as the UI reads it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::BadInput => "bad_input",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::Network => "network",
+            ErrorCode::Cancelled => "cancelled",
+            ErrorCode::Busy => "busy",
+            ErrorCode::Exists => "exists",
+            ErrorCode::Failed => "failed",
+            ErrorCode::Internal => "internal",
+        }
+    }
+}
+
 impl AppError {
-    pub fn new(code: &'static str, message: impl Into<String>) -> AppError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> AppError {
         AppError {
             code,
             message: message.into(),
@@ -19,7 +68,7 @@ impl AppError {
     }
 
     pub fn internal(message: impl Into<String>) -> AppError {
-        AppError::new("internal", message)
+        AppError::new(ErrorCode::Internal, message)
     }
 }
 
@@ -27,18 +76,21 @@ impl From<DynoError> for AppError {
     fn from(e: DynoError) -> AppError {
         let code = match &e {
             DynoError::BadModel { .. } | DynoError::Unsupported { .. } | DynoError::BadInput(_) => {
-                "bad_input"
+                ErrorCode::BadInput
             }
-            DynoError::NotFound(_) => "not_found",
+            DynoError::NotFound(_) => ErrorCode::NotFound,
             // The UI asks "Replace?" and calls again with overwrite.
             DynoError::Exists(p) => {
-                return AppError::new("exists", format!("{} already exists.", p.display()))
+                return AppError::new(
+                    ErrorCode::Exists,
+                    format!("{} already exists.", p.display()),
+                )
             }
-            DynoError::Network(_) => "network",
-            DynoError::Internal(_) => "internal",
+            DynoError::Network(_) => ErrorCode::Network,
+            DynoError::Internal(_) => ErrorCode::Internal,
             // The database, the disk, a worker or a download failed while
             // running: not the user's input, and not a bug either.
-            _ => "failed",
+            _ => ErrorCode::Failed,
         };
         let line = dyno::error::error_line(&e);
         let message = line.strip_prefix("error: ").unwrap_or(&line).to_string();
@@ -47,3 +99,15 @@ impl From<DynoError> for AppError {
 }
 
 pub type AppResult<T> = Result<T, AppError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_code_crosses_as_its_word() {
+        for c in ErrorCode::ALL {
+            assert_eq!(serde_json::to_value(c).unwrap(), c.as_str());
+        }
+    }
+}

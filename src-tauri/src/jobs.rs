@@ -114,19 +114,19 @@ impl Jobs {
             .map_err(|_| AppError::internal("the job table is poisoned"))?;
         if m.contains_key(id) {
             return Err(AppError::new(
-                "bad_input",
+                crate::error::ErrorCode::BadInput,
                 format!("a job with id {id} is already running"),
             ));
         }
         if kind == Kind::Sync && m.values().any(|(k, _)| *k == Kind::Sync) {
             return Err(AppError::new(
-                "busy",
+                crate::error::ErrorCode::Busy,
                 "a sync is already running; wait for it or cancel it first",
             ));
         }
         if kind == Kind::Bench && m.values().any(|(k, _)| *k == Kind::Bench) {
             return Err(AppError::new(
-                "busy",
+                crate::error::ErrorCode::Busy,
                 "a benchmark is already running; wait for it or cancel it first (two at once would slow each other and spoil both results)",
             ));
         }

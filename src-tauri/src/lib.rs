@@ -14,6 +14,71 @@ mod team;
 
 pub use error::AppError;
 
+/// The commands, named once: the handler Tauri dispatches to, and
+/// [`COMMANDS`], from which `bindings` writes the UI's `Command` type, so a
+/// command the UI calls that the app does not register fails `npm run check`.
+macro_rules! commands {
+    ($($module:ident :: $name:ident),+ $(,)?) => {
+        /// Every command's name, as the UI invokes it.
+        pub const COMMANDS: &[&str] = &[$(stringify!($name)),+];
+
+        fn handler<R: tauri::Runtime>(
+        ) -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static {
+            tauri::generate_handler![$($module::$name),+]
+        }
+    };
+}
+
+commands! {
+    commands::app_info,
+    commands::version_text,
+    commands::hw,
+    commands::power,
+    commands::runs,
+    commands::result_list,
+    commands::run,
+    commands::sweeps,
+    commands::sweep,
+    commands::telemetry,
+    commands::models,
+    commands::model_places,
+    commands::add_model_place,
+    commands::remove_model_place,
+    commands::preset_estimates,
+    commands::hub_search,
+    commands::hub_levels,
+    commands::predict,
+    commands::predict_files,
+    commands::predict_accuracy,
+    commands::synth_file,
+    commands::synth_options,
+    commands::synth_name,
+    commands::compare,
+    commands::card_svg,
+    commands::export_text,
+    commands::export_card,
+    commands::cancel,
+    commands::start_sweep,
+    commands::start_bench,
+    commands::hub_pull,
+    settings::hub_settings,
+    settings::set_hub_endpoint,
+    settings::save_hub_token,
+    settings::remove_hub_token,
+    settings::check_hub,
+    settings::discard_download,
+    settings::rpc_server_start,
+    settings::rpc_server_stop,
+    settings::rpc_server_status,
+    serve::serve_runs,
+    serve::serve_run,
+    serve::start_serve_bench,
+    team::team_status,
+    team::save_team_url,
+    team::team_sync,
+    team::team_machines,
+}
+
 /// Start the app: one window showing the built UI.
 pub fn run() {
     tauri::Builder::default()
@@ -38,55 +103,7 @@ pub fn run() {
             }
             Ok(())
         })
-        .invoke_handler(tauri::generate_handler![
-            commands::app_info,
-            commands::version_text,
-            commands::hw,
-            commands::power,
-            commands::runs,
-            commands::result_list,
-            commands::run,
-            commands::sweeps,
-            commands::sweep,
-            commands::telemetry,
-            commands::models,
-            commands::model_places,
-            commands::add_model_place,
-            commands::remove_model_place,
-            commands::preset_estimates,
-            commands::hub_search,
-            commands::hub_levels,
-            commands::predict,
-            commands::predict_files,
-            commands::predict_accuracy,
-            commands::synth_file,
-            commands::synth_options,
-            commands::synth_name,
-            commands::compare,
-            commands::card_svg,
-            commands::export_text,
-            commands::export_card,
-            commands::cancel,
-            commands::start_sweep,
-            commands::start_bench,
-            commands::hub_pull,
-            settings::hub_settings,
-            settings::set_hub_endpoint,
-            settings::save_hub_token,
-            settings::remove_hub_token,
-            settings::check_hub,
-            settings::discard_download,
-            settings::rpc_server_start,
-            settings::rpc_server_stop,
-            settings::rpc_server_status,
-            serve::serve_runs,
-            serve::serve_run,
-            serve::start_serve_bench,
-            team::team_status,
-            team::save_team_url,
-            team::team_sync,
-            team::team_machines,
-        ])
+        .invoke_handler(handler())
         .run(tauri::generate_context!())
         .expect("error while running the Dyno app");
 }

@@ -129,7 +129,7 @@ pub async fn start_serve_bench(
     .await;
     if cancelled.is_cancelled() {
         return Err(AppError::new(
-            "cancelled",
+            crate::error::ErrorCode::Cancelled,
             "the server benchmark was cancelled; the tests it finished are saved.",
         ));
     }

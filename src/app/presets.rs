@@ -21,6 +21,7 @@ use crate::machine::Machine;
 use crate::store::Store;
 use crate::vocab::status::RunStatus;
 use crate::vocab::Named;
+use crate::vocab::TestKind;
 
 /// How long to spend measuring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
@@ -285,7 +286,7 @@ pub async fn estimate(store: &Store, model: &Path, preset: Preset) -> Result<Est
             let mean = |rate: Rate| {
                 r.results
                     .iter()
-                    .find(|x| x.kind != "parallel" && x.rate == rate && x.n_depth == 0)
+                    .find(|x| x.kind != TestKind::Parallel && x.rate == rate && x.n_depth == 0)
                     .and_then(|x| x.mean_tokens_per_s)
             };
             (

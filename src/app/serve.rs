@@ -24,6 +24,7 @@ use crate::serve::report::ServeReport;
 use crate::serve::{self, Api, Endpoint, ServeEvent, ServePlan, ServeTarget, Slo};
 use crate::store::Store;
 use crate::vocab::status::ResultStatus;
+use crate::vocab::TestKind;
 use crate::worker::client::{Cancel, WorkerOptions};
 
 /// A server benchmark as the app's form and the CLI's options give it.
@@ -231,7 +232,7 @@ pub fn compare_with_engine(server: &ServeReport, engine: &Report) -> Vec<EngineC
             run.results
                 .iter()
                 .find(|r| {
-                    r.kind == "prompt_gen"
+                    r.kind == TestKind::PromptGen
                         && r.status == ResultStatus::Ok
                         && r.n_prompt == t.spec.n_prompt
                         && r.n_gen == t.spec.n_gen

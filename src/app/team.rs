@@ -611,13 +611,13 @@ pub async fn median_for(team: &TeamStore, report: &Report) -> Result<TeamMedian>
     let rows = team.runs(&q.filter(true), i64::MAX / 2).await?;
     // This run's own test sizes: its decode is set against the team's
     // decode of the same tgN, its prefill against the same ppN.
-    let first_ok = |kind: &str| {
+    let first_ok = |kind: crate::vocab::TestKind| {
         run.results
             .iter()
             .find(|r| r.kind == kind && r.status == crate::vocab::status::ResultStatus::Ok)
     };
-    let n_gen = first_ok("gen").map(|r| r.n_gen);
-    let n_prompt = first_ok("prompt").map(|r| r.n_prompt);
+    let n_gen = first_ok(crate::vocab::TestKind::Gen).map(|r| r.n_gen);
+    let n_prompt = first_ok(crate::vocab::TestKind::Prompt).map(|r| r.n_prompt);
     let pick = Some((run.model.sha256.as_str(), run.model.quant.as_str()));
     let same = |size: Option<u32>, of: fn(&TeamRunRow) -> Option<i64>| -> Vec<TeamRunRow> {
         rows.iter()

@@ -46,7 +46,7 @@ fn result_json(r: &ResultRow) -> ResultJson {
         .and_then(|j| serde_json::from_str(j).ok());
     ResultJson {
         test: r.test.clone(),
-        kind: r.kind.clone(),
+        kind,
         status: r.status,
         error: r.error.clone(),
         n_prompt: spec.n_prompt,
@@ -255,10 +255,10 @@ fn config_json(run: &RunRow, config: Option<&RunConfig>) -> ConfigJson {
 fn what_this_means(tokens_per_word: f64, results: &[ResultJson]) -> Option<MeaningJson> {
     let pg = results
         .iter()
-        .find(|r| r.kind == "prompt_gen" && r.status == ResultStatus::Ok);
+        .find(|r| r.kind == TestKind::PromptGen && r.status == ResultStatus::Ok);
     let tg = results
         .iter()
-        .find(|r| r.kind == "gen" && r.status == ResultStatus::Ok);
+        .find(|r| r.kind == TestKind::Gen && r.status == ResultStatus::Ok);
     let decode = pg
         .and_then(|r| r.decode_tokens_per_s.as_ref().map(|f| f.mean))
         .or_else(|| tg.and_then(|r| r.mean_tokens_per_s))?;

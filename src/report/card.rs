@@ -18,6 +18,7 @@ use super::{MachineJson, Report, ResultJson, RunJson};
 use crate::error::{DynoError, Result};
 use crate::units::{human_bytes, human_params};
 use crate::vocab::status::{LevelStatus, ResultStatus, RunStatus};
+use crate::vocab::TestKind;
 
 pub const WIDTH: u32 = 1200;
 pub const HEIGHT: u32 = 630;
@@ -67,14 +68,14 @@ fn ok(r: &ResultJson) -> bool {
 fn prefill(run: &RunJson) -> Option<(&str, f64)> {
     run.results
         .iter()
-        .filter(|r| ok(r) && r.kind == "prompt")
+        .filter(|r| ok(r) && r.kind == TestKind::Prompt)
         .find_map(|r| Some((r.test.as_str(), r.mean_tokens_per_s?)))
 }
 
 fn decode(run: &RunJson) -> Option<(&str, f64)> {
     run.results
         .iter()
-        .filter(|r| ok(r) && r.kind == "gen")
+        .filter(|r| ok(r) && r.kind == TestKind::Gen)
         .find_map(|r| Some((r.test.as_str(), r.mean_tokens_per_s?)))
 }
 
@@ -89,7 +90,7 @@ fn first_token(run: &RunJson) -> Option<(&str, f64)> {
 fn decode_tokens_per_j(run: &RunJson) -> Option<f64> {
     run.results
         .iter()
-        .filter(|r| ok(r) && r.kind == "gen")
+        .filter(|r| ok(r) && r.kind == TestKind::Gen)
         .find_map(|r| r.telemetry.as_ref()?.energy.as_ref()?.tokens_per_j)
 }
 
@@ -761,7 +762,7 @@ fn backend_lines(first: Option<&RunJson>, m: &MachineJson) -> Vec<String> {
 /// Against the team (`--vs-team`): the median of per-machine medians for
 /// this file and level, decode and prefill apart, and this run's difference.
 fn team_block(t: &super::json::TeamMedian, run: &RunJson) -> (String, Vec<String>) {
-    let mine = |kind: &str| {
+    let mine = |kind: TestKind| {
         run.results
             .iter()
             .find(|x| x.kind == kind && x.status == ResultStatus::Ok)
@@ -786,12 +787,12 @@ fn team_block(t: &super::json::TeamMedian, run: &RunJson) -> (String, Vec<String
         line(
             format!("decode{}", size("tg", t.n_gen)),
             t.decode_tps,
-            mine("gen"),
+            mine(TestKind::Gen),
         ),
         line(
             format!("prefill{}", size("pp", t.n_prompt)),
             t.prefill_tps,
-            mine("prompt"),
+            mine(TestKind::Prompt),
         ),
     ];
     (head, lines)
@@ -1025,7 +1026,7 @@ mod tests {
         let tg = one.runs[0]
             .results
             .iter()
-            .find(|x| x.kind == "gen")
+            .find(|x| x.kind == TestKind::Gen)
             .and_then(|x| x.mean_tokens_per_s)
             .unwrap();
         assert!(

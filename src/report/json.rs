@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{offload, telemetry};
 use crate::bench::figures::{Figures, Rate};
-use crate::vocab::Device;
+use crate::vocab::{Device, TestKind};
 
 /// Version of the JSON document's shape.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -165,7 +165,7 @@ fn default_split_mode() -> String {
 #[ts(rename = "TestResult")]
 pub struct ResultJson {
     pub test: String,
-    pub kind: String,
+    pub kind: TestKind,
     pub status: crate::vocab::status::ResultStatus,
     pub error: Option<String>,
     pub n_prompt: u32,

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::RunJson;
 use crate::bench::figures::Figures;
 use crate::vocab::status::{ResultStatus, RunStatus};
+use crate::vocab::TestKind;
 
 /// One model's runs that differ only in GPU layers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
@@ -95,10 +96,10 @@ fn point_tests(r: &RunJson) -> Vec<PointTest> {
         }
     };
     for t in r.results.iter().filter(|t| t.status == ResultStatus::Ok) {
-        match t.kind.as_str() {
-            "prompt" => push(&t.test, "prefill", t.prefill_tokens_per_s.as_ref()),
-            "gen" => push(&t.test, "decode", t.decode_tokens_per_s.as_ref()),
-            "prompt_gen" => {
+        match t.kind {
+            TestKind::Prompt => push(&t.test, "prefill", t.prefill_tokens_per_s.as_ref()),
+            TestKind::Gen => push(&t.test, "decode", t.decode_tokens_per_s.as_ref()),
+            TestKind::PromptGen => {
                 push(&t.test, "prefill", t.prefill_tokens_per_s.as_ref());
                 push(&t.test, "decode", t.decode_tokens_per_s.as_ref());
             }

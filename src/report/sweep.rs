@@ -10,6 +10,7 @@ use crate::machine::Machine;
 use crate::store::{QualityKey, Store, SweepRow};
 use crate::vocab::failure::FailureCode;
 use crate::vocab::status::{LevelStatus, ResultStatus, RunStatus, SweepStatus};
+use crate::vocab::TestKind;
 
 /// A level may be recommended when its mean KLD stays at or below this:
 /// around where quantisation noise becomes noticeable in use.
@@ -66,14 +67,14 @@ pub struct LevelJson {
 }
 
 /// Mean of the first result of a kind: the level's pp, tg or TTFT figure.
-fn first_of<'a>(run: &'a RunJson, kind: &str) -> Option<&'a ResultJson> {
+fn first_of(run: &RunJson, kind: TestKind) -> Option<&ResultJson> {
     run.results
         .iter()
         .find(|r| r.kind == kind && r.status == ResultStatus::Ok)
 }
 
 pub fn decode_tps(run: &RunJson) -> Option<f64> {
-    first_of(run, "gen").and_then(|r| r.mean_tokens_per_s)
+    first_of(run, TestKind::Gen).and_then(|r| r.mean_tokens_per_s)
 }
 
 /// Indices of the points on the frontier of (speed up, divergence down).
@@ -224,7 +225,7 @@ fn significance(a: &RunJson, b: &RunJson) -> String {
     if a.run_id == b.run_id {
         return String::new();
     }
-    let samples = |r: &RunJson| first_of(r, "gen").map(|x| x.samples_tokens_per_s.clone());
+    let samples = |r: &RunJson| first_of(r, TestKind::Gen).map(|x| x.samples_tokens_per_s.clone());
     let (Some(sa), Some(sb)) = (samples(a), samples(b)) else {
         return String::new();
     };
@@ -343,15 +344,15 @@ fn level_label(l: &LevelJson, r: &RunJson) -> String {
 
 pub fn levels_table(s: &SweepReport) -> String {
     let runs = &s.report.runs;
-    let name_of = |kind: &str| {
+    let name_of = |kind: TestKind| {
         runs.iter()
             .flat_map(|r| r.results.iter())
             .find(|r| r.kind == kind)
             .map(|r| r.test.clone())
     };
-    let pp = name_of("prompt").unwrap_or_else(|| "pp".into());
-    let tg = name_of("gen").unwrap_or_else(|| "tg".into());
-    let pg = name_of("prompt_gen");
+    let pp = name_of(TestKind::Prompt).unwrap_or_else(|| "pp".into());
+    let tg = name_of(TestKind::Gen).unwrap_or_else(|| "tg".into());
+    let pg = name_of(TestKind::PromptGen);
     let mut out = String::new();
     out.push_str(&format!(
         "| level | size | bpw | {pp} t/s | {tg} t/s | TTFT ms{} | PPL | KLD | KLD p99 | top-1 % | frontier |\n",
@@ -382,13 +383,13 @@ pub fn levels_table(s: &SweepReport) -> String {
                 "| {label} | {} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                 super::table::weight_size(&r.model),
                 r.model.bits_per_weight,
-                mean_sd(first_of(r, "prompt"), |x| x
+                mean_sd(first_of(r, TestKind::Prompt), |x| x
                     .mean_tokens_per_s
                     .zip(x.stddev_tokens_per_s)),
-                mean_sd(first_of(r, "gen"), |x| x
+                mean_sd(first_of(r, TestKind::Gen), |x| x
                     .mean_tokens_per_s
                     .zip(x.stddev_tokens_per_s)),
-                cell(first_of(r, "prompt_gen").and_then(|x| x.ttft_ms), 1),
+                cell(first_of(r, TestKind::PromptGen).and_then(|x| x.ttft_ms), 1),
                 cell(q.map(|q| q.ppl), 3),
                 if q.is_some_and(|q| q.is_reference) {
                     "ref".to_string()
@@ -446,7 +447,11 @@ mod tests {
 
     fn with_decode(mut r: RunJson, id: i64, samples: &[f64]) -> RunJson {
         r.run_id = id;
-        let g = r.results.iter_mut().find(|x| x.kind == "gen").unwrap();
+        let g = r
+            .results
+            .iter_mut()
+            .find(|x| x.kind == TestKind::Gen)
+            .unwrap();
         g.samples_tokens_per_s = samples.to_vec();
         r
     }

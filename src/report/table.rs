@@ -13,6 +13,7 @@ use super::{ModelJson, Report, ResultJson, RunJson};
 use crate::bench::figures::Figures;
 use crate::units::{human_bytes, human_params};
 use crate::vocab::status::{ResultStatus, RunStatus};
+use crate::vocab::TestKind;
 
 fn rate(f: Option<&Figures>) -> String {
     match f {
@@ -38,8 +39,8 @@ fn result_rows(r: &ResultJson) -> Vec<(String, String, String)> {
         }
         rows
     };
-    let rows = match r.kind.as_str() {
-        "prompt_gen" => vec![
+    let rows = match r.kind {
+        TestKind::PromptGen => vec![
             (
                 format!("{name} prefill"),
                 rate(r.prefill_tokens_per_s.as_ref()),
@@ -51,7 +52,7 @@ fn result_rows(r: &ResultJson) -> Vec<(String, String, String)> {
                 "-".into(),
             ),
         ],
-        "parallel" => {
+        TestKind::Parallel => {
             let mut v = vec![
                 (
                     format!("{name} decode total"),
@@ -73,12 +74,12 @@ fn result_rows(r: &ResultJson) -> Vec<(String, String, String)> {
             }
             v
         }
-        "prompt" => vec![(
+        TestKind::Prompt => vec![(
             name.clone(),
             rate(r.prefill_tokens_per_s.as_ref()),
             "-".into(),
         )],
-        _ => vec![(
+        TestKind::Gen => vec![(
             name.clone(),
             rate(r.decode_tokens_per_s.as_ref()),
             "-".into(),
@@ -265,8 +266,9 @@ fn run_rows(run: &RunJson, extras: &[&Extra], roofline: bool) -> Vec<Vec<String>
     let mut any = false;
     for r in &run.results {
         for (test, ts, ttft) in result_rows(r) {
-            let decode_row =
-                r.kind == "gen" || test.ends_with(" decode") || test.ends_with(" decode per seq");
+            let decode_row = r.kind == TestKind::Gen
+                || test.ends_with(" decode")
+                || test.ends_with(" decode per seq");
             let roof = match r.roofline_pct {
                 Some(p) if decode_row => format!("{p:.1}%"),
                 _ => "-".into(),
@@ -437,7 +439,7 @@ mod tests {
         let f = figs(head);
         ResultJson {
             test: test.into(),
-            kind: kind.into(),
+            kind: serde_json::from_value(serde_json::json!(kind)).unwrap(),
             status: ResultStatus::Ok,
             n_parallel: 1,
             reps: head.len() as u32,

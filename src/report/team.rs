@@ -15,6 +15,7 @@ use super::export::{document, Private};
 use super::json::{MachineJson, Report, ResultJson};
 use crate::error::{DynoError, Result};
 use crate::store::team::{TeamDoc, TeamMachine, TeamModel, TeamResult, TeamRunIn, TeamRunRow};
+use crate::vocab::TestKind;
 
 /// A run's headline figures, which rankings and the team median read:
 /// (prefill, decode, TTFT). One sequence from an empty cache only, so a
@@ -24,8 +25,8 @@ fn headline(results: &[ResultJson]) -> (Option<&ResultJson>, Option<&ResultJson>
     let plain = |r: &&ResultJson| {
         r.status == crate::vocab::status::ResultStatus::Ok && r.n_depth == 0 && r.n_parallel <= 1
     };
-    let first = |kind: &str| results.iter().filter(plain).find(|r| r.kind == kind);
-    let prefill = first("prompt");
+    let first = |kind: TestKind| results.iter().filter(plain).find(|r| r.kind == kind);
+    let prefill = first(TestKind::Prompt);
     let ttft = prefill.and_then(|p| {
         results
             .iter()
@@ -33,7 +34,7 @@ fn headline(results: &[ResultJson]) -> (Option<&ResultJson>, Option<&ResultJson>
             .filter(|r| r.n_prompt == p.n_prompt)
             .find_map(|r| r.ttft_ms)
     });
-    (prefill, first("gen"), ttft)
+    (prefill, first(TestKind::Gen), ttft)
 }
 
 /// The machine as the team store keeps it: its GPUs as one list of names.
@@ -94,7 +95,7 @@ pub fn to_team(report: &Report, uid: Option<&str>, telemetry: Option<String>) ->
         .iter()
         .map(|r| TeamResult {
             test: r.test.clone(),
-            kind: r.kind.clone(),
+            kind: r.kind.as_str().to_string(),
             status: r.status.to_string(),
             mean_tokens_per_s: r.mean_tokens_per_s,
             n_samples: r.samples_ns.len().max(r.samples_tokens_per_s.len()) as i64,
@@ -680,14 +681,18 @@ mod tests {
             serde_json::from_str(include_str!("../../tests/fixtures/sweep-export.json")).unwrap();
         report.runs.truncate(1);
         let run = &mut report.runs[0];
-        let plain = |kind: &str| {
+        let plain = |kind: TestKind| {
             run.results
                 .iter()
                 .find(|r| r.kind == kind)
                 .cloned()
                 .unwrap()
         };
-        let (pp, tg, pg) = (plain("prompt"), plain("gen"), plain("prompt_gen"));
+        let (pp, tg, pg) = (
+            plain(TestKind::Prompt),
+            plain(TestKind::Gen),
+            plain(TestKind::PromptGen),
+        );
         let deep = |mut r: super::super::json::ResultJson| {
             r.n_depth = 4096;
             r.mean_tokens_per_s = Some(1.0);

@@ -128,8 +128,8 @@ pub fn weights_bandwidth(
 /// bandwidth it says how close decode runs to the machine's limit. Steps per
 /// second is the per-sequence decode rate (parallel sequences share a step).
 pub fn roofline(r: &mut ResultJson, step_bytes: u64, bandwidth_bytes_per_s: Option<u64>) {
-    let steps = match r.kind.as_str() {
-        "parallel" => r.decode_per_sequence_tokens_per_s.as_ref(),
+    let steps = match r.kind {
+        crate::vocab::TestKind::Parallel => r.decode_per_sequence_tokens_per_s.as_ref(),
         _ => r.decode_tokens_per_s.as_ref(),
     };
     let Some(steps) = steps.map(|f| f.mean) else {
@@ -150,7 +150,7 @@ mod tests {
 
     fn result(kind: &str, n_prompt: u32, n_gen: u32, samples_ns: Vec<u64>) -> ResultJson {
         ResultJson {
-            kind: kind.into(),
+            kind: serde_json::from_value(serde_json::json!(kind)).unwrap(),
             status: ResultStatus::Ok,
             n_prompt,
             n_gen,

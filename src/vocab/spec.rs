@@ -6,10 +6,14 @@ use serde::{Deserialize, Serialize};
 
 use super::params::{ContextParams, ModelParams};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// What a test times. Written as its snake_case word in JSON and in the
+/// store's `results.kind`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum TestKind {
-    /// Prefill of `n_prompt` tokens.
+    /// Prefill of `n_prompt` tokens. The default only so that a result
+    /// document can be built field by field; every stored result has a kind.
+    #[default]
     Prompt,
     /// `n_gen` single-token decodes.
     Gen,
@@ -18,6 +22,45 @@ pub enum TestKind {
     /// `n_parallel` sequences: each prefills `n_prompt` tokens, then all
     /// decode `n_gen` tokens in lockstep, one batch per step.
     Parallel,
+}
+
+impl TestKind {
+    pub const ALL: &'static [TestKind] = &[
+        TestKind::Prompt,
+        TestKind::Gen,
+        TestKind::PromptGen,
+        TestKind::Parallel,
+    ];
+
+    /// The word JSON and the store write.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TestKind::Prompt => "prompt",
+            TestKind::Gen => "gen",
+            TestKind::PromptGen => "prompt_gen",
+            TestKind::Parallel => "parallel",
+        }
+    }
+}
+
+/// Read by hand so that a kind from a newer Dyno (a file imported, a team
+/// run pulled) is refused in words that name it and say what to do, never
+/// taken for another kind.
+impl<'de> Deserialize<'de> for TestKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TestKind, D::Error> {
+        let word = String::deserialize(d)?;
+        TestKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.as_str() == word)
+            .ok_or_else(|| {
+                let known: Vec<&str> = TestKind::ALL.iter().map(|k| k.as_str()).collect();
+                serde::de::Error::custom(format!(
+                    "test kind '{word}', which this Dyno does not know ({}); update Dyno to read it",
+                    known.join(", ")
+                ))
+            })
+    }
 }
 
 /// One test, independent of its context parameters.

@@ -5,10 +5,12 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { open as openDialog, save as saveDialog } from "@tauri-apps/plugin-dialog";
+import { ERROR_CODES } from "./bindings/contract";
 import type {
   AccuracyReport,
   ApiError,
   AppInfo,
+  Command,
   CompareDoc,
   Discarded,
   ExportFormat,
@@ -53,7 +55,7 @@ import type {
 
 export type { ApiError, JobEvent } from "./types";
 
-const KNOWN_CODES = new Set(["bad_input", "not_found", "network", "cancelled", "busy", "exists", "failed", "internal"]);
+const KNOWN_CODES = new Set<string>(ERROR_CODES);
 
 /**
  * Turn whatever a rejected command gave into `{code, message}`. The backend
@@ -96,7 +98,7 @@ export function hasBackend(): boolean {
   return typeof window !== "undefined" && "__TAURI_INTERNALS__" in window;
 }
 
-async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
+async function call<T>(cmd: Command, args?: Record<string, unknown>): Promise<T> {
   if (!hasBackend()) {
     throw {
       code: "internal",

@@ -5,10 +5,15 @@
 // view. A figure that could not be measured is null, never 0.
 //
 // Only what the backend has no type for is written here: the UI's own
-// unions and the error shape api.ts normalises rejections to.
+// unions and the error shape api.ts normalises rejections to. The command
+// names, export formats and error codes are generated too
+// (bindings/contract.ts), so api.ts cannot call a command the app lacks.
 
 export type {
   AppInfo,
+  ErrorCode,
+  RunStatus,
+  TestKind,
   CompareDoc,
   CompareTest,
   CompareUnmatched,
@@ -92,14 +97,11 @@ export type {
 /** A llama.cpp device, as each result document lists the machine's GPUs. */
 export type { Device as GpuInfo } from "./bindings";
 
-export type TestKind = "prompt" | "gen" | "prompt_gen" | "parallel";
-export type RunStatus = "ok" | "failed" | "cancelled" | "running";
-
-export type ExportFormat = "png" | "svg" | "md" | "csv" | "json" | "llama-bench-json";
-/** The formats `export_text` returns as text (every format but the PNG card). */
-export type TextFormat = "md" | "csv" | "json" | "llama-bench-json";
-
-export type ErrorCode = "bad_input" | "not_found" | "network" | "cancelled" | "busy" | "failed" | "internal";
+export type { Command, ExportFormat } from "./bindings/contract";
+import type { ErrorCode } from "./bindings";
+import type { ExportFormat } from "./bindings/contract";
+/** The formats `export_text` returns as text (every format but the pictures). */
+export type TextFormat = Exclude<ExportFormat, "png" | "svg">;
 
 /** Every rejected command is normalised to this shape by api.ts. */
 export interface ApiError {

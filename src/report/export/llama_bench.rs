@@ -8,6 +8,7 @@ use super::{Exported, Exporter};
 use crate::error::Result;
 use crate::report::Report;
 use crate::vocab::status::{ResultStatus, RunStatus};
+use crate::vocab::TestKind;
 
 /// `--format llama-bench-json`.
 pub struct LlamaBenchExporter;
@@ -34,7 +35,7 @@ pub fn llama_bench_json(r: &Report) -> Value {
     {
         let fields = run_fields(r, run);
         for res in run.results.iter().filter(|x| {
-            x.kind != "parallel" && x.status == ResultStatus::Ok && !x.samples_ns.is_empty()
+            x.kind != TestKind::Parallel && x.status == ResultStatus::Ok && !x.samples_ns.is_empty()
         }) {
             let tokens = f64::from(res.n_prompt) + f64::from(res.n_gen);
             let ns: Vec<f64> = res.samples_ns.iter().map(|&n| n as f64).collect();

@@ -6,8 +6,9 @@ import type { ResultTelemetry } from "./ResultTelemetry";
 import type { RunStatus } from "./RunStatus";
 import type { Stats } from "./Stats";
 import type { Sustained } from "./Sustained";
+import type { TestKind } from "./TestKind";
 
-export type TestResult = { test: string, kind: string, status: RunStatus, error: string | null, n_prompt: number, n_gen: number, n_depth: number, n_parallel: number, reps: number, 
+export type TestResult = { test: string, kind: TestKind, status: RunStatus, error: string | null, n_prompt: number, n_gen: number, n_depth: number, n_parallel: number, reps: number, 
 /**
  * What the `*_tokens_per_s` headline fields measure.
  */
