@@ -67,7 +67,7 @@ impl Measuring {
             store,
             machine_id,
             sweep_id: Some(sweep_id),
-            worker,
+            worker: std::sync::Arc::new(worker),
             cancel,
             telemetry: self.telemetry,
             memory_check: self.memory_check,

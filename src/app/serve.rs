@@ -179,7 +179,7 @@ pub async fn engine_run(
         store,
         machine_id,
         sweep_id: Some(sweep_id),
-        worker,
+        worker: std::sync::Arc::new(worker),
         cancel: cancel.clone(),
         telemetry: true,
         memory_check: true,

@@ -10,7 +10,7 @@ use crate::model::ModelInfo;
 use crate::store::Store;
 use crate::telemetry::cooldown::{still_warm, CooldownEnd, CooldownRecord, Margins, Thermal};
 use crate::vocab::RunConfig;
-use crate::worker::client::{Cancel, WorkerOptions};
+use crate::worker::client::{Cancel, Launch};
 use crate::worker::protocol::MemoryCheck;
 
 /// What a benchmark needs besides its plan.
@@ -18,7 +18,8 @@ pub struct BenchContext<'a> {
     pub store: &'a Store,
     pub machine_id: i64,
     pub sweep_id: Option<i64>,
-    pub worker: WorkerOptions,
+    /// Starts the worker each model load is measured in.
+    pub worker: std::sync::Arc<dyn Launch>,
     pub cancel: Cancel,
     /// Sample CPU, memory, energy and GPUs alongside every run.
     pub telemetry: bool,

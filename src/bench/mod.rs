@@ -6,6 +6,8 @@ pub mod figures;
 pub mod plan;
 mod recorder;
 pub mod run;
+#[cfg(test)]
+mod scripted;
 pub mod stats;
 mod supervisor;
 pub mod sweep;

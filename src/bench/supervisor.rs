@@ -22,7 +22,7 @@ use crate::vocab::failure::FailureCode;
 use crate::vocab::status::{ResultStatus, RunStatus};
 use crate::vocab::RunConfig;
 use crate::vocab::{Device, Offload, Sample};
-use crate::worker::client::{self, Ended, WorkerFailure};
+use crate::worker::client::{Ended, WorkerFailure};
 use crate::worker::protocol::{Event, WorkerPlan, WorkerRequest};
 
 /// Run `runs` (one model load) in one worker. Returns the runs left to do
@@ -61,9 +61,8 @@ pub(super) async fn supervise<'c>(
     };
 
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let worker = tokio::spawn(client::run(
+    let worker = tokio::spawn(ctx.worker.launch(
         WorkerRequest::Bench(plan),
-        ctx.worker.clone(),
         ctx.cancel.clone(),
         tx,
     ));

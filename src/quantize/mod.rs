@@ -14,7 +14,7 @@ use crate::error::{DynoError, Result};
 use crate::model::quant::ftype_name;
 use crate::units::human_bytes;
 use crate::vocab::failure::FailureCode;
-use crate::worker::client::{self, Cancel, Ended, WorkerFailure, WorkerOptions};
+use crate::worker::client::{Cancel, Ended, Launch, WorkerFailure};
 use crate::worker::protocol::{Event, QuantizePlan, WorkerRequest};
 
 /// The standard ladder, highest precision first.
@@ -231,7 +231,7 @@ pub async fn quantize_cached(
     level: &str,
     n_threads: u32,
     root: &Path,
-    worker: &WorkerOptions,
+    worker: &dyn Launch,
     cancel: &Cancel,
     progress: &mut dyn QuantizeProgress,
 ) -> std::result::Result<Quantized, WorkerFailure> {
@@ -258,12 +258,7 @@ pub async fn quantize_cached(
         expected_bytes,
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let handle = tokio::spawn(client::run(
-        WorkerRequest::Quantize(plan),
-        worker.clone(),
-        cancel.clone(),
-        tx,
-    ));
+    let handle = tokio::spawn(worker.launch(WorkerRequest::Quantize(plan), cancel.clone(), tx));
     let mut elapsed_ms = 0.0;
     while let Some(ev) = rx.recv().await {
         match ev {

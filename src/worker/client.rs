@@ -2,7 +2,9 @@
 //! events, and survive however it ends.
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -83,6 +85,33 @@ pub struct WorkerOptions {
     /// Longest silence allowed between two events. Every repetition sends an
     /// event, so this bounds one repetition, not the whole run.
     pub idle_timeout: Duration,
+}
+
+/// What a benchmark, a sweep's quality pass and the quantizer start their
+/// work in: a worker that takes one request and sends events until it ends.
+/// The real one is a process of Dyno's own executable ([`WorkerOptions`]);
+/// unit tests give a scripted one, so the supervisor, the recorder and the
+/// sweep's runner are driven through events, a crash, a stall or a cancel
+/// without llama.cpp.
+pub trait Launch: Send + Sync {
+    /// Start the work; the future ends when the worker has, saying how.
+    fn launch(
+        &self,
+        request: WorkerRequest,
+        cancel: Cancel,
+        events: mpsc::UnboundedSender<Event>,
+    ) -> Pin<Box<dyn Future<Output = Ended> + Send + 'static>>;
+}
+
+impl Launch for WorkerOptions {
+    fn launch(
+        &self,
+        request: WorkerRequest,
+        cancel: Cancel,
+        events: mpsc::UnboundedSender<Event>,
+    ) -> Pin<Box<dyn Future<Output = Ended> + Send + 'static>> {
+        Box::pin(run(request, self.clone(), cancel, events))
+    }
 }
 
 impl WorkerOptions {

@@ -18,7 +18,7 @@ use crate::quantize;
 use crate::store::{LevelRow, QualityKey};
 use crate::vocab::failure::FailureCode;
 use crate::vocab::{ModelParams, QualityFigures};
-use crate::worker::client::{self, Ended, WorkerFailure};
+use crate::worker::client::{Ended, WorkerFailure};
 use crate::worker::protocol::{Event, QualityMode, QualityPlan, WorkerRequest};
 
 /// The reference's file of top-k log-probabilities for these settings.
@@ -293,9 +293,8 @@ async fn run_quality_worker(
 ) -> std::result::Result<Scored, WorkerFailure> {
     let t0 = Instant::now();
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let handle = tokio::spawn(client::run(
+    let handle = tokio::spawn(ctx.worker.launch(
         WorkerRequest::Quality(plan),
-        ctx.worker.clone(),
         ctx.cancel.clone(),
         tx,
     ));

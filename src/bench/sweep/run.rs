@@ -303,7 +303,7 @@ impl LevelLoop<'_> {
             &lp.level,
             self.n_threads,
             &self.cache,
-            &self.ctx.worker,
+            &*self.ctx.worker,
             &self.ctx.cancel,
             reporter,
         )
