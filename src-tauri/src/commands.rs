@@ -6,17 +6,18 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use dyno::app::bench::{BenchForm, BenchInput};
+use dyno::app::bench::BenchForm;
 use dyno::app::{self, hub as app_hub, models as app_models};
 use dyno::app::{presets::Estimate, results, sweep::SweepInput};
 use dyno::hub::RepoSummary;
 use dyno::report::{compare::Comparison, list::ListRow, sweep::SweepReport, Report};
 use dyno::store::Store;
+use dyno::worker::client::Cancel;
 use serde::Serialize;
 use tauri::ipc::Channel;
 use tauri::State;
 
-use crate::error::{AppError, AppResult};
+use crate::error::{AppError, AppResult, ErrorCode};
 use crate::events::JobEvent;
 use crate::jobs::{on_core, Jobs, Kind, LiveTelemetry, ToUi};
 use crate::state::Core;
@@ -80,6 +81,39 @@ where
         r
     })
     .await
+}
+
+/// A long job from start to end: registered under `job_id` (one of its kind
+/// at a time), run by `f` with a store of its own and the job's cancel
+/// switch, and unregistered however it ends. A job the person cancelled is
+/// answered `cancelled` with `kept`, which says what was saved, whatever `f`
+/// returned: the cancel cut it short, so its own error is not the news.
+pub(crate) async fn run_job<T, F>(
+    app: &App,
+    job_id: &str,
+    kind: Kind,
+    kept: &'static str,
+    f: F,
+) -> AppResult<T>
+where
+    T: Send + 'static,
+    F: for<'s> FnOnce(&'s Store, &'s Path, Cancel) -> LocalBoxFuture<'s, dyno::error::Result<T>>
+        + Send
+        + 'static,
+{
+    let (guard, cancel) = app.jobs.start(job_id, kind)?;
+    let watched = cancel.clone();
+    let out = with_job_store(app.db.clone(), move |s, db| {
+        Box::pin(async move {
+            let _guard = guard;
+            f(s, db, cancel).await
+        })
+    })
+    .await;
+    if watched.is_cancelled() {
+        return Err(AppError::new(ErrorCode::Cancelled, kept));
+    }
+    out
 }
 
 pub(crate) type LocalBoxFuture<'a, T> =
@@ -380,13 +414,12 @@ pub async fn start_sweep(
     on_event: Channel<JobEvent>,
 ) -> AppResult<Option<SweepReport>> {
     let order = spec.order(dyno::machine::Machine::detect().default_threads())?;
-    let (guard, cancel) = app.jobs.start(&job_id, Kind::Bench)?;
-    let cancelled = cancel.clone();
     let timing = crate::jobs::Timing(app.jobs.timing.clone());
-    let report = with_job_store(app.db.clone(), move |s, db| {
+    let kept = "the sweep was cancelled; what was measured is saved, and running the same sweep again resumes it.";
+    run_job(&app, &job_id, Kind::Bench, kept, move |s, db, cancel| {
         Box::pin(async move {
-            let _guard = guard;
-            // The app-wide timing flag: downloads hold still while it is up.
+            // The app-wide timing flag: downloads hold still while it is up,
+            // and it is lowered when `timing` drops, however the sweep ends.
             let quiet = timing.0.clone();
             let _live = LiveTelemetry::start(on_event.clone(), quiet.clone());
             let mut pull = ToUi::new(on_event.clone(), cancel.clone());
@@ -394,14 +427,7 @@ pub async fn start_sweep(
             app::sweep::run(s, db, &order, cancel, &mut ui, &mut pull).await
         })
     })
-    .await;
-    if cancelled.is_cancelled() {
-        return Err(AppError::new(
-                crate::error::ErrorCode::Cancelled,
-            "the sweep was cancelled; what was measured is saved, and running the same sweep again resumes it.",
-        ));
-    }
-    report
+    .await
 }
 
 /// Benchmark one file with a preset, or measure a run's disturbed tests
@@ -413,44 +439,18 @@ pub async fn start_bench(
     job_id: String,
     on_event: Channel<JobEvent>,
 ) -> AppResult<Report> {
-    let (guard, cancel) = app.jobs.start(&job_id, Kind::Bench)?;
-    let cancelled = cancel.clone();
     let timing = crate::jobs::Timing(app.jobs.timing.clone());
-    let benched = with_job_store(app.db.clone(), move |s, _| {
+    let kept =
+        "the benchmark was cancelled; what was measured before the cancel is saved in Results.";
+    run_job(&app, &job_id, Kind::Bench, kept, move |s, _, cancel| {
         Box::pin(async move {
-            let _guard = guard;
             let quiet = timing.0.clone();
             let _live = LiveTelemetry::start(on_event.clone(), quiet.clone());
             let mut ui = ToUi::quieted(on_event, cancel.clone(), quiet);
-            let machine = dyno::machine::Machine::detect();
-            let worker = app::bench::worker(600)?;
-            let done = match form {
-                BenchForm::Preset {
-                    path,
-                    preset,
-                    retry_disturbed,
-                } => {
-                    let mut input =
-                        BenchInput::preset(app::expand_home(path.trim()), preset, &machine);
-                    input.retry_disturbed = retry_disturbed.unwrap_or(0);
-                    app::bench::run(s, &machine, &input, worker, cancel, &mut ui).await?
-                }
-                BenchForm::Again { run_id } => {
-                    let how = app::bench::Measuring::default();
-                    app::bench::again(s, &machine, run_id, how, worker, cancel, &mut ui).await?
-                }
-            };
-            Ok(done.report)
+            Ok(app::bench::run_form(s, form, cancel, &mut ui).await?.report)
         })
     })
-    .await;
-    if cancelled.is_cancelled() {
-        return Err(AppError::new(
-            crate::error::ErrorCode::Cancelled,
-            "the benchmark was cancelled; what was measured before the cancel is saved in Results.",
-        ));
-    }
-    benched
+    .await
 }
 
 /// Download one file of a hub repo (resumable, sha256-verified).
@@ -462,12 +462,11 @@ pub async fn hub_pull(
     job_id: String,
     on_event: Channel<JobEvent>,
 ) -> AppResult<app_hub::PullResult> {
-    let (guard, cancel) = app.jobs.start(&job_id, Kind::Download)?;
-    let cancelled = cancel.clone();
     let timing = app.jobs.timing.clone();
-    let pulled = with_job_store(app.db.clone(), move |s, _| {
+    let kept =
+        "the download was cancelled; what arrived is kept, and downloading again resumes it.";
+    run_job(&app, &job_id, Kind::Download, kept, move |s, _, cancel| {
         Box::pin(async move {
-            let _guard = guard;
             let mut ui = ToUi::download(on_event, cancel.clone(), timing);
             // Not even the first request while a test is timed.
             ui.wait_for_quiet();
@@ -482,14 +481,7 @@ pub async fn hub_pull(
             .await
         })
     })
-    .await;
-    if cancelled.is_cancelled() {
-        return Err(AppError::new(
-            crate::error::ErrorCode::Cancelled,
-            "the download was cancelled; what arrived is kept, and downloading again resumes it.",
-        ));
-    }
-    pulled
+    .await
 }
 
 #[cfg(test)]
@@ -500,13 +492,13 @@ mod tests {
     #[test]
     fn errors_cross_with_a_code_and_the_clis_message() {
         let e = AppError::from(DynoError::NotFound("no run 7 in x.db".into()));
-        assert_eq!(e.code, crate::error::ErrorCode::NotFound);
+        assert_eq!(e.code, ErrorCode::NotFound);
         assert_eq!(e.message, "no run 7 in x.db");
         let e = AppError::from(DynoError::io(
             "cannot write /full/card.png",
             std::io::Error::from_raw_os_error(28),
         ));
-        assert_eq!(e.code, crate::error::ErrorCode::Failed);
+        assert_eq!(e.code, ErrorCode::Failed);
         assert!(
             e.message.starts_with("cannot write /full/card.png"),
             "{}",
@@ -520,7 +512,7 @@ mod tests {
             serde_json::from_value(serde_json::json!({"source": {"kind": "dir", "dir": " "}}))
                 .unwrap();
         let e = AppError::from(spec.order(2).unwrap_err());
-        assert_eq!(e.code, crate::error::ErrorCode::BadInput);
+        assert_eq!(e.code, ErrorCode::BadInput);
         assert!(e.message.contains("folder is empty"), "{}", e.message);
     }
 }

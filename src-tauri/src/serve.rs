@@ -11,8 +11,8 @@ use tauri::ipc::Channel;
 use tauri::State;
 
 use crate::commands::App;
-use crate::commands::{with_job_store, with_store};
-use crate::error::{AppError, AppResult};
+use crate::commands::{run_job, with_store};
+use crate::error::AppResult;
 use crate::events::JobEvent;
 use crate::jobs::{Kind, Timing, ToUi};
 
@@ -82,14 +82,12 @@ pub async fn start_serve_bench(
     job_id: String,
     on_event: Channel<JobEvent>,
 ) -> AppResult<ServeOutcome> {
-    let (guard, cancel) = app.jobs.start(&job_id, Kind::Bench)?;
-    let cancelled = cancel.clone();
     // The app-wide timing flag, up while a server test's requests (or the
     // engine's tests) are timed: downloads and syncs hold still then.
     let timing = Timing(app.jobs.timing.clone());
-    let out = with_job_store(app.db.clone(), move |s, _| {
+    let kept = "the server benchmark was cancelled; the tests it finished are saved.";
+    run_job(&app, &job_id, Kind::Bench, kept, move |s, _, cancel| {
         Box::pin(async move {
-            let _guard = guard;
             let ch = on_event.clone();
             let flag = timing.0.clone();
             let mut on_serve = move |ev: ServeEvent<'_>| {
@@ -126,14 +124,7 @@ pub async fn start_serve_bench(
             out
         })
     })
-    .await;
-    if cancelled.is_cancelled() {
-        return Err(AppError::new(
-            crate::error::ErrorCode::Cancelled,
-            "the server benchmark was cancelled; the tests it finished are saved.",
-        ));
-    }
-    out
+    .await
 }
 
 #[cfg(test)]

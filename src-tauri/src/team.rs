@@ -68,7 +68,7 @@ pub async fn team_sync(
     .await;
     match report {
         Ok(r) if cancelled.is_cancelled() => Err(AppError::new(
-                crate::error::ErrorCode::Cancelled,
+            crate::error::ErrorCode::Cancelled,
             format!(
                 "the sync was cancelled; what it pushed ({}) and pulled ({}) is kept, and the next sync goes on from there.",
                 r.pushed, r.pulled

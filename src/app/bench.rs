@@ -125,6 +125,34 @@ pub enum BenchForm {
     Again { run_id: i64 },
 }
 
+/// What one of the app's Benchmark… buttons asks for, measured on this
+/// machine with the default worker settings.
+pub async fn run_form(
+    store: &Store,
+    form: BenchForm,
+    cancel: Cancel,
+    progress: &mut dyn BenchProgress,
+) -> Result<Benched> {
+    let machine = Machine::detect();
+    let worker = worker(DEFAULT_TIMEOUT_S)?;
+    match form {
+        BenchForm::Preset {
+            path,
+            preset,
+            retry_disturbed,
+        } => {
+            let path = super::expand_home(path.trim());
+            let mut input = BenchInput::preset(path, preset, &machine);
+            input.retry_disturbed = retry_disturbed.unwrap_or(0);
+            run(store, &machine, &input, worker, cancel, progress).await
+        }
+        BenchForm::Again { run_id } => {
+            let how = Measuring::default();
+            again(store, &machine, run_id, how, worker, cancel, progress).await
+        }
+    }
+}
+
 /// Progress of a benchmark, beyond each run's own events.
 pub trait BenchProgress: Reporter {
     /// `samples` timed repetitions are planned in all (it grows when
@@ -145,6 +173,10 @@ pub struct Benched {
     pub report: Report,
     pub outcome: BenchOutcome,
 }
+
+/// How long a worker may stay silent (one repetition) unless told
+/// (`--timeout`'s default).
+pub const DEFAULT_TIMEOUT_S: u64 = 600;
 
 /// The worker settings every benchmark uses: a repetition silent for longer
 /// than `timeout_s` is a hung worker.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::bench::Measuring;
+use super::bench::{Measuring, DEFAULT_TIMEOUT_S};
 use super::options;
 use super::presets::Preset;
 use crate::bench::plan::{BenchRequest, Plan};
@@ -213,10 +213,6 @@ impl SweepInput {
 /// The longest wait for idle temperatures and clocks a form's Cool down
 /// box asks for (`--cooldown`'s default).
 pub const COOLDOWN_S: u32 = 120;
-
-/// How long a worker may stay silent (one repetition) unless told
-/// (`--timeout`'s default).
-pub const DEFAULT_TIMEOUT_S: u64 = 600;
 
 /// What one sweep does, in the core's own types: `dyno sweep` fills it
 /// from its options, the app from [`SweepInput`], and [`execute`] runs it.

@@ -291,7 +291,7 @@ pub struct BenchOptions {
     pub cooldown: Option<u32>,
     /// Longest a worker may stay silent (one repetition) before it is killed.
     // From 1 second to a day: a longer one would overflow the clock.
-    #[arg(long = "timeout", default_value_t = 600, value_name = "SECONDS",
+    #[arg(long = "timeout", default_value_t = crate::app::bench::DEFAULT_TIMEOUT_S, value_name = "SECONDS",
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout_s: u64,
     /// Do not sample CPU, memory, energy and GPU while measuring.
