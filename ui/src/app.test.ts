@@ -186,6 +186,7 @@ vi.mock("./api", () => ({
   }),
   hubPull: vi.fn(),
   serveRuns: vi.fn(async () => []),
+  startServeBench: vi.fn(),
   discardDownload: vi.fn(async (repo: string, path: string) => ({ repo, path, freed_bytes: 400 })),
   cancel: vi.fn(async () => true),
   newJobId: () => "job-1",
@@ -344,6 +345,37 @@ describe("App", () => {
     expect((q("serve-url") as HTMLInputElement).value).toBe("http://10.0.0.7:1234");
     expect((q("serve-model") as HTMLInputElement).value).toBe("qwen3-8b");
     expect(q("serve-ca-cert-path")!.textContent).toBe("/etc/ssl/corp-ca.pem");
+  });
+
+  it("keeps a server benchmark running, with its status and Cancel, when the Servers view is left and opened again", async () => {
+    const api = await import("./api");
+    let stop: (e: unknown) => void = () => {};
+    vi.mocked(api.startServeBench).mockImplementation((_input, _jobId, onEvent) => {
+      onEvent({ kind: "serve_detected", server: "llama.cpp", version: "b6000", model: "qwen3-8b" } as JobEvent);
+      return new Promise((_, reject) => (stop = reject));
+    });
+    q("nav-servers")!.click();
+    await settle();
+    (q("serve-run") as HTMLButtonElement).click();
+    await settle();
+    expect(q("serve-status")!.textContent).toContain("Found llama.cpp b6000 serving 'qwen3-8b'");
+    q("nav-overview")!.click();
+    await settle();
+    q("nav-servers")!.click();
+    await settle();
+    // The run goes on: its status, Cancel instead of Run, the form held.
+    expect(q("serve-status")!.textContent).toContain("Found llama.cpp");
+    expect(q("serve-run")).toBeNull();
+    expect((q("serve-url") as HTMLInputElement).disabled).toBe(true);
+    q("serve-cancel")!.click();
+    await settle();
+    const jobId = vi.mocked(api.startServeBench).mock.calls[0][1];
+    expect(vi.mocked(api.cancel)).toHaveBeenCalledWith(jobId);
+    stop({ code: "cancelled", message: "the server benchmark was cancelled; the tests it finished are saved." });
+    await settle();
+    expect(q("serve-cancelled")).not.toBeNull();
+    expect(q("serve-run")).not.toBeNull();
+    expect(q("serve-status")).toBeNull();
   });
 
   it("opens the Results list from the nav, not the detail opened before", async () => {

@@ -7,8 +7,9 @@ import { rowsFromList, type ResultRow } from "./lib/results";
 import { planOf, type SweepPlan } from "./lib/progressPlan";
 import type { RatePoint } from "./lib/download";
 import { emptySeries, pushTelemetry, type TelemetrySeries } from "./lib/telemetry";
+import { Job } from "./stores/job.svelte";
 import { columnValues, initialSync, levelKey, levelQuery, reduceSync, splitPassword, withPassword, type SyncState } from "./lib/team";
-import type { ApiError, BenchForm, JobEvent, PullResult, RunsDoc, SweepDoc, SweepInput, SyncReport, TeamQuery, TeamRanking, TeamStatus } from "./types";
+import type { ApiError, BenchForm, JobEvent, PullResult, RunsDoc, SweepDoc, SweepInput, SyncProgress, SyncReport, TeamQuery, TeamRanking, TeamStatus } from "./types";
 
 export type View = "overview" | "models" | "sweep" | "results" | "servers" | "team" | "export" | "settings";
 
@@ -405,14 +406,11 @@ class TeamState {
   status = $state.raw<TeamStatus | null>(null);
   statusError = $state.raw<ApiError | null>(null);
   saving = $state(false);
-  syncing = $state(false);
+  /** The sync in flight: its id, its end and Cancel (stores/job.svelte.ts). */
+  readonly syncJob = new Job<SyncProgress, SyncReport>("sync");
   progress = $state.raw<SyncState>(initialSync());
   report = $state.raw<SyncReport | null>(null);
   syncError = $state.raw<ApiError | null>(null);
-  /** The running sync's job id, for Cancel. */
-  syncJobId = $state<string | null>(null);
-  /** The person cancelled the last sync (its progress bars stay, showing how far it got). */
-  syncCancelled = $state(false);
   ranking = $state.raw<TeamRanking | null>(null);
   rankingError = $state.raw<ApiError | null>(null);
   rankingLoading = $state(false);
@@ -425,6 +423,15 @@ class TeamState {
   versions = $state.raw<string[]>([]);
   /** Bumped by each ranking request, so only the newest answer is shown. */
   private asked = 0;
+
+  get syncing(): boolean {
+    return this.syncJob.running;
+  }
+
+  /** The person cancelled the last sync (its progress bars stay, showing how far it got). */
+  get syncCancelled(): boolean {
+    return this.syncJob.cancelled;
+  }
 
   /** The URL commands connect with: the typed password set in it. */
   get connectUrl(): string {
@@ -474,23 +481,14 @@ class TeamState {
       this.syncError = { code: "bad_input", message: "Type the team store's URL first: postgres://USER@HOST:PORT/DATABASE." };
       return;
     }
-    this.syncing = true;
     this.syncError = null;
-    this.syncCancelled = false;
-    const jobId = api.newJobId("sync");
-    this.syncJobId = jobId;
-    try {
-      this.report = await api.teamSync({ url: this.connectUrl, with_telemetry: withTelemetry, push_only: false }, jobId, (p) => {
-        this.progress = reduceSync(this.progress, p);
-      });
-    } catch (e) {
-      const err = e as ApiError;
-      if (err.code === "cancelled") this.syncCancelled = true;
-      else this.syncError = err;
-    } finally {
-      this.syncing = false;
-      this.syncJobId = null;
-    }
+    const request = { url: this.connectUrl, with_telemetry: withTelemetry, push_only: false };
+    const ended = await this.syncJob.run(
+      (jobId, on) => api.teamSync(request, jobId, on),
+      (p) => (this.progress = reduceSync(this.progress, p)),
+    );
+    if (ended.ok) this.report = ended.value;
+    else if (ended.error.code !== "cancelled") this.syncError = ended.error;
     // What is left to push changed.
     this.loadStatus();
     if (this.report) await this.loadRanking();
@@ -498,12 +496,8 @@ class TeamState {
 
   /** Stop the running sync after the batch in flight; what the store committed is kept. */
   async cancelSync(): Promise<void> {
-    if (!this.syncJobId) return;
-    try {
-      await api.cancel(this.syncJobId);
-    } catch (e) {
-      this.syncError = e as ApiError;
-    }
+    await this.syncJob.cancel();
+    if (this.syncJob.error) this.syncError = this.syncJob.error;
   }
 
   /** The machines ranking for the picked level and filters. */
