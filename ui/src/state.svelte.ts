@@ -212,9 +212,10 @@ class SweepJob {
 
 export const sweepJob = new SweepJob();
 
-/** A hub download, one at a time. */
+/** A hub download, one at a time: one backend job per file of the level. */
 class DownloadJob {
-  jobId = $state<string | null>(null);
+  /** The file being pulled: its id, its end and Cancel (stores/job.svelte.ts). */
+  private readonly file = new Job<JobEvent, PullResult>("pull");
   /** "repo/level", to show the bar next to the level being pulled. */
   key = $state<string | null>(null);
   progress = $state.raw<JobProgress>(initialProgress());
@@ -254,19 +255,21 @@ class DownloadJob {
     try {
       for (const file of files) {
         if (this.cancelRequested) throw { code: "cancelled", message: "the download was cancelled" } satisfies ApiError;
-        const jobId = api.newJobId("pull");
-        this.jobId = jobId;
         this.rateFrom = null;
         this.rateNow = null;
-        this.result = await api.hubPull(repo, file, jobId, (e) => {
-          if (this.jobId !== jobId) return;
-          this.progress = reduce(this.progress, e);
-          const d = this.progress.download;
-          if (!d) return;
-          const point = { atMs: performance.now(), done: d.done };
-          if (e.kind === "download_start" || e.kind === "download_resumed" || !this.rateFrom) this.rateFrom = point;
-          this.rateNow = point;
-        });
+        const ended = await this.file.run(
+          (jobId, onEvent) => api.hubPull(repo, file, jobId, onEvent),
+          (e) => {
+            this.progress = reduce(this.progress, e);
+            const d = this.progress.download;
+            if (!d) return;
+            const point = { atMs: performance.now(), done: d.done };
+            if (e.kind === "download_start" || e.kind === "download_resumed" || !this.rateFrom) this.rateFrom = point;
+            this.rateNow = point;
+          },
+        );
+        if (!ended.ok) throw ended.error;
+        this.result = ended.value;
       }
       this.progress = finish(this.progress, "done");
       return true;
@@ -284,8 +287,6 @@ class DownloadJob {
         this.progress = finish(this.progress, "failed", err.message);
       }
       return false;
-    } finally {
-      this.jobId = null;
     }
   }
 
@@ -326,12 +327,8 @@ class DownloadJob {
   async cancel(): Promise<void> {
     if (!this.running) return;
     this.cancelRequested = true;
-    if (!this.jobId) return;
-    try {
-      await api.cancel(this.jobId);
-    } catch (e) {
-      this.error = e as ApiError;
-    }
+    await this.file.cancel();
+    if (this.file.error) this.error = this.file.error;
   }
 }
 
