@@ -245,21 +245,16 @@ async fn push_runs(
         if rows.is_empty() {
             break;
         }
-        let mut batch = Vec::with_capacity(rows.len());
-        let mut last = through;
-        let mut stop = false;
-        for row in &rows {
-            if row.status == crate::vocab::status::RunStatus::Running {
-                rep.left_running = store.count_running_after(row.id - 1).await? as u64;
-                stop = true;
-                break;
-            }
-            last = row.id;
-            if row.pulled_from.is_some() {
-                continue;
-            }
-            batch.push(team_run(store, row, here, req.with_telemetry).await?);
+        let marks: Vec<Mark> = rows.iter().map(Mark::of).collect();
+        let plan = plan_batch(&marks, through);
+        if let Some(id) = plan.blocked_at {
+            rep.left_running = store.count_running_after(id - 1).await? as u64;
         }
+        let mut batch = Vec::with_capacity(plan.push.len());
+        for &i in &plan.push {
+            batch.push(team_run(store, &rows[i], here, req.with_telemetry).await?);
+        }
+        let (last, stop) = (plan.through, plan.blocked_at.is_some());
         if !batch.is_empty() {
             // Cancelled mid-batch: the mark stays before it, so a batch the
             // server did commit is counted "already there" next time.
@@ -290,6 +285,63 @@ async fn push_runs(
         push_telemetry(store, g, here, key, from, rep).await?;
     }
     Ok(())
+}
+
+/// What the push planner needs of a local run: its id, whether a live
+/// process is still measuring it, and whether it came from a team store.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Mark {
+    id: i64,
+    running: bool,
+    pulled: bool,
+}
+
+impl Mark {
+    fn of(row: &crate::store::RunRow) -> Mark {
+        Mark {
+            id: row.id,
+            running: row.status == crate::vocab::status::RunStatus::Running,
+            pulled: row.pulled_from.is_some(),
+        }
+    }
+}
+
+/// One push batch, decided from the runs after the mark alone (the plan
+/// half of plan-then-execute, tested without a store or a server).
+#[derive(Debug, PartialEq)]
+struct BatchPlan {
+    /// Indices of the runs to send.
+    push: Vec<usize>,
+    /// The mark once the batch is committed: past every run sent or skipped.
+    through: i64,
+    /// A run still being measured: the push stops before it, for good this
+    /// sync, so the mark never passes a run that is not finished.
+    blocked_at: Option<i64>,
+}
+
+fn plan_batch(runs: &[Mark], through: i64) -> BatchPlan {
+    let mut plan = BatchPlan {
+        push: Vec::new(),
+        through,
+        blocked_at: None,
+    };
+    for (i, m) in runs.iter().enumerate() {
+        if m.running {
+            plan.blocked_at = Some(m.id);
+            break;
+        }
+        plan.through = m.id;
+        // A run pulled from a team store goes back to none: it is theirs.
+        if !m.pulled {
+            plan.push.push(i);
+        }
+    }
+    plan
+}
+
+/// The team's runs this database lacks, in the store's order.
+fn to_pull(theirs: Vec<String>, have: &std::collections::HashSet<String>) -> Vec<String> {
+    theirs.into_iter().filter(|u| !have.contains(u)).collect()
 }
 
 /// The longest the team store may take to answer one step of a sync (a
@@ -422,11 +474,7 @@ async fn pull(
 ) -> Result<()> {
     let have = store.import_keys().await?;
     let theirs = g.run(g.team.uids_not_from(&here.fingerprint)).await?;
-    let missing: Vec<String> = theirs
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|u| !have.contains(u))
-        .collect();
+    let missing = to_pull(theirs.unwrap_or_default(), &have);
     let total = missing.len() as u64;
     let mut done = 0;
     progress(SyncProgress::Pulling { done, total });
@@ -707,4 +755,70 @@ pub async fn status(store: &Store) -> Result<TeamStatus> {
         unsynced_runs,
         tls_warning,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mark(id: i64, running: bool, pulled: bool) -> Mark {
+        Mark {
+            id,
+            running,
+            pulled,
+        }
+    }
+
+    #[test]
+    fn a_batch_sends_its_own_runs_and_the_mark_passes_pulled_ones() {
+        let runs = [
+            mark(4, false, false),
+            mark(5, false, true),
+            mark(7, false, false),
+        ];
+        let plan = plan_batch(&runs, 3);
+        assert_eq!(
+            plan,
+            BatchPlan {
+                push: vec![0, 2],
+                through: 7,
+                blocked_at: None,
+            }
+        );
+    }
+
+    #[test]
+    fn a_run_still_measured_stops_the_batch_and_the_mark_before_it() {
+        let runs = [
+            mark(4, false, false),
+            mark(5, true, false),
+            mark(6, false, false),
+        ];
+        let plan = plan_batch(&runs, 3);
+        assert_eq!(plan.push, [0]);
+        assert_eq!(plan.through, 4, "the mark never passes a run not finished");
+        assert_eq!(plan.blocked_at, Some(5));
+        // First in the batch: nothing is sent and the mark stays.
+        let plan = plan_batch(&runs[1..], 4);
+        assert_eq!((plan.push.len(), plan.through), (0, 4));
+    }
+
+    #[test]
+    fn an_empty_batch_leaves_the_mark_where_it_was() {
+        assert_eq!(
+            plan_batch(&[], 9),
+            BatchPlan {
+                push: Vec::new(),
+                through: 9,
+                blocked_at: None,
+            }
+        );
+    }
+
+    #[test]
+    fn only_runs_this_database_lacks_are_pulled_in_the_stores_order() {
+        let have: std::collections::HashSet<String> = ["b".to_string()].into();
+        let theirs = vec!["c".to_string(), "b".into(), "a".into()];
+        assert_eq!(to_pull(theirs, &have), ["c", "a"]);
+    }
 }
