@@ -327,8 +327,8 @@ class DownloadJob {
   async cancel(): Promise<void> {
     if (!this.running) return;
     this.cancelRequested = true;
-    await this.file.cancel();
-    if (this.file.error) this.error = this.file.error;
+    const failed = await this.file.cancel();
+    if (failed) this.error = failed;
   }
 }
 
@@ -493,8 +493,8 @@ class TeamState {
 
   /** Stop the running sync after the batch in flight; what the store committed is kept. */
   async cancelSync(): Promise<void> {
-    await this.syncJob.cancel();
-    if (this.syncJob.error) this.syncError = this.syncJob.error;
+    const failed = await this.syncJob.cancel();
+    if (failed) this.syncError = failed;
   }
 
   /** The machines ranking for the picked level and filters. */

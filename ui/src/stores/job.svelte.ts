@@ -58,13 +58,19 @@ export class Job<E, R> {
     }
   }
 
-  /** Ask the backend to stop the running job; it answers the job's call with "cancelled". */
-  async cancel(): Promise<void> {
-    if (!this.jobId) return;
+  /**
+   * Ask the backend to stop the running job; it answers the job's call with
+   * "cancelled". Resolves with the error if the request itself failed (kept
+   * on `error` too), so a caller never reads an older job's error instead.
+   */
+  async cancel(): Promise<ApiError | null> {
+    if (!this.jobId) return null;
     try {
       await api.cancel(this.jobId);
+      return null;
     } catch (e) {
       this.error = e as ApiError;
+      return this.error;
     }
   }
 }

@@ -34,8 +34,8 @@ class ServeJob {
     return ended.ok ? ended.value : null;
   }
 
-  cancel(): Promise<void> {
-    return this.job.cancel();
+  async cancel(): Promise<void> {
+    await this.job.cancel();
   }
 
   private onEvent(e: JobEvent) {
