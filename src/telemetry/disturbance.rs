@@ -90,6 +90,9 @@ impl Snapshot {
 /// Reads snapshots; holds sysinfo's process table between reads.
 pub struct Ledger {
     sys: System,
+    /// Each process's CPU time at the last snapshot: a process that ran
+    /// since then has its name read again (see [`Ledger::snapshot`]).
+    last_cpu: HashMap<u32, u64>,
 }
 
 impl Default for Ledger {
@@ -100,32 +103,48 @@ impl Default for Ledger {
 
 impl Ledger {
     pub fn new() -> Ledger {
-        Ledger { sys: System::new() }
+        Ledger {
+            sys: System::new(),
+            last_cpu: HashMap::new(),
+        }
     }
 
     /// Every process's CPU time now (threads are not listed apart: their
     /// time is in their process's).
+    ///
+    /// sysinfo names a process once, when it first sees it, and keeps that
+    /// name while the process lives. A process first seen between its fork
+    /// and its exec (a shell about to run a program) would keep its
+    /// parent's name after the exec, and a disturbance would blame the
+    /// wrong program. So every process that used CPU since the last
+    /// snapshot (the only ones a disturbance can name, and few) has its
+    /// current name read again.
     pub fn snapshot(&mut self) -> Snapshot {
         self.sys.refresh_processes_specifics(
             ProcessesToUpdate::All,
             true,
             ProcessRefreshKind::nothing().with_cpu().without_tasks(),
         );
-        let processes = self
+        let last = std::mem::take(&mut self.last_cpu);
+        let processes: HashMap<u32, (String, Option<u32>, u64)> = self
             .sys
             .processes()
             .iter()
             .filter(|(_, p)| p.thread_kind().is_none())
             .map(|(pid, p)| {
-                (
-                    pid.as_u32(),
-                    (
-                        p.name().to_string_lossy().into_owned(),
-                        p.parent().map(Pid::as_u32),
-                        p.accumulated_cpu_time(),
-                    ),
-                )
+                let pid = pid.as_u32();
+                let cpu = p.accumulated_cpu_time();
+                let ran = last.get(&pid).is_none_or(|&before| before != cpu);
+                let name = ran
+                    .then(|| current_name(pid))
+                    .flatten()
+                    .unwrap_or_else(|| p.name().to_string_lossy().into_owned());
+                (pid, (name, p.parent().map(Pid::as_u32), cpu))
             })
+            .collect();
+        self.last_cpu = processes
+            .iter()
+            .map(|(pid, (_, _, cpu))| (*pid, *cpu))
             .collect();
         Snapshot {
             at: Instant::now(),
@@ -133,6 +152,18 @@ impl Ledger {
             ticks: CpuTicks::read(),
         }
     }
+}
+
+/// A process's name as the kernel has it now (the same 15-character
+/// command name sysinfo reads from `/proc/PID/stat`), or `None` where there
+/// is no `/proc` or the process has gone.
+fn current_name(pid: u32) -> Option<String> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    let name = comm.trim_end_matches('\n');
+    (!name.is_empty()).then(|| name.to_string())
 }
 
 /// One other program's share of the window, by name (several processes of
@@ -529,5 +560,49 @@ mod tests {
             "a busy shell was running: {c:?}"
         );
         assert!(c.others_cpu_cores >= sh.unwrap().cpu_cores, "{c:?}");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_process_seen_before_its_exec_is_named_by_the_program_it_became() {
+        // A shell is seen while it waits, then execs a busy program under
+        // another name with the same pid: the disturbance must name the
+        // program, not the shell sysinfo first saw.
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("dyno-exec-hog");
+        std::fs::copy("/bin/sh", &exe).unwrap();
+        let script = format!(
+            "read _; exec '{}' -c 'i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done'",
+            exe.display()
+        );
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .expect("sh runs");
+        let pid = child.id();
+        let mut ledger = Ledger::new();
+        // Seen as the shell, before the exec.
+        let before = loop {
+            let s = ledger.snapshot();
+            if s.processes.get(&pid).is_some_and(|(n, _, _)| n == "sh") {
+                break s;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().unwrap();
+            stdin.write_all(b"go\n").unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(400));
+        let after = ledger.snapshot();
+        let _ = child.kill();
+        let _ = child.wait();
+        let c = contention(&before, &after, &[], None);
+        assert!(
+            c.top.iter().any(|p| p.name == "dyno-exec-hog"),
+            "the busy program is named as it is now: {c:?}"
+        );
     }
 }

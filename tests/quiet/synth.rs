@@ -1,5 +1,5 @@
-//! A synthetic twin against its real file, loosely: both test models, two
-//! alternated rounds, the median ratio within 0.6–1.6. The tight check (2%,
+//! A synthetic twin against its real file, loosely: both test models, three
+//! rounds in alternating order, the median ratio within 0.6–1.6. The tight check (2%,
 //! with intervals) is the benchmark scripts/bench/synth-vs-real.sh; this one
 //! catches a synthesiser that has gone badly wrong (sparse zeros, random
 //! bytes, a broken layout) in CI. It needs the machine to itself: in the
@@ -14,7 +14,7 @@ fn rates(s: &Scratch, p: &Path) -> (f64, f64) {
         .dyno()
         .arg("bench")
         .arg(p)
-        .args(argv("-p 64 -n 32 -r 2 --json"))
+        .args(argv("-p 128 -n 32 -r 3 --json"))
         .output()
         .unwrap();
     assert_code(&o, 0);
@@ -28,7 +28,7 @@ fn rates(s: &Scratch, p: &Path) -> (f64, f64) {
             .map(|r| f(&r["mean_tokens_per_s"]))
             .unwrap_or_else(|| panic!("no {test}: {j}"))
     };
-    (get("pp64"), get("tg32"))
+    (get("pp128"), get("tg32"))
 }
 
 #[test]
@@ -47,16 +47,26 @@ fn a_synthetic_twin_measures_near_its_real_file() {
             .output()
             .unwrap();
         assert_code(&o, 0);
+        // Three rounds, the twin first in the middle one, so that a burst
+        // of load on a shared machine (one round of the CI's read 2.25 for
+        // pp64 at two rounds of two repetitions) moves one ratio, not the
+        // median.
         let mut ratios = (Vec::new(), Vec::new());
-        for _ in 0..2 {
-            let (rp, rt) = rates(&s, &real);
-            let (yp, yt) = rates(&s, &twin);
+        for round in 0..3 {
+            let ((rp, rt), (yp, yt)) = if round == 1 {
+                let y = rates(&s, &twin);
+                (rates(&s, &real), y)
+            } else {
+                let r = rates(&s, &real);
+                (r, rates(&s, &twin))
+            };
             ratios.0.push(yp / rp);
             ratios.1.push(yt / rt);
         }
-        for (test, mut r) in [("pp64", ratios.0), ("tg32", ratios.1)] {
+        for (test, mut r) in [("pp128", ratios.0), ("tg32", ratios.1)] {
             r.sort_by(f64::total_cmp);
-            let median = (r[0] + r[1]) / 2.0;
+            let median = r[1];
+            eprintln!("{name} {test}: synthetic ÷ real = {r:?}");
             assert!(
                 (0.6..1.6).contains(&median),
                 "{name} {test}: synthetic ÷ real = {r:?}"
