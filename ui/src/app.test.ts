@@ -251,7 +251,10 @@ globalThis.Path2D ??= class {
 } as unknown as typeof Path2D;
 
 const { default: App } = await import("./App.svelte");
-const { nav, resultsCache, sweepJob, team } = await import("./state.svelte");
+const { nav } = await import("./state.svelte");
+const { resultsCache } = await import("./stores/results.svelte");
+const { sweepJob } = await import("./stores/sweep.svelte");
+const { team } = await import("./stores/team.svelte");
 
 /** Let the mocked promises settle and Svelte flush. */
 async function settle() {

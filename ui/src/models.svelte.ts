@@ -4,7 +4,8 @@
 // lists models reloads after a change (`version`).
 
 import * as api from "./api";
-import { nav, sweepJob } from "./state.svelte";
+import { nav } from "./state.svelte";
+import { sweepJob } from "./stores/sweep.svelte";
 import { PRESET_TESTS } from "./lib/progressPlan";
 import type { ApiError, PlaceAdded, Preset, PresetEstimate } from "./types";
 

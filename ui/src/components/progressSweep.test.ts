@@ -42,7 +42,7 @@ globalThis.Path2D ??= class {
 
 const api = await import("../api");
 const { default: Sweep } = await import("../views/Sweep.svelte");
-const { sweepJob } = await import("../state.svelte");
+const { sweepJob } = await import("../stores/sweep.svelte");
 
 const q = (id: string) => document.querySelector(`[data-testid="${id}"]`) as HTMLElement | null;
 const qa = (id: string) => [...document.querySelectorAll(`[data-testid="${id}"]`)] as HTMLElement[];
@@ -94,6 +94,33 @@ describe("Sweep form", () => {
       flushSync();
       expect(text("battery-warning")).toContain("on battery (54%)");
     });
+  });
+});
+
+describe("Sweep job", () => {
+  it("refuses a second start while one runs, shows a Cancel that failed, and settles a cancel as cancelled", async () => {
+    const job = startJob();
+    job.send({ kind: "level", level: "Q8_0", index: 0, total: 3 });
+    expect(sweepJob.running).toBe(true);
+    expect(sweepJob.job.jobId).toMatch(/^sweep-/);
+
+    // A second start is refused without calling the backend.
+    const calls = vi.mocked(api.startSweep).mock.calls.length;
+    await sweepJob.start(spec);
+    expect(vi.mocked(api.startSweep).mock.calls.length).toBe(calls);
+    expect(sweepJob.error?.code).toBe("busy");
+    expect(sweepJob.running).toBe(true);
+
+    // Cancel's own failure is what the page shows.
+    vi.mocked(api.cancel).mockRejectedValueOnce({ code: "internal", message: "the backend did not answer" });
+    await sweepJob.cancel();
+    expect(sweepJob.error?.message).toBe("the backend did not answer");
+
+    await job.fail({ code: "cancelled", message: "the sweep was cancelled; finished levels are saved" });
+    expect(sweepJob.running).toBe(false);
+    expect(sweepJob.progress.phase).toBe("cancelled");
+    expect(sweepJob.job.jobId).toBeNull();
+    expect(sweepJob.job.cancelled).toBe(true);
   });
 });
 

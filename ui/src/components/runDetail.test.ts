@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import sweepFiles from "../fixtures/sweep-files.json";
 import type { Run, RunsDoc, SweepDoc } from "../types";
 import RunDetail from "./RunDetail.svelte";
-import { nav, sweepJob } from "../state.svelte";
+import { nav } from "../state.svelte";
+import { sweepJob } from "../stores/sweep.svelte";
 
 window.matchMedia ??= ((query: string) =>
   ({ matches: false, media: query, addEventListener() {}, removeEventListener() {}, addListener() {}, removeListener() {} }) as unknown as MediaQueryList);
