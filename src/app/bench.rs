@@ -16,7 +16,6 @@ use crate::error::{DynoError, Result};
 use crate::machine::Machine;
 use crate::report::{self, Report};
 use crate::store::Store;
-use crate::telemetry::disturbance::Disturbance;
 use crate::telemetry::power::{PowerSource, PowerState};
 use crate::vocab::status::{LevelStatus, RunStatus};
 use crate::vocab::RunConfig;
@@ -359,15 +358,10 @@ async fn flagged(store: &Store, runs: &[i64]) -> Result<Vec<(String, RunConfig)>
             .results(*id)
             .await?
             .into_iter()
-            .filter(|r| {
-                r.disturbance_json
-                    .as_deref()
-                    .and_then(|j| serde_json::from_str::<Disturbance>(j).ok())
-                    .is_some_and(|d| d.disturbed)
-            })
+            .filter(|r| r.disturbance.as_ref().is_some_and(|d| d.disturbed))
             .map(|r| r.test)
             .collect();
-        let Ok(mut config) = serde_json::from_str::<RunConfig>(&row.config_json) else {
+        let Some(mut config) = row.config.into_inner() else {
             continue;
         };
         config.tests.retain(|t| flagged.contains(&t.name()));

@@ -57,8 +57,9 @@ pub async fn ensure_inventory(
     machine: &Machine,
     remeasure: bool,
 ) -> Result<(u64, i64, String)> {
-    let gpus = serde_json::to_string(&gpu::inventory()).expect("gpus serialise");
-    store.set_machine_gpus(machine_id, &gpus).await?;
+    store
+        .set_machine_gpus(machine_id, &gpu::inventory())
+        .await?;
     let row = store.machine(machine_id).await?;
     if let (false, Some(b), Some(t), Some(at)) = (
         remeasure,

@@ -38,8 +38,8 @@ pub struct Recorder {
     window: Option<Snapshot>,
     /// What the others used, window by window, per sustained job.
     windows: HashMap<usize, Vec<LoadWindow>>,
-    /// JSON of the cool-down before this worker.
-    cooldown_json: Option<String>,
+    /// The cool-down before this worker.
+    cooldown: Option<crate::telemetry::cooldown::CooldownRecord>,
 }
 
 impl Recorder {
@@ -57,17 +57,17 @@ impl Recorder {
             sustained: false,
             window: None,
             windows: HashMap::new(),
-            cooldown_json: None,
+            cooldown: None,
         }
     }
 
     /// How the cool-down before this worker went, kept with its runs.
     pub fn set_cooldown(&mut self, r: Option<crate::telemetry::cooldown::CooldownRecord>) {
-        self.cooldown_json = r.map(|r| serde_json::to_string(&r).expect("a record serialises"));
+        self.cooldown = r;
     }
 
-    pub fn cooldown_json(&self) -> Option<String> {
-        self.cooldown_json.clone()
+    pub fn cooldown(&self) -> Option<crate::telemetry::cooldown::CooldownRecord> {
+        self.cooldown.clone()
     }
 
     /// This worker's tests are sustained decodes (`--sustain`).
@@ -102,12 +102,9 @@ impl Recorder {
         self.windows.remove(&job).unwrap_or_default()
     }
 
-    /// JSON of the sources this machine has, stored on each run.
-    pub fn sources_json(&self) -> Option<String> {
-        self.sampler.as_ref().map(|s| {
-            let src: &Sources = s.sources();
-            serde_json::to_string(src).expect("sources serialise")
-        })
+    /// The sources this machine has, stored on each run.
+    pub fn sources(&self) -> Option<Sources> {
+        self.sampler.as_ref().map(|s| s.sources().clone())
     }
 
     /// Telemetry sources this machine lacks (empty when telemetry is off).

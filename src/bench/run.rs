@@ -35,12 +35,7 @@ pub async fn prepare_model(store: &Store, path: &Path) -> Result<PreparedModel> 
     };
     let model_id = store.upsert_model(&info, mtime_ns).await?;
     let shape = crate::model::shape::ModelShape::of(&header);
-    store
-        .set_model_shape(
-            model_id,
-            &serde_json::to_string(&shape).expect("a shape serialises"),
-        )
-        .await?;
+    store.set_model_shape(model_id, &shape).await?;
     Ok(PreparedModel {
         info,
         model_id,

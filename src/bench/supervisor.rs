@@ -164,9 +164,9 @@ impl<'s, 'c> Supervisor<'s, 'c> {
         // on the runs of the next worker.
         let power = crate::telemetry::power::PowerState::now();
         let facts = WorkerFacts {
-            telemetry_sources: rec.sources_json(),
-            power_json: Some(serde_json::to_string(&power).expect("power serialises")),
-            cooldown_json: rec.cooldown_json(),
+            telemetry_sources: rec.sources(),
+            power: Some(power),
+            cooldown: rec.cooldown(),
             ..WorkerFacts::default()
         };
         Supervisor {
@@ -212,8 +212,7 @@ impl<'s, 'c> Supervisor<'s, 'c> {
             } => {
                 self.on_ready(pid, llama_cpp_build, backend, &devices, system_info);
                 // The modules that measured: what a result must name.
-                self.facts.modules_json =
-                    modules.map(|m| serde_json::to_string(&m.loaded()).expect("modules serialise"));
+                self.facts.modules = modules.map(|m| m.loaded());
                 Some(Flow::Continue)
             }
             Event::Loaded {
@@ -276,7 +275,7 @@ impl<'s, 'c> Supervisor<'s, 'c> {
         self.rec.set_pid(pid);
         self.facts.backend = Some(backend);
         self.facts.llama_cpp_build = Some(llama_cpp_build);
-        self.facts.devices_json = Some(serde_json::to_string(devices).expect("devices serialise"));
+        self.facts.devices = Some(devices.to_vec());
         self.facts.system_info = Some(system_info);
     }
 
@@ -290,8 +289,7 @@ impl<'s, 'c> Supervisor<'s, 'c> {
         tokens_per_word: Option<f64>,
         offload: Option<&Offload>,
     ) -> Flow {
-        self.facts.offload_json =
-            offload.map(|o| serde_json::to_string(o).expect("offload serialises"));
+        self.facts.offload = offload.cloned();
         // RPC servers' devices were registered after the worker said which
         // backend it has: the run names RPC last, as llama-bench does.
         if offload.is_some_and(|o| !o.rpc.is_empty()) {

@@ -349,10 +349,7 @@ async fn runs(db: &Path, json: bool, limit: i64) -> Result<i32> {
                 .iter()
                 .filter(|x| {
                     x.status == crate::vocab::status::ResultStatus::Ok
-                        && x.disturbance_json.as_deref().is_some_and(|j| {
-                            serde_json::from_str::<crate::telemetry::disturbance::Disturbance>(j)
-                                .is_ok_and(|d| d.disturbed)
-                        })
+                        && x.disturbance.as_ref().is_some_and(|d| d.disturbed)
                 })
                 .map(|x| x.test.as_str())
                 .collect();

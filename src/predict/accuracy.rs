@@ -85,7 +85,7 @@ pub fn report(rows: &[PredictedResultRow], include_disturbed: bool) -> AccuracyR
     let mut memory = Vec::new();
     let mut last_run = None;
     for r in rows {
-        let Ok(pred) = serde_json::from_str::<RunPrediction>(&r.prediction_json) else {
+        let Some(pred) = RunPrediction::parse(&r.prediction_json) else {
             continue;
         };
         if last_run != Some(r.run_id) {
@@ -167,11 +167,10 @@ mod tests {
             peak_rss_bytes: Some(100),
             test: test.into(),
             kind: if test.starts_with("pp") {
-                "prompt"
+                crate::vocab::TestKind::Prompt
             } else {
-                "gen"
-            }
-            .into(),
+                crate::vocab::TestKind::Gen
+            },
             n_prompt: 512,
             n_gen: 128,
             n_depth: 0,

@@ -295,15 +295,12 @@ pub fn gpu_layers_of(n_gpu_layers: Option<u32>, n_layers: u64) -> u64 {
 /// results count only where there is no clean one.
 pub async fn calibrate(store: &Store, machine_id: i64, threads: u32) -> Result<Calibration> {
     let machine = store.machine(machine_id).await?;
-    let gpu_bandwidth = machine
-        .gpus_json
-        .as_deref()
-        .and_then(|j| serde_json::from_str::<Vec<serde_json::Value>>(j).ok())
-        .and_then(|g| {
-            g.iter()
-                .filter_map(|x| x["theoretical_bandwidth_bytes_per_s"].as_f64())
-                .reduce(f64::max)
-        });
+    let gpu_bandwidth = machine.gpus.as_ref().and_then(|g| {
+        g.iter()
+            .filter_map(|x| x.theoretical_bandwidth_bytes_per_s)
+            .max()
+            .map(|b| b as f64)
+    });
     let priors = Priors {
         host_bandwidth: machine.memory_bandwidth_bytes_per_s.map(|b| b as f64),
         gpu_bandwidth,
@@ -313,23 +310,14 @@ pub async fn calibrate(store: &Store, machine_id: i64, threads: u32) -> Result<C
     let mut shapes: std::collections::HashMap<i64, Option<ModelShape>> = Default::default();
     let mut obs = Vec::new();
     for r in rows {
-        let disturbed = r
-            .disturbance_json
-            .as_deref()
-            .and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok())
-            .is_some_and(|d| d["disturbed"].as_bool() == Some(true));
+        let disturbed = r.disturbance.as_ref().is_some_and(|d| d.disturbed);
         if let std::collections::hash_map::Entry::Vacant(slot) = shapes.entry(r.model_id) {
-            let shape = match r
-                .shape_json
-                .as_deref()
-                .map(serde_json::from_str::<ModelShape>)
-            {
-                Some(Ok(s)) => Some(s),
-                _ => {
+            let shape = match r.shape.as_ref() {
+                Some(s) => Some(s.clone()),
+                None => {
                     let s = shape_of_file(Path::new(&r.path)).await;
                     if let Some(s) = &s {
-                        let j = serde_json::to_string(s).expect("a shape serialises");
-                        store.set_model_shape(r.model_id, &j).await?;
+                        store.set_model_shape(r.model_id, s).await?;
                     }
                     s
                 }
@@ -353,7 +341,7 @@ pub async fn calibrate(store: &Store, machine_id: i64, threads: u32) -> Result<C
             level: r.quant,
             threads: u32::try_from(r.n_threads).unwrap_or(0),
             device,
-            phase: if r.kind == "prompt" {
+            phase: if r.kind == TestKind::Prompt {
                 Phase::Prefill
             } else {
                 Phase::Decode
@@ -383,10 +371,7 @@ pub async fn shape_of_file(path: &Path) -> Option<ModelShape> {
 /// CPU or GPU for a stored run: all layers on one device, else `None` (a
 /// partial offload mixes both and calibrates neither).
 fn device_of(r: &crate::store::CalibrationRow, n_layers: u64) -> Option<Device> {
-    let offload = r
-        .offload_json
-        .as_deref()
-        .and_then(|j| serde_json::from_str::<crate::vocab::Offload>(j).ok());
+    let offload = r.offload.as_ref();
     let cpu_backend = r
         .backend
         .as_deref()
@@ -400,9 +385,7 @@ fn device_of(r: &crate::store::CalibrationRow, n_layers: u64) -> Option<Device> 
     // without that report is judged by its options.
     let placed = match &offload {
         Some(o) => o.tensors_overridden.unwrap_or(0) > 0,
-        None => serde_json::from_str::<RunConfig>(&r.config_json)
-            .map(|c| c.model.places_tensors())
-            .unwrap_or(false),
+        None => r.config.as_ref().is_some_and(|c| c.model.places_tensors()),
     };
     if placed {
         return None;
@@ -435,6 +418,17 @@ pub struct RunPrediction {
 }
 
 impl RunPrediction {
+    /// The prediction stored on a run, if one was made and still reads (a
+    /// document of this layer, so the store keeps it as text).
+    pub fn of(run: &crate::store::RunRow) -> Option<RunPrediction> {
+        Self::parse(run.prediction_json.as_deref()?)
+    }
+
+    /// A stored prediction's text, or `None` where it no longer reads.
+    pub fn parse(text: &str) -> Option<RunPrediction> {
+        serde_json::from_str(text).ok()
+    }
+
     pub fn for_test(&self, test: &str) -> Option<&TestPrediction> {
         self.tests.iter().find(|t| t.test == test)
     }
@@ -494,6 +488,7 @@ pub fn for_run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Doc;
 
     fn pred(level: &str, bytes: u64, tps: f64, kld: f64, fit: Fit) -> Prediction {
         let e = Estimate {
@@ -618,31 +613,28 @@ mod tests {
 
     #[test]
     fn a_run_with_experts_kept_on_the_cpu_calibrates_neither_device() {
-        let config = |n_cpu_moe: u32| {
-            serde_json::to_string(&RunConfig {
-                model: crate::vocab::ModelParams {
-                    n_gpu_layers: Some(99),
-                    n_cpu_moe,
-                    ..Default::default()
-                },
-                ctx: ContextParams {
-                    n_threads: 4,
-                    n_batch: 2048,
-                    n_ubatch: 512,
-                    flash_attn: FlashAttn::Auto,
-                    cache_type: "f16".into(),
-                    no_kv_offload: false,
-                },
-                reps: 1,
-                warmup: true,
-                tests: vec![],
-                sustain_s: None,
-            })
-            .unwrap()
+        let config = |n_cpu_moe: u32| RunConfig {
+            model: crate::vocab::ModelParams {
+                n_gpu_layers: Some(99),
+                n_cpu_moe,
+                ..Default::default()
+            },
+            ctx: ContextParams {
+                n_threads: 4,
+                n_batch: 2048,
+                n_ubatch: 512,
+                flash_attn: FlashAttn::Auto,
+                cache_type: "f16".into(),
+                no_kv_offload: false,
+            },
+            reps: 1,
+            warmup: true,
+            tests: vec![],
+            sustain_s: None,
         };
         let moved = r#"{"layers_offloaded":17,"layers_total":17,"buffers":[],"fit":null,"tensors_overridden":24}"#;
         let none_moved = r#"{"layers_offloaded":17,"layers_total":17,"buffers":[],"fit":null}"#;
-        let row = |config_json: String, backend: &str, offload: Option<&str>| {
+        let row = |config: RunConfig, backend: &str, offload: Option<&str>| {
             crate::store::CalibrationRow {
                 run_id: 1,
                 model_id: 1,
@@ -651,21 +643,21 @@ mod tests {
                 synthetic: None,
                 path: "m.gguf".into(),
                 quant: "Q4_K_M".into(),
-                shape_json: None,
+                shape: Default::default(),
                 backend: Some(backend.into()),
                 n_threads: 4,
                 n_gpu_layers: Some(99),
-                offload_json: offload.map(str::to_string),
-                config_json,
-                kind: "gen".into(),
+                offload: Doc::new(offload.map(|j| serde_json::from_str(j).unwrap())),
+                config: Doc::new(Some(config)),
+                kind: TestKind::Gen,
                 n_prompt: 0,
                 n_gen: 128,
                 n_depth: 0,
                 mean_tokens_per_s: 100.0,
-                disturbance_json: None,
+                disturbance: Default::default(),
             }
         };
-        let gpu = |config_json: String, offload| device_of(&row(config_json, "CUDA", offload), 16);
+        let gpu = |config: RunConfig, offload| device_of(&row(config, "CUDA", offload), 16);
         assert_eq!(gpu(config(0), Some(none_moved)), Some(Device::Gpu));
         assert_eq!(
             gpu(config(8), Some(moved)),

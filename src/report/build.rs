@@ -28,9 +28,8 @@ pub fn meaning(tokens_per_word: f64, decode_tps: f64, ttft_ms: Option<f64>) -> M
 }
 
 fn result_json(r: &ResultRow) -> ResultJson {
-    let samples: Vec<Sample> = serde_json::from_str(&r.samples_json).unwrap_or_default();
-    let kind: TestKind = serde_json::from_value(serde_json::Value::String(r.kind.clone()))
-        .unwrap_or(TestKind::Prompt);
+    let samples: &[Sample] = r.samples.as_deref().unwrap_or_default();
+    let kind = r.kind;
     let spec = TestSpec {
         kind,
         n_prompt: r.n_prompt as u32,
@@ -38,12 +37,9 @@ fn result_json(r: &ResultRow) -> ResultJson {
         n_depth: r.n_depth as u32,
         n_parallel: r.n_parallel as u32,
     };
-    let f = figures(&spec, &samples);
+    let f = figures(&spec, samples);
     let h = f.headline.as_ref();
-    let disturbance: Option<crate::telemetry::disturbance::Disturbance> = r
-        .disturbance_json
-        .as_deref()
-        .and_then(|j| serde_json::from_str(j).ok());
+    let disturbance = r.disturbance.clone().into_inner();
     ResultJson {
         test: r.test.clone(),
         kind,
@@ -74,10 +70,7 @@ fn result_json(r: &ResultRow) -> ResultJson {
         telemetry: None,
         disturbed: disturbance.as_ref().is_some_and(|d| d.disturbed),
         disturbance,
-        sustained: r
-            .sustain_json
-            .as_deref()
-            .and_then(|j| serde_json::from_str(j).ok()),
+        sustained: r.sustain.clone().into_inner(),
         predicted: None,
     }
 }
@@ -86,19 +79,16 @@ pub(super) async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
     let m = store.model(run.model_id).await?;
     let synthetic = m.synthetic.is_some();
     let rows = store.results(run.id).await?;
-    let config: Option<RunConfig> = serde_json::from_str(&run.config_json).ok();
+    let config = run.config.as_ref();
     let mut results: Vec<ResultJson> = rows.iter().map(result_json).collect();
     let bandwidth = telemetry::weights_bandwidth(
         &store.machine(run.machine_id).await?,
         run.n_gpu_layers,
         m.n_layers,
     )
-    .filter(|_| !split_by_pattern(run, config.as_ref()));
+    .filter(|_| !split_by_pattern(run, config));
     let step_bytes = decode_step_bytes(&m);
-    let prediction: Option<crate::predict::RunPrediction> = run
-        .prediction_json
-        .as_deref()
-        .and_then(|s| serde_json::from_str(s).ok());
+    let prediction = crate::predict::RunPrediction::of(run);
     for r in &mut results {
         telemetry::roofline(r, step_bytes, bandwidth);
         r.predicted = prediction
@@ -106,17 +96,14 @@ pub(super) async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
             .and_then(|p| p.for_test(&r.test))
             .map(|t| t.estimate);
     }
-    let sources: Option<crate::telemetry::Sources> = run
-        .telemetry_sources
-        .as_deref()
-        .and_then(|s| serde_json::from_str(s).ok());
+    let sources = run.telemetry_sources.as_ref();
     let readings = if sources.is_some() {
         store.telemetry(run.id).await?
     } else {
         Vec::new()
     };
     let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
-    let run_telemetry = telemetry::attach(&mut results, &ids, &readings, sources.as_ref());
+    let run_telemetry = telemetry::attach(&mut results, &ids, &readings, sources);
     Ok(RunJson {
         run_id: run.id,
         sweep_id: run.sweep_id,
@@ -126,25 +113,12 @@ pub(super) async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
         error: run.error.clone(),
         error_code: run.error_code.clone(),
         model: model_json(m),
-        config: config_json(run, config.as_ref()),
+        config: config_json(run, config),
         backend: run.backend.clone(),
-        backend_modules: run
-            .modules_json
-            .as_deref()
-            .and_then(|s| serde_json::from_str::<Vec<crate::vocab::ModuleRef>>(s).ok())
-            .filter(|m| !m.is_empty()),
-        offload: run
-            .offload_json
-            .as_deref()
-            .and_then(|s| serde_json::from_str(s).ok()),
-        power: run
-            .power_json
-            .as_deref()
-            .and_then(|s| serde_json::from_str(s).ok()),
-        cooldown: run
-            .cooldown_json
-            .as_deref()
-            .and_then(|s| serde_json::from_str(s).ok()),
+        backend_modules: run.modules.clone().into_inner().filter(|m| !m.is_empty()),
+        offload: run.offload.clone().into_inner(),
+        power: run.power.clone().into_inner(),
+        cooldown: run.cooldown.clone().into_inner(),
         llama_cpp_build: run.llama_cpp_build.clone(),
         // A synthetic file was written just now and read from the page
         // cache; its load time says nothing of the real file's.
@@ -170,9 +144,8 @@ pub(super) async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
 /// whether any were; without its report, the options do.
 fn split_by_pattern(run: &RunRow, config: Option<&RunConfig>) -> bool {
     let moved = run
-        .offload_json
-        .as_deref()
-        .and_then(|j| serde_json::from_str::<crate::vocab::Offload>(j).ok())
+        .offload
+        .as_ref()
         .map(|o| o.tensors_overridden.unwrap_or(0) > 0);
     run.n_gpu_layers != Some(0)
         && moved.unwrap_or_else(|| config.is_some_and(|c| c.model.places_tensors()))
@@ -181,9 +154,8 @@ fn split_by_pattern(run: &RunRow, config: Option<&RunConfig>) -> bool {
 /// The bytes of weights one decode step reads: all of them, except that a
 /// mixture of experts reads only the experts it routes to.
 fn decode_step_bytes(m: &ModelRow) -> u64 {
-    m.shape_json
-        .as_deref()
-        .and_then(|j| serde_json::from_str::<crate::model::shape::ModelShape>(j).ok())
+    m.shape
+        .as_ref()
         .filter(|s| s.n_expert > 0)
         .map_or(m.weight_bytes.max(0) as u64, |s| s.decode_bytes_per_token)
 }
@@ -267,8 +239,7 @@ fn what_this_means(tokens_per_word: f64, results: &[ResultJson]) -> Option<Meani
 
 fn machine_json(m: &MachineRow, run: Option<&RunRow>) -> MachineJson {
     let devices: Vec<Device> = run
-        .and_then(|r| r.devices_json.as_deref())
-        .and_then(|d| serde_json::from_str(d).ok())
+        .and_then(|r| r.devices.clone().into_inner())
         .unwrap_or_default();
     MachineJson {
         fingerprint: m.fingerprint.clone(),

@@ -345,7 +345,7 @@ pub async fn import_with(
                 let headline = figures(t, &samples).headline.map(|f| (f.mean, f.stddev));
                 ImportedResult {
                     test: t,
-                    kind: r.kind.as_str(),
+                    kind: r.kind,
                     status: r.status,
                     error: r.error.as_deref(),
                     reps: r.reps,
@@ -367,7 +367,7 @@ pub async fn import_with(
                     status: run.status,
                     error: run.error.as_deref(),
                     error_code: run.error_code.as_ref(),
-                    config_json: serde_json::to_string(&config).expect("config serialises"),
+                    config: &config,
                     n_threads: c.n_threads,
                     n_gpu_layers: c.n_gpu_layers,
                     n_batch: c.n_batch,
@@ -378,10 +378,7 @@ pub async fn import_with(
                     reps: c.reps,
                     backend: run.backend.as_deref(),
                     llama_cpp_build: run.llama_cpp_build.as_deref(),
-                    modules_json: run
-                        .backend_modules
-                        .as_ref()
-                        .map(|m| serde_json::to_string(m).expect("modules serialise")),
+                    modules: run.backend_modules.as_deref(),
                     load_time_ms: run.load_time_ms,
                     model_desc: run.model_desc.as_deref(),
                     peak_rss_bytes: run.peak_rss_bytes,

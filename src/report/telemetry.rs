@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 
 use super::ResultJson;
 use crate::store::MachineRow;
-use crate::telemetry::gpu::GpuInfo;
 use crate::telemetry::summary::{self, Energy, Window};
 use crate::telemetry::{Phase, Reading, Sources};
 
@@ -111,13 +110,7 @@ pub fn weights_bandwidth(
 ) -> Option<u64> {
     match (n_gpu_layers, n_layers) {
         (None | Some(0), _) => m.memory_bandwidth_bytes_per_s.map(|b| b as u64),
-        (Some(g), Some(l)) if g > l => {
-            let gpus: Vec<GpuInfo> = m
-                .gpus_json
-                .as_deref()
-                .and_then(|j| serde_json::from_str(j).ok())?;
-            gpus.first()?.theoretical_bandwidth_bytes_per_s
-        }
+        (Some(g), Some(l)) if g > l => m.gpus.as_ref()?.first()?.theoretical_bandwidth_bytes_per_s,
         _ => None,
     }
 }

@@ -4,18 +4,19 @@
 //! checks it and hands the store these insert types, so the store never
 //! depends on the JSON document.
 
+use super::doc::text;
 use super::{now, DbResult, Store};
 use crate::error::Result;
 use crate::machine::Machine;
 use crate::model::ModelInfo;
 use crate::vocab::failure::FailureCode;
 use crate::vocab::status::{ResultStatus, RunStatus};
-use crate::vocab::{Sample, TestSpec};
+use crate::vocab::{ModuleRef, RunConfig, Sample, TestKind, TestSpec};
 
 /// One imported result: its test, status, samples and headline.
 pub struct ImportedResult<'a> {
     pub test: &'a TestSpec,
-    pub kind: &'a str,
+    pub kind: TestKind,
     pub status: ResultStatus,
     pub error: Option<&'a str>,
     pub reps: u32,
@@ -41,8 +42,8 @@ pub struct ImportedRun<'a> {
     pub status: RunStatus,
     pub error: Option<&'a str>,
     pub error_code: Option<&'a FailureCode>,
-    /// The run's configuration rebuilt from the file, as JSON.
-    pub config_json: String,
+    /// The run's configuration rebuilt from the file.
+    pub config: &'a RunConfig,
     /// The configuration columns, as the file states them.
     pub n_threads: u32,
     pub n_gpu_layers: Option<u32>,
@@ -54,8 +55,8 @@ pub struct ImportedRun<'a> {
     pub reps: u32,
     pub backend: Option<&'a str>,
     pub llama_cpp_build: Option<&'a str>,
-    /// JSON of the backend modules that measured the run.
-    pub modules_json: Option<String>,
+    /// The backend modules that measured the run.
+    pub modules: Option<&'a [ModuleRef]>,
     pub load_time_ms: Option<f64>,
     pub model_desc: Option<&'a str>,
     pub peak_rss_bytes: Option<u64>,
@@ -159,7 +160,7 @@ impl Store {
         .bind(settled(r.status))
         .bind(r.error)
         .bind(r.error_code)
-        .bind(&r.config_json)
+        .bind(text(r.config))
         .bind(r.n_threads as i64)
         .bind(r.n_gpu_layers.map(|v| v as i64))
         .bind(r.n_batch as i64)
@@ -178,7 +179,7 @@ impl Store {
         .bind(r.finished_at.map_or_else(now, str::to_string))
         .bind(r.key)
         .bind(r.pulled_from)
-        .bind(&r.modules_json)
+        .bind(r.modules.map(text))
         .fetch_one(&mut *tx)
         .await
         .db(self)?;
@@ -191,7 +192,7 @@ impl Store {
             )
             .bind(id)
             .bind(res.test.name())
-            .bind(res.kind)
+            .bind(res.kind.as_str())
             .bind(res.test.n_prompt as i64)
             .bind(res.test.n_gen as i64)
             .bind(res.test.n_depth as i64)
@@ -199,18 +200,12 @@ impl Store {
             .bind(res.reps as i64)
             .bind(settled(res.status))
             .bind(res.error)
-            .bind(serde_json::to_string(&res.samples).expect("samples serialise"))
+            .bind(text(&res.samples))
             .bind(res.headline.map(|h| h.0))
             .bind(res.headline.map(|h| h.1))
             .bind(now())
-            .bind(
-                res.disturbance
-                    .map(|d| serde_json::to_string(d).expect("a disturbance serialises")),
-            )
-            .bind(
-                res.sustained
-                    .map(|d| serde_json::to_string(d).expect("a summary serialises")),
-            )
+            .bind(res.disturbance.map(text))
+            .bind(res.sustained.map(text))
             .execute(&mut *tx)
             .await
             .db(self)?;

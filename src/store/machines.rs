@@ -1,15 +1,16 @@
 //! Machines: the inventory a run was measured on, keyed by fingerprint,
 //! with the GPUs and memory bandwidth learnt about it later.
 
-use serde::{Deserialize, Serialize};
 use sqlx::FromRow;
 
+use super::doc::{text, Doc};
 use super::{now, DbResult, Store};
 use crate::error::Result;
 use crate::machine::Machine;
+use crate::telemetry::gpu::GpuInfo;
 
 /// A machine as stored, with what was learnt about it after the first run.
-#[derive(Debug, Clone, FromRow, Serialize, Deserialize)]
+#[derive(Debug, Clone, FromRow)]
 pub struct MachineRow {
     pub id: i64,
     pub fingerprint: String,
@@ -23,7 +24,9 @@ pub struct MachineRow {
     pub memory_bandwidth_bytes_per_s: Option<i64>,
     pub bandwidth_threads: Option<i64>,
     pub bandwidth_measured_at: Option<String>,
-    pub gpus_json: Option<String>,
+    /// The GPUs found when it was last inventoried.
+    #[sqlx(rename = "gpus_json", try_from = "Option<String>")]
+    pub gpus: Doc<Vec<GpuInfo>>,
 }
 
 impl Store {
@@ -66,9 +69,9 @@ impl Store {
     }
 
     /// Record the machine's GPUs as NVML describes them (JSON list).
-    pub async fn set_machine_gpus(&self, machine_id: i64, gpus_json: &str) -> Result<()> {
+    pub async fn set_machine_gpus(&self, machine_id: i64, gpus: &[GpuInfo]) -> Result<()> {
         sqlx::query("UPDATE machines SET gpus_json = ? WHERE id = ?")
-            .bind(gpus_json)
+            .bind(text(gpus))
             .bind(machine_id)
             .execute(&self.pool)
             .await

@@ -25,6 +25,7 @@ use sqlx::SqlitePool;
 
 use crate::error::{DynoError, Result};
 
+mod doc;
 mod hub;
 mod import;
 mod list;
@@ -41,6 +42,7 @@ mod sync;
 pub mod team;
 mod telemetry;
 
+pub use doc::Doc;
 pub use import::{ImportedResult, ImportedRun};
 pub use list::{HeadlineRow, MachineLabelRow, RunListRow};
 pub use machines::MachineRow;

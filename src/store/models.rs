@@ -3,15 +3,16 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
 use sqlx::FromRow;
 
+use super::doc::Doc;
 use super::{now, DbResult, Store};
 use crate::error::Result;
+use crate::model::shape::ModelShape;
 use crate::model::ModelInfo;
 
 /// A model file as stored.
-#[derive(Debug, Clone, FromRow, Serialize, Deserialize)]
+#[derive(Debug, Clone, FromRow)]
 pub struct ModelRow {
     pub id: i64,
     pub sha256: String,
@@ -30,9 +31,10 @@ pub struct ModelRow {
     pub synthetic: Option<String>,
     /// [`ModelInfo::twin_of_sha256`].
     pub twin_of_sha256: Option<String>,
-    /// Its [`crate::model::shape::ModelShape`], stored when it was first
-    /// benchmarked (absent for models stored before shapes were kept).
-    pub shape_json: Option<String>,
+    /// Its shape, stored when it was first benchmarked (absent for models
+    /// stored before shapes were kept).
+    #[sqlx(rename = "shape_json", try_from = "Option<String>")]
+    pub shape: Doc<ModelShape>,
 }
 
 impl Store {

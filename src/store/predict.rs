@@ -4,8 +4,12 @@
 
 use sqlx::FromRow;
 
+use super::doc::{text, Doc};
 use super::{DbResult, Store};
 use crate::error::Result;
+use crate::model::shape::ModelShape;
+use crate::telemetry::disturbance::Disturbance;
+use crate::vocab::{Offload, RunConfig, TestKind};
 
 /// One clean, finished prefill or decode test of a run on one machine, with
 /// what is needed to fit rates to it.
@@ -20,19 +24,24 @@ pub struct CalibrationRow {
     pub synthetic: Option<String>,
     pub path: String,
     pub quant: String,
-    pub shape_json: Option<String>,
+    #[sqlx(rename = "shape_json", try_from = "Option<String>")]
+    pub shape: Doc<ModelShape>,
     pub backend: Option<String>,
     pub n_threads: i64,
     pub n_gpu_layers: Option<i64>,
-    pub offload_json: Option<String>,
-    /// The run's plan (`RunConfig`), for its tensor placement.
-    pub config_json: String,
-    pub kind: String,
+    #[sqlx(rename = "offload_json", try_from = "Option<String>")]
+    pub offload: Doc<Offload>,
+    /// The run's plan, for its tensor placement.
+    #[sqlx(rename = "config_json", try_from = "Option<String>")]
+    pub config: Doc<RunConfig>,
+    #[sqlx(try_from = "String")]
+    pub kind: TestKind,
     pub n_prompt: i64,
     pub n_gen: i64,
     pub n_depth: i64,
     pub mean_tokens_per_s: f64,
-    pub disturbance_json: Option<String>,
+    #[sqlx(rename = "disturbance_json", try_from = "Option<String>")]
+    pub disturbance: Doc<Disturbance>,
 }
 
 /// A run that carries the prediction made before it, with one of its
@@ -43,7 +52,8 @@ pub struct PredictedResultRow {
     pub prediction_json: String,
     pub peak_rss_bytes: Option<i64>,
     pub test: String,
-    pub kind: String,
+    #[sqlx(try_from = "String")]
+    pub kind: TestKind,
     pub n_prompt: i64,
     pub n_gen: i64,
     pub n_depth: i64,
@@ -54,9 +64,9 @@ pub struct PredictedResultRow {
 
 impl Store {
     /// Keep a model's shape (see `crate::model::shape`).
-    pub async fn set_model_shape(&self, model_id: i64, shape_json: &str) -> Result<()> {
+    pub async fn set_model_shape(&self, model_id: i64, shape: &ModelShape) -> Result<()> {
         sqlx::query("UPDATE models SET shape_json = ? WHERE id = ?")
-            .bind(shape_json)
+            .bind(text(shape))
             .bind(model_id)
             .execute(&self.pool)
             .await

@@ -2,17 +2,22 @@
 //! filled in as the worker reports and each repetition is measured, closed
 //! when it ends, and read back for reports.
 
-use serde::{Deserialize, Serialize};
 use sqlx::FromRow;
 
+use super::doc::{text, text_opt, Doc};
 use super::{now, DbResult, Store};
 use crate::error::Result;
+use crate::telemetry::cooldown::CooldownRecord;
+use crate::telemetry::disturbance::Disturbance;
+use crate::telemetry::power::PowerState;
+use crate::telemetry::sustain::Sustained;
+use crate::telemetry::Sources;
 use crate::vocab::failure::FailureCode;
 use crate::vocab::status::{ResultStatus, RunStatus};
-use crate::vocab::{Sample, TestSpec};
+use crate::vocab::{Device, ModuleRef, Offload, RunConfig, Sample, TestKind, TestSpec};
 
 /// A run as stored: one model under one configuration.
-#[derive(Debug, Clone, FromRow, Serialize, Deserialize)]
+#[derive(Debug, Clone, FromRow)]
 pub struct RunRow {
     pub id: i64,
     pub sweep_id: Option<i64>,
@@ -21,10 +26,14 @@ pub struct RunRow {
     pub status: RunStatus,
     pub error: Option<String>,
     pub error_code: Option<FailureCode>,
-    pub telemetry_sources: Option<String>,
+    /// What telemetry could read while the run was timed.
+    #[sqlx(rename = "telemetry_sources", try_from = "Option<String>")]
+    pub telemetry_sources: Doc<Sources>,
     pub owner_pid: Option<i64>,
     pub owner_host: Option<String>,
-    pub config_json: String,
+    /// The plan the run was measured with.
+    #[sqlx(rename = "config_json", try_from = "Option<String>")]
+    pub config: Doc<RunConfig>,
     pub n_threads: i64,
     pub n_gpu_layers: Option<i64>,
     pub n_batch: i64,
@@ -35,20 +44,26 @@ pub struct RunRow {
     pub reps: i64,
     pub backend: Option<String>,
     pub llama_cpp_build: Option<String>,
-    pub devices_json: Option<String>,
+    /// The devices llama.cpp saw.
+    #[sqlx(rename = "devices_json", try_from = "Option<String>")]
+    pub devices: Doc<Vec<Device>>,
     pub system_info: Option<String>,
     pub load_time_ms: Option<f64>,
     pub model_desc: Option<String>,
     pub peak_rss_bytes: Option<i64>,
     pub tokens_per_word: Option<f64>,
-    /// JSON of [`crate::vocab::Offload`].
-    pub offload_json: Option<String>,
-    /// JSON of [`crate::telemetry::power::PowerState`].
-    pub power_json: Option<String>,
-    /// JSON of [`crate::telemetry::cooldown::CooldownRecord`].
-    pub cooldown_json: Option<String>,
-    /// The prediction made before the run was measured (JSON of
-    /// `crate::predict::RunPrediction`).
+    /// Where llama.cpp put the weights.
+    #[sqlx(rename = "offload_json", try_from = "Option<String>")]
+    pub offload: Doc<Offload>,
+    /// Mains or battery, and the power profile.
+    #[sqlx(rename = "power_json", try_from = "Option<String>")]
+    pub power: Doc<PowerState>,
+    /// How the machine was let cool before the run.
+    #[sqlx(rename = "cooldown_json", try_from = "Option<String>")]
+    pub cooldown: Doc<CooldownRecord>,
+    /// The prediction made before the run was measured: JSON of
+    /// `crate::predict::RunPrediction`, which `predict` (a layer above the
+    /// store) reads with `RunPrediction::of`.
     pub prediction_json: Option<String>,
     pub dyno_version: String,
     pub started_at: String,
@@ -56,25 +71,23 @@ pub struct RunRow {
     /// The run's identity in the file or team store it came from; `None`
     /// for a run measured here.
     #[sqlx(default)]
-    #[serde(default)]
     pub import_key: Option<String>,
     /// The team store a run was pulled from (`dyno sync`).
     #[sqlx(default)]
-    #[serde(default)]
     pub pulled_from: Option<String>,
-    /// JSON of the [`crate::vocab::ModuleRef`]s that measured the run.
-    #[sqlx(default)]
-    #[serde(default)]
-    pub modules_json: Option<String>,
+    /// The backend modules that measured the run.
+    #[sqlx(default, rename = "modules_json", try_from = "Option<String>")]
+    pub modules: Doc<Vec<ModuleRef>>,
 }
 
-/// One test of a run, with every repetition's samples as JSON.
-#[derive(Debug, Clone, FromRow, Serialize, Deserialize)]
+/// One test of a run, with every repetition's samples.
+#[derive(Debug, Clone, FromRow)]
 pub struct ResultRow {
     pub id: i64,
     pub run_id: i64,
     pub test: String,
-    pub kind: String,
+    #[sqlx(try_from = "String")]
+    pub kind: TestKind,
     pub n_prompt: i64,
     pub n_gen: i64,
     pub n_depth: i64,
@@ -82,14 +95,18 @@ pub struct ResultRow {
     pub reps: i64,
     pub status: ResultStatus,
     pub error: Option<String>,
-    pub samples_json: String,
+    /// Every repetition measured so far.
+    #[sqlx(rename = "samples_json", try_from = "Option<String>")]
+    pub samples: Doc<Vec<Sample>>,
     pub mean_tokens_per_s: Option<f64>,
     pub stddev_tokens_per_s: Option<f64>,
     pub created_at: String,
-    /// JSON of [`crate::telemetry::disturbance::Disturbance`].
-    pub disturbance_json: Option<String>,
-    /// JSON of [`crate::telemetry::sustain::Sustained`].
-    pub sustain_json: Option<String>,
+    /// Whether the machine was quiet while the test was timed.
+    #[sqlx(rename = "disturbance_json", try_from = "Option<String>")]
+    pub disturbance: Doc<Disturbance>,
+    /// A sustained decode's summary.
+    #[sqlx(rename = "sustain_json", try_from = "Option<String>")]
+    pub sustain: Doc<Sustained>,
 }
 
 /// A new run's fixed description.
@@ -106,22 +123,18 @@ pub struct NewRun<'a> {
 pub struct WorkerFacts {
     pub backend: Option<String>,
     pub llama_cpp_build: Option<String>,
-    pub devices_json: Option<String>,
+    pub devices: Option<Vec<Device>>,
     pub system_info: Option<String>,
     pub load_time_ms: Option<f64>,
     pub model_desc: Option<String>,
     pub n_gpu_layers: Option<i64>,
-    /// JSON of [`crate::telemetry::Sources`].
-    pub telemetry_sources: Option<String>,
+    pub telemetry_sources: Option<Sources>,
     pub tokens_per_word: Option<f64>,
-    /// JSON of [`crate::vocab::Offload`].
-    pub offload_json: Option<String>,
-    /// JSON of [`crate::telemetry::power::PowerState`].
-    pub power_json: Option<String>,
-    /// JSON of [`crate::telemetry::cooldown::CooldownRecord`].
-    pub cooldown_json: Option<String>,
-    /// JSON of the [`crate::vocab::ModuleRef`]s the worker loaded.
-    pub modules_json: Option<String>,
+    pub offload: Option<Offload>,
+    pub power: Option<PowerState>,
+    pub cooldown: Option<CooldownRecord>,
+    /// The modules the worker loaded.
+    pub modules: Option<Vec<ModuleRef>>,
 }
 
 impl Store {
@@ -141,7 +154,7 @@ impl Store {
         .bind(std::process::id() as i64)
         .bind(sysinfo::System::host_name())
         .bind(lock)
-        .bind(serde_json::to_string(c).expect("config serialises"))
+        .bind(text(c))
         .bind(c.ctx.n_threads as i64)
         .bind(c.model.n_gpu_layers.map(|v| v as i64))
         .bind(c.ctx.n_batch as i64)
@@ -171,17 +184,17 @@ impl Store {
         )
         .bind(&f.backend)
         .bind(&f.llama_cpp_build)
-        .bind(&f.devices_json)
+        .bind(text_opt(f.devices.as_ref()))
         .bind(&f.system_info)
         .bind(f.load_time_ms)
         .bind(&f.model_desc)
         .bind(f.n_gpu_layers)
-        .bind(&f.telemetry_sources)
+        .bind(text_opt(f.telemetry_sources.as_ref()))
         .bind(f.tokens_per_word)
-        .bind(&f.offload_json)
-        .bind(&f.power_json)
-        .bind(&f.cooldown_json)
-        .bind(&f.modules_json)
+        .bind(text_opt(f.offload.as_ref()))
+        .bind(text_opt(f.power.as_ref()))
+        .bind(text_opt(f.cooldown.as_ref()))
+        .bind(text_opt(f.modules.as_ref()))
         .bind(run_id)
         .execute(&self.pool)
         .await
@@ -192,7 +205,6 @@ impl Store {
     /// Open a result row for a test that is about to run. Its samples are
     /// filled in by [`Store::set_result_samples`] as they are measured.
     pub async fn start_result(&self, run_id: i64, test: &TestSpec, reps: u32) -> Result<i64> {
-        let kind = serde_json::to_value(test.kind).expect("kind serialises");
         sqlx::query_scalar(
             "INSERT INTO results (run_id, test, kind, n_prompt, n_gen, n_depth, n_parallel, reps, status,
                                   samples_json, created_at)
@@ -200,7 +212,7 @@ impl Store {
         )
         .bind(run_id)
         .bind(test.name())
-        .bind(kind.as_str().unwrap_or("unknown"))
+        .bind(test.kind.as_str())
         .bind(test.n_prompt as i64)
         .bind(test.n_gen as i64)
         .bind(test.n_depth as i64)
@@ -216,7 +228,7 @@ impl Store {
     /// Store the samples measured so far (one commit per repetition).
     pub async fn set_result_samples(&self, result_id: i64, samples: &[Sample]) -> Result<()> {
         sqlx::query("UPDATE results SET samples_json = ? WHERE id = ?")
-            .bind(serde_json::to_string(samples).expect("samples serialise"))
+            .bind(text(samples))
             .bind(result_id)
             .execute(&self.pool)
             .await
@@ -240,7 +252,7 @@ impl Store {
         )
         .bind(status)
         .bind(error)
-        .bind(serde_json::to_string(samples).expect("samples serialise"))
+        .bind(text(samples))
         .bind(headline.map(|h| h.0))
         .bind(headline.map(|h| h.1))
         .bind(result_id)
@@ -258,7 +270,7 @@ impl Store {
         d: &crate::telemetry::disturbance::Disturbance,
     ) -> Result<()> {
         sqlx::query("UPDATE results SET disturbance_json = ? WHERE id = ?")
-            .bind(serde_json::to_string(d).expect("a disturbance serialises"))
+            .bind(text(d))
             .bind(result_id)
             .execute(&self.pool)
             .await
@@ -273,7 +285,7 @@ impl Store {
         s: &crate::telemetry::sustain::Sustained,
     ) -> Result<()> {
         sqlx::query("UPDATE results SET sustain_json = ? WHERE id = ?")
-            .bind(serde_json::to_string(s).expect("a summary serialises"))
+            .bind(text(s))
             .bind(result_id)
             .execute(&self.pool)
             .await

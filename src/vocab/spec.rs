@@ -43,23 +43,44 @@ impl TestKind {
     }
 }
 
-/// Read by hand so that a kind from a newer Dyno (a file imported, a team
-/// run pulled) is refused in words that name it and say what to do, never
-/// taken for another kind.
-impl<'de> Deserialize<'de> for TestKind {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TestKind, D::Error> {
-        let word = String::deserialize(d)?;
+/// A test kind this Dyno does not know, from a newer Dyno (a file imported,
+/// a team run pulled): refused in words that name it and say what to do,
+/// never taken for another kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownTestKind(pub String);
+
+impl std::fmt::Display for UnknownTestKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let known: Vec<&str> = TestKind::ALL.iter().map(|k| k.as_str()).collect();
+        write!(
+            f,
+            "test kind '{}', which this Dyno does not know ({}); update Dyno to read it",
+            self.0,
+            known.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownTestKind {}
+
+/// The store's `results.kind` column reads through this.
+impl TryFrom<String> for TestKind {
+    type Error = UnknownTestKind;
+
+    fn try_from(word: String) -> Result<TestKind, UnknownTestKind> {
         TestKind::ALL
             .iter()
             .copied()
             .find(|k| k.as_str() == word)
-            .ok_or_else(|| {
-                let known: Vec<&str> = TestKind::ALL.iter().map(|k| k.as_str()).collect();
-                serde::de::Error::custom(format!(
-                    "test kind '{word}', which this Dyno does not know ({}); update Dyno to read it",
-                    known.join(", ")
-                ))
-            })
+            .ok_or(UnknownTestKind(word))
+    }
+}
+
+/// Read by hand so that an unknown kind is refused as [`UnknownTestKind`]
+/// says.
+impl<'de> Deserialize<'de> for TestKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TestKind, D::Error> {
+        TestKind::try_from(String::deserialize(d)?).map_err(serde::de::Error::custom)
     }
 }
 

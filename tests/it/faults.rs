@@ -332,7 +332,8 @@ fn killed_mid_test(hold: bool) -> serde_json::Value {
         // Kill once the repetition is committed, however loaded the machine:
         // a fixed sleep failed when the parallel tests starved this one.
         let committed = wait_for_results(&s, &mut child, "the repetition was never saved", |r| {
-            r.get(1).is_some_and(|t| t.samples_json.trim() != "[]")
+            r.get(1)
+                .is_some_and(|t| t.samples.as_ref().is_some_and(|s| !s.is_empty()))
         });
         assert!(committed, "dyno ended before it saved the repetition");
     }

@@ -130,4 +130,19 @@ fn a_disturbed_figure_is_marked_in_the_list_and_left_out_of_accuracy() {
     assert!(row.disturbed.is_empty() && !row.tg_disturbed, "{row:?}");
     rt.block_on(store.close());
     assert_code(&s.run_line("predict --accuracy --json"), 0);
+    // So does the run itself, with its plan damaged too: the settings that
+    // have columns of their own still show, and the figures with them.
+    sql(
+        &s.db(),
+        &format!("UPDATE runs SET config_json = '[1,' WHERE id = {run_id}"),
+    );
+    let shown = s.run_line(&format!("show {run_id} --json"));
+    assert_code(&shown, 0);
+    let doc = json(&shown);
+    let run = &doc["runs"][0];
+    assert!(run["config"]["n_threads"].as_u64().is_some(), "{run}");
+    assert!(
+        run["results"][0]["mean_tokens_per_s"].as_f64().is_some(),
+        "{run}"
+    );
 }

@@ -100,7 +100,10 @@ fn timing_began(db: &std::path::Path) -> bool {
     let began = rt.block_on(async {
         for r in store.runs(10).await.unwrap_or_default() {
             if let Ok(rs) = store.results(r.id).await {
-                if rs.iter().any(|x| x.samples_json.len() > 2) {
+                if rs
+                    .iter()
+                    .any(|x| x.samples.as_ref().is_some_and(|s| !s.is_empty()))
+                {
                     return true;
                 }
             }
