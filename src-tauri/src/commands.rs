@@ -51,9 +51,7 @@ impl App {
 pub(crate) async fn with_store<T, F>(app: &App, f: F) -> AppResult<T>
 where
     T: Send + 'static,
-    F: for<'s> FnOnce(&'s Store, &'s Path) -> LocalBoxFuture<'s, dyno::error::Result<T>>
-        + Send
-        + 'static,
+    F: for<'s> AsyncFnOnce(&'s Store, &'s Path) -> dyno::error::Result<T> + Send + 'static,
 {
     let db = app.db.clone();
     app.core
@@ -70,9 +68,7 @@ where
 pub(crate) async fn with_job_store<T, F>(db: PathBuf, f: F) -> AppResult<T>
 where
     T: Send + 'static,
-    F: for<'s> FnOnce(&'s Store, &'s Path) -> LocalBoxFuture<'s, dyno::error::Result<T>>
-        + Send
-        + 'static,
+    F: for<'s> AsyncFnOnce(&'s Store, &'s Path) -> dyno::error::Result<T> + Send + 'static,
 {
     on_core(move || async move {
         let store = app::open_store(&db).await?;
@@ -97,17 +93,13 @@ pub(crate) async fn run_job<T, F>(
 ) -> AppResult<T>
 where
     T: Send + 'static,
-    F: for<'s> FnOnce(&'s Store, &'s Path, Cancel) -> LocalBoxFuture<'s, dyno::error::Result<T>>
-        + Send
-        + 'static,
+    F: for<'s> AsyncFnOnce(&'s Store, &'s Path, Cancel) -> dyno::error::Result<T> + Send + 'static,
 {
     let (guard, cancel) = app.jobs.start(job_id, kind)?;
     let watched = cancel.clone();
-    let out = with_job_store(app.db.clone(), move |s, db| {
-        Box::pin(async move {
-            let _guard = guard;
-            f(s, db, cancel).await
-        })
+    let out = with_job_store(app.db.clone(), async move |s, db| {
+        let _guard = guard;
+        f(s, db, cancel).await
     })
     .await;
     if watched.is_cancelled() {
@@ -115,9 +107,6 @@ where
     }
     out
 }
-
-pub(crate) type LocalBoxFuture<'a, T> =
-    std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>>;
 
 /// What the app is and where it keeps things.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -152,7 +141,7 @@ pub async fn version_text(app: State<'_, App>) -> AppResult<String> {
 
 #[tauri::command]
 pub async fn hw(app: State<'_, App>) -> AppResult<app::hw::Hw> {
-    with_store(&app, |s, _| Box::pin(app::hw::inventory_in(s, false))).await
+    with_store(&app, async |s, _| app::hw::inventory_in(s, false).await).await
 }
 
 /// Where the power comes from now, so the Benchmark view can warn before
@@ -165,14 +154,14 @@ pub fn power() -> dyno::telemetry::power::PowerState {
 #[tauri::command]
 pub async fn runs(app: State<'_, App>, limit: Option<i64>) -> AppResult<Report> {
     let limit = limit.unwrap_or(1000).clamp(0, 100_000);
-    with_store(&app, move |s, _| Box::pin(results::runs(s, limit))).await
+    with_store(&app, async move |s, _| results::runs(s, limit).await).await
 }
 
 /// Runs and sweeps as light list rows, newest first.
 #[tauri::command]
 pub async fn result_list(app: State<'_, App>, limit: Option<i64>) -> AppResult<Vec<ListRow>> {
     let limit = limit.unwrap_or(1000).clamp(0, 100_000);
-    with_store(&app, move |s, _| Box::pin(results::list(s, limit))).await
+    with_store(&app, async move |s, _| results::list(s, limit).await).await
 }
 
 /// Each run's stored telemetry over time: the sweep detail's timeline.
@@ -181,36 +170,36 @@ pub async fn telemetry(
     app: State<'_, App>,
     run_ids: Vec<i64>,
 ) -> AppResult<Vec<results::RunTimeline>> {
-    with_store(&app, move |s, _| {
-        Box::pin(async move { results::timelines(s, &run_ids).await })
+    with_store(&app, async move |s, _| {
+        results::timelines(s, &run_ids).await
     })
     .await
 }
 
 #[tauri::command]
 pub async fn run(app: State<'_, App>, id: i64) -> AppResult<Report> {
-    with_store(&app, move |s, db| Box::pin(results::run(s, db, id))).await
+    with_store(&app, async move |s, db| results::run(s, db, id).await).await
 }
 
 #[tauri::command]
 pub async fn sweep(app: State<'_, App>, id: i64) -> AppResult<SweepReport> {
-    with_store(&app, move |s, _| Box::pin(results::sweep(s, id))).await
+    with_store(&app, async move |s, _| results::sweep(s, id).await).await
 }
 
 #[tauri::command]
 pub async fn sweeps(app: State<'_, App>) -> AppResult<Vec<SweepReport>> {
-    with_store(&app, |s, _| Box::pin(results::sweeps(s, 1000))).await
+    with_store(&app, async |s, _| results::sweeps(s, 1000).await).await
 }
 
 #[tauri::command]
 pub async fn models(app: State<'_, App>) -> AppResult<Vec<app_models::LocalModel>> {
-    with_store(&app, |s, _| Box::pin(app_models::local_models(s))).await
+    with_store(&app, async |s, _| app_models::local_models(s).await).await
 }
 
 /// The folders and files the person added (Models view, "Added places").
 #[tauri::command]
 pub async fn model_places(app: State<'_, App>) -> AppResult<Vec<app_models::ModelPlace>> {
-    with_store(&app, |s, _| Box::pin(app_models::places(s))).await
+    with_store(&app, async |s, _| app_models::places(s).await).await
 }
 
 /// Add a folder or a .gguf file: from the native dialogs, a drop on the
@@ -218,8 +207,8 @@ pub async fn model_places(app: State<'_, App>) -> AppResult<Vec<app_models::Mode
 #[tauri::command]
 pub async fn add_model_place(app: State<'_, App>, path: String) -> AppResult<app_models::Added> {
     let path = app::expand_home(path.trim());
-    with_store(&app, move |s, _| {
-        Box::pin(async move { app_models::add_place(s, &path).await })
+    with_store(&app, async move |s, _| {
+        app_models::add_place(s, &path).await
     })
     .await
 }
@@ -227,8 +216,8 @@ pub async fn add_model_place(app: State<'_, App>, path: String) -> AppResult<app
 #[tauri::command]
 pub async fn remove_model_place(app: State<'_, App>, path: String) -> AppResult<bool> {
     let path = PathBuf::from(path);
-    with_store(&app, move |s, _| {
-        Box::pin(async move { app_models::remove_place(s, &path).await })
+    with_store(&app, async move |s, _| {
+        app_models::remove_place(s, &path).await
     })
     .await
 }
@@ -237,8 +226,8 @@ pub async fn remove_model_place(app: State<'_, App>, path: String) -> AppResult<
 /// saved in Settings.
 #[tauri::command]
 pub async fn hub_search(app: State<'_, App>, query: String) -> AppResult<Vec<RepoSummary>> {
-    with_store(&app, move |s, _| {
-        Box::pin(async move { app_hub::search(&app_hub::open(s, None).await?, &query, 50).await })
+    with_store(&app, async move |s, _| {
+        app_hub::search(&app_hub::open(s, None).await?, &query, 50).await
     })
     .await
 }
@@ -248,8 +237,8 @@ pub async fn hub_levels(
     app: State<'_, App>,
     repo: String,
 ) -> AppResult<dyno::hub::files::RepoListing> {
-    with_store(&app, move |s, _| {
-        Box::pin(async move { app_hub::repo_listing(&app_hub::open(s, None).await?, &repo).await })
+    with_store(&app, async move |s, _| {
+        app_hub::repo_listing(&app_hub::open(s, None).await?, &repo).await
     })
     .await
 }
@@ -261,8 +250,8 @@ pub async fn predict(
     app: State<'_, App>,
     input: app::predict::PredictInput,
 ) -> AppResult<app::predict::PredictOutcome> {
-    with_store(&app, move |s, _| {
-        Box::pin(async move { app::predict::predict(s, None, &input).await })
+    with_store(&app, async move |s, _| {
+        app::predict::predict(s, None, &input).await
     })
     .await
 }
@@ -280,15 +269,13 @@ pub async fn synth_file(
     on_event: Channel<JobEvent>,
 ) -> AppResult<app::synth::SynthOutcome> {
     let (guard, cancel) = app.jobs.start(&job_id, Kind::Download)?;
-    with_job_store(app.db.clone(), move |s, _| {
-        Box::pin(async move {
-            let _guard = guard;
-            let place = app::synth::DefaultPlace::Cache;
-            app::synth::synth_file(Some(s), &input, place, &cancel, |done, total| {
-                let _ = on_event.send(JobEvent::QuantizeProgress { done, total });
-            })
-            .await
+    with_job_store(app.db.clone(), async move |s, _| {
+        let _guard = guard;
+        let place = app::synth::DefaultPlace::Cache;
+        app::synth::synth_file(Some(s), &input, place, &cancel, |done, total| {
+            let _ = on_event.send(JobEvent::QuantizeProgress { done, total });
         })
+        .await
     })
     .await
 }
@@ -314,10 +301,8 @@ pub async fn predict_files(
     paths: Vec<String>,
 ) -> AppResult<Vec<app::predict::PredictedFile>> {
     let paths: Vec<PathBuf> = paths.into_iter().map(PathBuf::from).collect();
-    with_store(&app, move |s, _| {
-        Box::pin(async move {
-            app::predict::predict_files(s, &paths, &app::predict::PredictInput::default()).await
-        })
+    with_store(&app, async move |s, _| {
+        app::predict::predict_files(s, &paths, &app::predict::PredictInput::default()).await
     })
     .await
 }
@@ -327,13 +312,13 @@ pub async fn predict_files(
 pub async fn predict_accuracy(
     app: State<'_, App>,
 ) -> AppResult<dyno::predict::accuracy::AccuracyReport> {
-    with_store(&app, |s, _| Box::pin(app::predict::accuracy(s, false))).await
+    with_store(&app, async |s, _| app::predict::accuracy(s, false).await).await
 }
 
 #[tauri::command]
 pub async fn compare(app: State<'_, App>, a: String, b: String) -> AppResult<Comparison> {
-    with_store(&app, move |s, db| {
-        Box::pin(async move { app::compare::compare(s, db, &a, &b).await })
+    with_store(&app, async move |s, db| {
+        app::compare::compare(s, db, &a, &b).await
     })
     .await
 }
@@ -345,8 +330,8 @@ pub async fn card_svg(
     target: String,
     vs_team: Option<String>,
 ) -> AppResult<String> {
-    with_store(&app, move |s, db| {
-        Box::pin(async move { app::export::card_svg(s, db, &target, vs_team.as_deref()).await })
+    with_store(&app, async move |s, db| {
+        app::export::card_svg(s, db, &target, vs_team.as_deref()).await
     })
     .await
 }
@@ -354,8 +339,8 @@ pub async fn card_svg(
 /// An export as text (md, csv, json), for the Export view's Copy buttons.
 #[tauri::command]
 pub async fn export_text(app: State<'_, App>, target: String, format: String) -> AppResult<String> {
-    with_store(&app, move |s, db| {
-        Box::pin(async move { app::export::text(s, db, &target, &format).await })
+    with_store(&app, async move |s, db| {
+        app::export::text(s, db, &target, &format).await
     })
     .await
 }
@@ -372,20 +357,18 @@ pub async fn export_card(
     overwrite: Option<bool>,
     vs_team: Option<String>,
 ) -> AppResult<app::export::Written> {
-    with_store(&app, move |s, db| {
-        Box::pin(async move {
-            let overwrite = overwrite.unwrap_or(false);
-            app::export::write(
-                s,
-                db,
-                &target,
-                &format,
-                &path,
-                overwrite,
-                vs_team.as_deref(),
-            )
-            .await
-        })
+    with_store(&app, async move |s, db| {
+        let overwrite = overwrite.unwrap_or(false);
+        app::export::write(
+            s,
+            db,
+            &target,
+            &format,
+            &path,
+            overwrite,
+            vs_team.as_deref(),
+        )
+        .await
     })
     .await
 }
@@ -399,8 +382,8 @@ pub fn cancel(app: State<'_, App>, job_id: String) -> bool {
 #[tauri::command]
 pub async fn preset_estimates(app: State<'_, App>, path: String) -> AppResult<Vec<Estimate>> {
     let path = app::expand_home(path.trim());
-    with_store(&app, move |s, _| {
-        Box::pin(async move { app::presets::estimates(s, &path).await })
+    with_store(&app, async move |s, _| {
+        app::presets::estimates(s, &path).await
     })
     .await
 }
@@ -416,8 +399,12 @@ pub async fn start_sweep(
     let order = spec.order(dyno::machine::Machine::detect().default_threads())?;
     let timing = crate::jobs::Timing(app.jobs.timing.clone());
     let kept = "the sweep was cancelled; what was measured is saved, and running the same sweep again resumes it.";
-    run_job(&app, &job_id, Kind::Bench, kept, move |s, db, cancel| {
-        Box::pin(async move {
+    run_job(
+        &app,
+        &job_id,
+        Kind::Bench,
+        kept,
+        async move |s, db, cancel| {
             // The app-wide timing flag: downloads hold still while it is up,
             // and it is lowered when `timing` drops, however the sweep ends.
             let quiet = timing.0.clone();
@@ -425,8 +412,8 @@ pub async fn start_sweep(
             let mut pull = ToUi::new(on_event.clone(), cancel.clone());
             let mut ui = ToUi::quieted(on_event, cancel.clone(), quiet);
             app::sweep::run(s, db, &order, cancel, &mut ui, &mut pull).await
-        })
-    })
+        },
+    )
     .await
 }
 
@@ -442,14 +429,18 @@ pub async fn start_bench(
     let timing = crate::jobs::Timing(app.jobs.timing.clone());
     let kept =
         "the benchmark was cancelled; what was measured before the cancel is saved in Results.";
-    run_job(&app, &job_id, Kind::Bench, kept, move |s, _, cancel| {
-        Box::pin(async move {
+    run_job(
+        &app,
+        &job_id,
+        Kind::Bench,
+        kept,
+        async move |s, _, cancel| {
             let quiet = timing.0.clone();
             let _live = LiveTelemetry::start(on_event.clone(), quiet.clone());
             let mut ui = ToUi::quieted(on_event, cancel.clone(), quiet);
             Ok(app::bench::run_form(s, form, cancel, &mut ui).await?.report)
-        })
-    })
+        },
+    )
     .await
 }
 
@@ -465,8 +456,12 @@ pub async fn hub_pull(
     let timing = app.jobs.timing.clone();
     let kept =
         "the download was cancelled; what arrived is kept, and downloading again resumes it.";
-    run_job(&app, &job_id, Kind::Download, kept, move |s, _, cancel| {
-        Box::pin(async move {
+    run_job(
+        &app,
+        &job_id,
+        Kind::Download,
+        kept,
+        async move |s, _, cancel| {
             let mut ui = ToUi::download(on_event, cancel.clone(), timing);
             // Not even the first request while a test is timed.
             ui.wait_for_quiet();
@@ -479,8 +474,8 @@ pub async fn hub_pull(
                 &mut ui,
             )
             .await
-        })
-    })
+        },
+    )
     .await
 }
 

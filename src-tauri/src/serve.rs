@@ -31,23 +31,21 @@ pub struct ServerRunItem {
 
 #[tauri::command]
 pub async fn serve_runs(app: State<'_, App>) -> AppResult<Vec<ServerRunItem>> {
-    with_store(&app, move |s, _| {
-        Box::pin(async move {
-            Ok(s.server_runs(200)
-                .await?
-                .into_iter()
-                .map(|r| ServerRunItem {
-                    run_id: r.id,
-                    status: r.status,
-                    server_kind: r.server_kind,
-                    server_version: r.server_version,
-                    model: r.model,
-                    endpoint: r.endpoint,
-                    started_at: r.started_at,
-                    error: r.error,
-                })
-                .collect())
-        })
+    with_store(&app, async move |s, _| {
+        Ok(s.server_runs(200)
+            .await?
+            .into_iter()
+            .map(|r| ServerRunItem {
+                run_id: r.id,
+                status: r.status,
+                server_kind: r.server_kind,
+                server_version: r.server_version,
+                model: r.model,
+                endpoint: r.endpoint,
+                started_at: r.started_at,
+                error: r.error,
+            })
+            .collect())
     })
     .await
 }
@@ -56,8 +54,8 @@ pub async fn serve_runs(app: State<'_, App>) -> AppResult<Vec<ServerRunItem>> {
 /// host is shown.
 #[tauri::command]
 pub async fn serve_run(app: State<'_, App>, id: i64) -> AppResult<ServeReport> {
-    with_store(&app, move |s, _| {
-        Box::pin(async move { dyno::serve::report::load(s, id, true).await })
+    with_store(&app, async move |s, _| {
+        dyno::serve::report::load(s, id, true).await
     })
     .await
 }
@@ -86,8 +84,12 @@ pub async fn start_serve_bench(
     // engine's tests) are timed: downloads and syncs hold still then.
     let timing = Timing(app.jobs.timing.clone());
     let kept = "the server benchmark was cancelled; the tests it finished are saved.";
-    run_job(&app, &job_id, Kind::Bench, kept, move |s, _, cancel| {
-        Box::pin(async move {
+    run_job(
+        &app,
+        &job_id,
+        Kind::Bench,
+        kept,
+        async move |s, _, cancel| {
             let ch = on_event.clone();
             let flag = timing.0.clone();
             let mut on_serve = move |ev: ServeEvent<'_>| {
@@ -122,8 +124,8 @@ pub async fn start_serve_bench(
             // Lowered however the run ended.
             drop(timing);
             out
-        })
-    })
+        },
+    )
     .await
 }
 

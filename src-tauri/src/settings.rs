@@ -13,35 +13,35 @@ use crate::error::AppResult;
 
 #[tauri::command]
 pub async fn hub_settings(app: State<'_, App>) -> AppResult<HubSettings> {
-    with_store(&app, |s, _| Box::pin(settings::hub_settings(s))).await
+    with_store(&app, async |s, _| settings::hub_settings(s).await).await
 }
 
 /// Save the endpoint; an empty one goes back to huggingface.co.
 #[tauri::command]
 pub async fn set_hub_endpoint(app: State<'_, App>, url: Option<String>) -> AppResult<HubSettings> {
-    with_store(&app, move |s, _| {
-        Box::pin(async move { settings::set_endpoint(s, url.as_deref()).await })
+    with_store(&app, async move |s, _| {
+        settings::set_endpoint(s, url.as_deref()).await
     })
     .await
 }
 
 #[tauri::command]
 pub async fn save_hub_token(app: State<'_, App>, token: String) -> AppResult<HubSettings> {
-    with_store(&app, move |s, _| {
-        Box::pin(async move { settings::save_token(s, &token).await })
+    with_store(&app, async move |s, _| {
+        settings::save_token(s, &token).await
     })
     .await
 }
 
 #[tauri::command]
 pub async fn remove_hub_token(app: State<'_, App>) -> AppResult<HubSettings> {
-    with_store(&app, |s, _| Box::pin(settings::remove_token(s))).await
+    with_store(&app, async |s, _| settings::remove_token(s).await).await
 }
 
 /// "Test connection": a failure comes back as an answer to show in place.
 #[tauri::command]
 pub async fn check_hub(app: State<'_, App>) -> AppResult<HubCheck> {
-    with_store(&app, |s, _| Box::pin(dyno::app::hub::check(s))).await
+    with_store(&app, async |s, _| dyno::app::hub::check(s).await).await
 }
 
 /// Delete a cancelled download's partial file (Cancel, after Pause).
@@ -51,8 +51,8 @@ pub async fn discard_download(
     repo: String,
     file: String,
 ) -> AppResult<Discarded> {
-    with_store(&app, move |s, _| {
-        Box::pin(async move { downloads::discard(s, &repo, &file).await })
+    with_store(&app, async move |s, _| {
+        downloads::discard(s, &repo, &file).await
     })
     .await
 }

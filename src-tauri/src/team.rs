@@ -17,21 +17,19 @@ use crate::jobs::{hold_while_timed, Kind};
 
 #[tauri::command]
 pub async fn team_status(app: State<'_, App>) -> AppResult<TeamStatus> {
-    with_store(&app, |s, _| Box::pin(team::status(s))).await
+    with_store(&app, async |s, _| team::status(s).await).await
 }
 
 /// Save the team store's URL without its password; an empty one forgets it.
 #[tauri::command]
 pub async fn save_team_url(app: State<'_, App>, url: String) -> AppResult<TeamStatus> {
-    with_store(&app, move |s, _| {
-        Box::pin(async move {
-            if url.trim().is_empty() {
-                s.remove_setting(team::TEAM_URL).await?;
-            } else {
-                team::save_team_url(s, &url).await?;
-            }
-            team::status(s).await
-        })
+    with_store(&app, async move |s, _| {
+        if url.trim().is_empty() {
+            s.remove_setting(team::TEAM_URL).await?;
+        } else {
+            team::save_team_url(s, &url).await?;
+        }
+        team::status(s).await
     })
     .await
 }
@@ -49,21 +47,19 @@ pub async fn team_sync(
     let (guard, cancel) = app.jobs.start(&job_id, Kind::Sync)?;
     let cancelled = cancel.clone();
     let timing = app.jobs.timing.clone();
-    let report = with_job_store(app.db.clone(), move |s, _| {
-        Box::pin(async move {
-            let _guard = guard;
-            // Not even the connection while a benchmark times a test; then
-            // the sync holds still between its batches (each progress report
-            // comes after a batch is committed on the server, never inside
-            // a transaction) until the test's timed phase is over.
-            hold_while_timed(&timing, &cancel);
-            let held = cancel.clone();
-            let send = move |p: SyncProgress| {
-                let _ = on_progress.send(p);
-                hold_while_timed(&timing, &held);
-            };
-            team::sync(s, &request, &send, &cancel).await
-        })
+    let report = with_job_store(app.db.clone(), async move |s, _| {
+        let _guard = guard;
+        // Not even the connection while a benchmark times a test; then
+        // the sync holds still between its batches (each progress report
+        // comes after a batch is committed on the server, never inside
+        // a transaction) until the test's timed phase is over.
+        hold_while_timed(&timing, &cancel);
+        let held = cancel.clone();
+        let send = move |p: SyncProgress| {
+            let _ = on_progress.send(p);
+            hold_while_timed(&timing, &held);
+        };
+        team::sync(s, &request, &send, &cancel).await
     })
     .await;
     match report {
@@ -86,14 +82,12 @@ pub async fn team_machines(
     url: String,
     query: TeamQuery,
 ) -> AppResult<Ranking> {
-    with_store(&app, move |s, _| {
-        Box::pin(async move {
-            let url = team::team_url(s, Some(&url)).await?;
-            let t = team::open(&url).await?;
-            let r = team::machines(&t, &query).await;
-            t.close().await;
-            r
-        })
+    with_store(&app, async move |s, _| {
+        let url = team::team_url(s, Some(&url)).await?;
+        let t = team::open(&url).await?;
+        let r = team::machines(&t, &query).await;
+        t.close().await;
+        r
     })
     .await
 }
