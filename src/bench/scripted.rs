@@ -1,5 +1,5 @@
-//! The benchmark's orchestration (the runner, the supervisor and the
-//! recorder) driven by a scripted worker instead of llama.cpp: the events a
+//! The benchmark's orchestration (the runner, the supervisor, the recorder
+//! and the sweep's level loop) driven by a scripted worker instead of llama.cpp: the events a
 //! real worker sends, then how it ends (done, a crash, a stall, a cancel).
 //! The real store is used, a SQLite file; only the worker is played. The
 //! integration tests (`tests/it/faults.rs`) do the same through real worker
@@ -15,9 +15,14 @@ use tokio::sync::mpsc;
 
 use super::plan::BenchRequest;
 use super::run::{prepare_model, run_model, BenchContext, BenchOutcome};
+use super::sweep::{
+    run_sweep, LevelPlan, Origin, Resolved, Source, SweepEvent, SweepOutcome, SweepReporter,
+    SweepSpec,
+};
 use super::{Flow, Reporter};
+use crate::quantize::QuantizeProgress;
 use crate::store::Store;
-use crate::vocab::status::{ResultStatus, RunStatus};
+use crate::vocab::status::{LevelStatus, ResultStatus, RunStatus};
 use crate::vocab::Sample;
 use crate::worker::client::{Cancel, Ended, Launch};
 use crate::worker::protocol::{Event, WorkerRequest};
@@ -395,5 +400,190 @@ fn runs_a_crashed_worker_never_started_go_to_a_fresh_worker() {
         }
         statuses.sort_by_key(|s| s.0);
         assert_eq!(statuses, [(1, RunStatus::Failed), (2, RunStatus::Ok)]);
+    });
+}
+
+// The sweep's level loop over the same scripted workers: a failed level is
+// recorded and the next one runs, a second attempt resumes, a cancel stops.
+
+impl QuantizeProgress for Quiet {
+    fn progress(&mut self, _: u64, _: u64) {}
+}
+
+impl SweepReporter for Quiet {
+    fn sweep(&mut self, _: &SweepEvent<'_>) {}
+}
+
+/// A whole worker: loads, measures pp8 and tg4, ends.
+fn whole() -> Part {
+    let mut events = vec![ready(), loaded()];
+    events.extend(test(0));
+    events.extend(test(1));
+    events.push(Event::Done { peak_rss_bytes: 1 });
+    Part::new(events, Ended::Done)
+}
+
+/// A worker that crashes in pp8's first repetition.
+fn crashing() -> Part {
+    Part::new(
+        vec![ready(), loaded(), phase("warmup", 0), phase("timed", 0)],
+        Ended::Crashed("the worker was killed by signal 11".into()),
+    )
+}
+
+/// A sweep of the levels Q8_0 and Q4_0 (each a copy of the tiny model, the
+/// second `bad` when asked: a file whose header does not read).
+struct SweepBench {
+    b: Bench,
+    sweep_id: i64,
+    levels: Vec<LevelPlan>,
+}
+
+impl SweepBench {
+    async fn new(bad_second: bool) -> SweepBench {
+        let b = Bench::new().await;
+        let dir = b.model.parent().unwrap().to_path_buf();
+        let mut levels = Vec::new();
+        for (level, bpw) in [("Q8_0", 8.5), ("Q4_0", 4.5)] {
+            let path = dir.join(format!("tiny-{level}.gguf"));
+            std::fs::copy(&b.model, &path).unwrap();
+            levels.push(LevelPlan {
+                level: level.into(),
+                origin: Origin::File,
+                path: Some(path),
+                bpw,
+                bad_file: None,
+            });
+        }
+        if bad_second {
+            levels[1].bad_file = Some("the header ends early".into());
+        }
+        let sweep_id = b
+            .store
+            .create_sweep("sweep", b.machine_id, "{}")
+            .await
+            .unwrap();
+        SweepBench {
+            b,
+            sweep_id,
+            levels,
+        }
+    }
+
+    /// Run (or resume) the sweep with workers played by `parts`: its
+    /// outcome and how many workers were started.
+    async fn run(&self, parts: Vec<Part>, cancel: Cancel) -> (SweepOutcome, usize) {
+        let script = Arc::new(Scripted {
+            parts: Mutex::new(parts.into()),
+            ..Scripted::default()
+        });
+        let ctx = BenchContext {
+            store: &self.b.store,
+            machine_id: self.b.machine_id,
+            sweep_id: Some(self.sweep_id),
+            worker: script.clone(),
+            cancel,
+            telemetry: false,
+            memory_check: false,
+            cooldown: None,
+        };
+        let mut request = BenchRequest::defaults(1);
+        request.n_prompt = vec![8];
+        request.n_gen = vec![4];
+        request.reps = 2;
+        let spec = SweepSpec {
+            source: Source::Files(self.levels.iter().filter_map(|l| l.path.clone()).collect()),
+            levels: None,
+            request,
+            quality: None,
+            shape_only: false,
+        };
+        let resolved = Resolved {
+            levels: self.levels.clone(),
+            base: None,
+            warnings: Vec::new(),
+        };
+        let out = run_sweep(&ctx, &spec, &resolved, self.sweep_id, false, &mut Quiet)
+            .await
+            .unwrap();
+        let started = script.asked.lock().unwrap().len();
+        (out, started)
+    }
+
+    /// Each level's name, status and error, in order.
+    async fn levels(&self) -> Vec<(String, LevelStatus, Option<String>)> {
+        self.b
+            .store
+            .levels(self.sweep_id)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|l| (l.level, l.status, l.error))
+            .collect()
+    }
+}
+
+#[test]
+fn a_level_whose_worker_crashes_is_recorded_with_the_reason_and_the_next_level_runs() {
+    rt().block_on(async {
+        let s = SweepBench::new(false).await;
+        let (out, started) = s.run(vec![crashing(), whole()], Cancel::default()).await;
+        assert_eq!((out.ok, out.failed, out.bad_input), (1, 1, 0));
+        assert!(!out.cancelled);
+        assert_eq!(started, 2);
+        let levels = s.levels().await;
+        assert_eq!(levels[0].1, LevelStatus::Failed);
+        assert!(levels[0].2.as_deref().unwrap().contains("signal 11"));
+        assert_eq!(
+            (levels[1].1, levels[1].2.as_deref()),
+            (LevelStatus::Ok, None)
+        );
+    });
+}
+
+#[test]
+fn running_the_sweep_again_measures_only_the_level_that_failed() {
+    rt().block_on(async {
+        let s = SweepBench::new(false).await;
+        s.run(vec![crashing(), whole()], Cancel::default()).await;
+        // The second attempt: Q8_0 again, Q4_0 skipped (same file, plan and
+        // machine), so one worker is enough.
+        let (out, started) = s.run(vec![whole()], Cancel::default()).await;
+        assert_eq!(started, 1);
+        assert_eq!((out.ok, out.failed), (2, 0));
+        let statuses: Vec<LevelStatus> = s.levels().await.into_iter().map(|l| l.1).collect();
+        assert_eq!(statuses, [LevelStatus::Ok, LevelStatus::Ok]);
+    });
+}
+
+#[test]
+fn a_level_with_a_bad_file_fails_without_a_worker_and_blames_the_file() {
+    rt().block_on(async {
+        let s = SweepBench::new(true).await;
+        let (out, started) = s.run(vec![whole()], Cancel::default()).await;
+        assert_eq!(started, 1, "only the good level starts a worker");
+        assert_eq!((out.ok, out.failed, out.bad_input), (1, 1, 1));
+        let levels = s.levels().await;
+        assert_eq!(levels[1].1, LevelStatus::Failed);
+        assert!(levels[1]
+            .2
+            .as_deref()
+            .unwrap()
+            .contains("header ends early"));
+    });
+}
+
+#[test]
+fn a_cancel_in_the_first_level_stops_the_sweep_before_the_next() {
+    rt().block_on(async {
+        let s = SweepBench::new(false).await;
+        let mut first = whole();
+        // Cancel pressed while tg4 runs.
+        first.cancel_after = Some(first.events.len() - 3);
+        let (out, started) = s.run(vec![first, whole()], Cancel::default()).await;
+        assert!(out.cancelled);
+        assert_eq!(started, 1, "no worker starts after the cancel");
+        let statuses: Vec<LevelStatus> = s.levels().await.into_iter().map(|l| l.1).collect();
+        assert_eq!(statuses, [LevelStatus::Cancelled]);
     });
 }
