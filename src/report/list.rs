@@ -7,17 +7,16 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use super::{Target, TargetKind};
 use crate::error::Result;
 use crate::store::Store;
 
 #[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
 #[ts(rename = "ResultListRow")]
 pub struct ListRow {
-    /// "12" for a run, "sweep:3" for a sweep, "serve:2" for a server run.
-    pub target: String,
-    /// "run", "sweep" or "serve".
-    #[ts(type = "\"run\" | \"sweep\" | \"serve\"")]
-    pub kind: &'static str,
+    /// What the backend loads, exports or compares for this row.
+    pub target: Target,
+    pub kind: TargetKind,
     pub id: i64,
     /// A run's model file name (what a person sees on disk; the model's
     /// own name is in the documents); a sweep's model name, else file name.
@@ -138,8 +137,8 @@ async fn run_rows(store: &Store, limit: i64, machines: &Machines) -> Result<Vec<
             let pp = first.get(&(r.id, "prompt"));
             let tg = first.get(&(r.id, "gen"));
             ListRow {
-                target: r.id.to_string(),
-                kind: "run",
+                target: Target::Run(r.id),
+                kind: TargetKind::Run,
                 id: r.id,
                 title: r.file_name.clone(),
                 file_name: r.file_name.clone(),
@@ -200,8 +199,8 @@ async fn sweep_rows(store: &Store, runs: &[ListRow], machines: &Machines) -> Res
             None => None,
         };
         rows.push(ListRow {
-            target: format!("sweep:{}", s.id),
-            kind: "sweep",
+            target: Target::Sweep(s.id),
+            kind: TargetKind::Sweep,
             id: s.id,
             title: model
                 .as_ref()
@@ -252,8 +251,8 @@ async fn serve_rows(store: &Store, limit: i64, machines: &Machines) -> Result<Ve
         let pp = first(|t| t.prefill_tokens_per_s.as_ref().map(|p| p.p50.value));
         let tg = first(|t| t.decode_tokens_per_s.as_ref().map(|p| p.p50.value));
         rows.push(ListRow {
-            target: format!("serve:{}", s.id),
-            kind: "serve",
+            target: Target::Server(s.id),
+            kind: TargetKind::Serve,
             id: s.id,
             title: r.server.model.clone(),
             file_name: r.server.model_path.clone().unwrap_or_default(),

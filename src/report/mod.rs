@@ -63,9 +63,88 @@ impl std::str::FromStr for Target {
     }
 }
 
+/// The form `FromStr` reads and the UI holds: "12" for a run (as the CLI
+/// prints run ids), "sweep:3", "serve:2".
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Run(n) => write!(f, "{n}"),
+            Target::Sweep(n) => write!(f, "sweep:{n}"),
+            Target::Server(n) => write!(f, "serve:{n}"),
+        }
+    }
+}
+
+/// Crosses to the UI as its text, so a target is one value there too.
+impl serde::Serialize for Target {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Target {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Target, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// What a target names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    Run,
+    Sweep,
+    Serve,
+}
+
+/// The UI's twin: a template-literal type that only the forms above fill,
+/// so a view cannot hand the backend "Sweep 3" or a bare name (written by
+/// hand: ts-rs cannot derive it from the text form).
+impl ts_rs::TS for Target {
+    type WithoutGenerics = Target;
+    type OptionInnerType = Target;
+
+    fn docs() -> Option<String> {
+        Some(
+            "/**\n * A result the backend can load: \"12\" (or \"run:12\") for a run, \"sweep:3\" for a\n * sweep, \"serve:2\" for a server run.\n */\n"
+                .into(),
+        )
+    }
+
+    fn name(_: &ts_rs::Config) -> String {
+        "Target".into()
+    }
+
+    fn inline(_: &ts_rs::Config) -> String {
+        "`${number}` | `run:${number}` | `sweep:${number}` | `serve:${number}`".into()
+    }
+
+    fn decl(cfg: &ts_rs::Config) -> String {
+        format!("type Target = {};", Self::inline(cfg))
+    }
+
+    fn decl_concrete(cfg: &ts_rs::Config) -> String {
+        Self::decl(cfg)
+    }
+
+    fn output_path() -> Option<std::path::PathBuf> {
+        Some("Target.ts".into())
+    }
+}
+
 impl Target {
     pub fn is_sweep(self) -> bool {
         matches!(self, Target::Sweep(_))
+    }
+
+    pub fn kind(self) -> TargetKind {
+        match self {
+            Target::Run(_) => TargetKind::Run,
+            Target::Sweep(_) => TargetKind::Sweep,
+            Target::Server(_) => TargetKind::Serve,
+        }
     }
 
     /// "run-12", "sweep-3" or "serve-2", for default file names.
@@ -92,6 +171,34 @@ impl Loaded {
         match self {
             Loaded::Run(r) => r,
             Loaded::Sweep(s) => &s.report,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_target_reads_back_as_it_is_written_and_crosses_as_its_text() {
+        for t in [Target::Run(12), Target::Sweep(3), Target::Server(2)] {
+            assert_eq!(t.to_string().parse::<Target>().unwrap(), t);
+            let json = serde_json::to_string(&t).unwrap();
+            assert_eq!(json, format!("\"{t}\""));
+            assert_eq!(serde_json::from_str::<Target>(&json).unwrap(), t);
+        }
+        assert_eq!("run:12".parse::<Target>().unwrap(), Target::Run(12));
+        let bad = serde_json::from_str::<Target>("\"Sweep 3\"").unwrap_err();
+        assert!(bad.to_string().contains("sweep:3 for a sweep"), "{bad}");
+        // The UI's type names every form the text takes.
+        let ts = <Target as ts_rs::TS>::inline(&ts_rs::Config::new());
+        for form in [
+            "`${number}`",
+            "`run:${number}`",
+            "`sweep:${number}`",
+            "`serve:${number}`",
+        ] {
+            assert!(ts.contains(form), "{ts}");
         }
     }
 }

@@ -175,7 +175,7 @@ fn exports_carry_the_figures_and_nothing_private() {
     let rows = rt.block_on(dyno::report::list::build(&store, 10)).unwrap();
     let row = rows
         .iter()
-        .find(|r| r.target == run_id)
+        .find(|r| r.target.to_string() == run_id)
         .expect("the run is listed");
     let full = &d["runs"][0]["results"];
     assert_eq!(row.pp_test.as_deref(), Some("pp16"));
@@ -188,7 +188,10 @@ fn exports_carry_the_figures_and_nothing_private() {
     assert!(same(row.pp_mean, full[0]["mean_tokens_per_s"].as_f64()));
     assert_eq!(row.tg_test.as_deref(), Some("tg4"));
     assert!(same(row.tg_mean, full[1]["mean_tokens_per_s"].as_f64()));
-    assert_eq!((row.kind, row.quant.as_str()), ("run", "Q4_1"));
+    assert_eq!(
+        (row.kind, row.quant.as_str()),
+        (dyno::report::TargetKind::Run, "Q4_1")
+    );
     rt.block_on(store.close());
 
     // A bad id says how to write one.

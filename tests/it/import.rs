@@ -4,6 +4,7 @@
 //! samples, and a file never rewrites this machine's own record.
 
 use crate::common::*;
+use dyno::report::TargetKind;
 use serde_json::{json, Value};
 
 /// A real exported sweep (three SmolLM2 levels), the base of every file.
@@ -135,7 +136,7 @@ fn headline_figures_come_from_the_samples_not_the_file() {
     for (name, want) in &honest {
         let row = rows
             .iter()
-            .find(|r| r.kind == "run" && &r.file_name == name)
+            .find(|r| r.kind == TargetKind::Run && &r.file_name == name)
             .unwrap_or_else(|| panic!("no run of {name}: {rows:?}"));
         let got = row.pp_mean.expect("a prefill headline");
         assert!((got - want).abs() / want < 1e-6, "{name}: {got} vs {want}");

@@ -3,6 +3,7 @@
 //! prefill and decode rather than blanks.
 
 use crate::common::*;
+use dyno::report::TargetKind;
 
 #[test]
 fn sweep_rows_carry_their_fastest_levels_figures_and_runs_their_file_name() {
@@ -13,13 +14,13 @@ fn sweep_rows_carry_their_fastest_levels_figures_and_runs_their_file_name() {
     let sweep_id = doc["sweep_id"].as_i64().unwrap();
     let (rt, store) = store(&s.db());
     let rows = rt.block_on(dyno::report::list::build(&store, 100)).unwrap();
-    let runs: Vec<_> = rows.iter().filter(|r| r.kind == "run").collect();
+    let runs: Vec<_> = rows.iter().filter(|r| r.kind == TargetKind::Run).collect();
     assert_eq!(runs.len(), 2);
     for r in &runs {
         assert_eq!(r.title, r.file_name, "a run is named by its file first");
         assert!(r.file_name.ends_with(".gguf"), "{r:?}");
     }
-    let sweep = rows.iter().find(|r| r.kind == "sweep").unwrap();
+    let sweep = rows.iter().find(|r| r.kind == TargetKind::Sweep).unwrap();
     assert_eq!(sweep.id, sweep_id);
     // Named by file as its runs are, without a level: not by the name
     // inside the GGUF ("Smollm2 135M 8k Lc100K Mix1 Ep2").

@@ -4,6 +4,7 @@
 //! them, and refuses to pair a server run with an in-process run; the
 //! Results list (`report::list`) carries server runs as rows of their own.
 
+use dyno::report::TargetKind;
 use std::time::Duration;
 
 use crate::common::*;
@@ -100,9 +101,12 @@ fn two_servers_compare_test_by_test_with_latency_and_rates_apart() {
     // server and their first test's per-request medians.
     let (rt, store) = store(&s.db());
     let rows = rt.block_on(dyno::report::list::build(&store, 100)).unwrap();
-    let served: Vec<_> = rows.iter().filter(|r| r.kind == "serve").collect();
+    let served: Vec<_> = rows
+        .iter()
+        .filter(|r| r.kind == TargetKind::Serve)
+        .collect();
     assert_eq!(served.len(), 2, "{rows:?}");
-    assert_eq!(served[0].target, tb, "newest first");
+    assert_eq!(served[0].target.to_string(), tb, "newest first");
     for r in &served {
         assert_eq!(r.server.as_deref(), Some("OpenAI-compatible"));
         assert_eq!(r.title, "fake-model");
@@ -116,5 +120,5 @@ fn two_servers_compare_test_by_test_with_latency_and_rates_apart() {
         served[1].tg_mean > served[0].tg_mean,
         "the faster server decodes faster"
     );
-    assert!(rows.iter().any(|r| r.kind == "run"));
+    assert!(rows.iter().any(|r| r.kind == TargetKind::Run));
 }

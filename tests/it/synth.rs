@@ -6,6 +6,7 @@
 //! The speed itself is compared loosely in tests/quiet/synth.rs and tightly
 //! by a benchmark, `scripts/bench/synth-vs-real.sh`, never a timed test.
 
+use dyno::report::TargetKind;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -161,7 +162,7 @@ fn a_synthetic_twin_keeps_the_header_and_the_real_scale_spread_and_loads() {
         let rows = rt.block_on(dyno::report::list::build(&store, 100)).unwrap();
         let row = rows
             .iter()
-            .find(|r| r.id == run_id && r.kind == "run")
+            .find(|r| r.id == run_id && r.kind == TargetKind::Run)
             .unwrap();
         assert_eq!(row.synthetic.as_deref(), Some(label.as_str()));
         rt.block_on(store.close());

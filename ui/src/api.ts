@@ -35,6 +35,7 @@ import type {
   PresetEstimate,
   PullResult,
   ResultListRow,
+  Target,
   RunTimeline,
   ServeInput,
   ServeOutcome,
@@ -181,14 +182,14 @@ export const synthName = (input: SynthInput) => call<string>("synth_name", { inp
 export const predictFiles = (paths: string[]) => call<PredictedFile[]>("predict_files", { paths });
 /** Past predictions against what the runs measured: `dyno predict --accuracy --json`. */
 export const predictAccuracy = () => call<AccuracyReport>("predict_accuracy");
-/** `a` and `b` are targets: "12" for a run, "sweep:3" for a sweep. */
-export const compare = (a: string, b: string) => call<CompareDoc>("compare", { a, b });
+/** Two runs, two sweeps or two server runs side by side. */
+export const compare = (a: Target, b: Target) => call<CompareDoc>("compare", { a, b });
 /**
  * The result card as SVG text. With `vsTeam` (a team store URL, its password
  * in it when typed) a run's card shows the team's median beside its figures;
  * a sweep's is refused.
  */
-export const cardSvg = (target: string, vsTeam?: string | null) =>
+export const cardSvg = (target: Target, vsTeam?: string | null) =>
   call<string>("card_svg", vsTeam ? { target, vsTeam } : { target });
 export const appInfo = () => call<AppInfo>("app_info");
 /** What `dyno --version` prints: the version, the llama.cpp build, each backend module loaded or why not. */
@@ -220,7 +221,7 @@ export function hubPull(repo: string, file: string, jobId: string, onEvent: (e: 
  * Write an export. Refused with code "exists" when the file is there and
  * `overwrite` is not set: the caller asks the person first.
  */
-export const exportCard = (target: string, format: ExportFormat, path: string, overwrite = false, vsTeam?: string | null) =>
+export const exportCard = (target: Target, format: ExportFormat, path: string, overwrite = false, vsTeam?: string | null) =>
   call<ExportWritten>("export_card", vsTeam ? { target, format, path, overwrite, vsTeam } : { target, format, path, overwrite });
 
 // Native dialogs (tauri-plugin-dialog). Each resolves to the picked path, or
@@ -311,7 +312,7 @@ export async function onFileDrop(onDrop: (paths: string[]) => void, onHover: (ov
 }
 
 /** An export as text (the backend's own exporter, scrubbed of paths), for Copy. */
-export const exportText = (target: string, format: TextFormat) => call<string>("export_text", { target, format });
+export const exportText = (target: Target, format: TextFormat) => call<string>("export_text", { target, format });
 
 /** Stop a job; resolves true if one was running. */
 export const cancel = (jobId: string) => call<boolean>("cancel", { jobId });

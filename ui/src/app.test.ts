@@ -8,6 +8,7 @@ import compareFx from "./fixtures/compare.json";
 import hwFx from "./fixtures/hw.json";
 import ladder from "./fixtures/sweep-ladder.json";
 import type { JobEvent, ResultListRow, RunsDoc, SweepDoc } from "./types";
+import { runTarget } from "./lib/target";
 
 const sweepDoc = ladder as unknown as SweepDoc;
 let runCount = 4;
@@ -30,7 +31,7 @@ function manyRuns(n: number): RunsDoc {
 /** What `result_list` answers for `runCount` runs and the fixture's sweep, newest first. */
 function listRows(n: number, limit = 1000): ResultListRow[] {
   const runs: ResultListRow[] = manyRuns(Math.min(n, limit)).runs.map((r) => ({
-    target: String(r.run_id), kind: "run", id: r.run_id, title: r.model.name || r.model.file_name,
+    target: runTarget(r.run_id), kind: "run", id: r.run_id, title: r.model.name || r.model.file_name,
     file_name: r.model.file_name, quant: r.model.quant ?? "", arch: r.model.arch ?? "", status: r.status,
     started_at: r.started_at, pp_mean: 100, pp_test: "pp128", tg_mean: 20, tg_test: "tg32", pp_disturbed: false, tg_disturbed: false, disturbed: [], levels: 1, sweep_id: null,
     machine: "Xeon · 2 threads · 24 GiB", this_machine: true, server: null, synthetic: null,

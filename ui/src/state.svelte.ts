@@ -2,15 +2,15 @@
 // keeps for when it is opened again. The jobs in flight, and the lists the
 // views share, are each a store of their own in stores/.
 
-import type { SweepInput } from "./types";
+import type { SweepInput, Target } from "./types";
 
 export type View = "overview" | "models" | "sweep" | "results" | "servers" | "team" | "export" | "settings";
 
 class Nav {
   view = $state<View>("overview");
   /** The run ("12") or sweep ("sweep:3") the Results view opens, if any. */
-  resultsTarget = $state<string | null>(null);
-  exportTarget = $state<string | null>(null);
+  resultsTarget = $state<Target | null>(null);
+  exportTarget = $state<Target | null>(null);
   /** A hub search the Models view runs when it opens (the first-run card's suggestion). */
   hubQuery = $state<string | null>(null);
   /** A source the Sweep form should start from (set by Models). */
@@ -23,7 +23,7 @@ class Nav {
     if (view === "results") this.resultsTarget = null;
     this.view = view;
   }
-  openResult(target: string) {
+  openResult(target: Target) {
     if (typeof document !== "undefined") document.scrollingElement?.scrollTo?.(0, 0);
     this.resultsTarget = target;
     this.view = "results";

@@ -41,6 +41,8 @@ export type {
   PullResult,
   Quality,
   ResultListRow,
+  Target,
+  TargetKind,
   ResultTelemetry,
   RpcServing,
   Run,

@@ -118,6 +118,8 @@ export type { SynthOptions } from "./SynthOptions";
 export type { SynthOutcome } from "./SynthOutcome";
 export type { SynthShape } from "./SynthShape";
 export type { SynthStats } from "./SynthStats";
+export type { Target } from "./Target";
+export type { TargetKind } from "./TargetKind";
 export type { TeamMachineRank } from "./TeamMachineRank";
 export type { TeamMedian } from "./TeamMedian";
 export type { TeamModelLevel } from "./TeamModelLevel";

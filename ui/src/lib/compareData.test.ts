@@ -3,6 +3,7 @@ import fx from "../fixtures/compare.json";
 import type { CompareDoc } from "../types";
 import { changeClass, comparable, compareBars, machineChoices, pickable, summary } from "./compareData";
 import type { ResultRow } from "./results";
+import { runTarget } from "./target";
 
 const doc = fx as unknown as CompareDoc;
 
@@ -52,7 +53,7 @@ describe("compare data", () => {
 
 describe("picking by machine", () => {
   const row = (id: number, machine: string | null, here: boolean): ResultRow => ({
-    target: String(id),
+    target: runTarget(id),
     kind: "run",
     id,
     title: "m.gguf",

@@ -2,13 +2,14 @@
 // already newest first), mapped once per load, then filtered and paged, so
 // 1,000 runs stay fast. The full documents are loaded only when one is opened.
 
-import type { ResultListRow, Run, RunsDoc, SweepDoc } from "../types";
+import type { ResultListRow, Run, RunsDoc, SweepDoc, Target, TargetKind } from "../types";
 import { decodeOf, prefillOf } from "./sweepData";
+import { runTarget, sweepTarget } from "./target";
 
 export interface ResultRow {
-  /** "12" for a run, "sweep:3" for a sweep, "serve:2" for a server run: the target the backend takes. */
-  target: string;
-  kind: "run" | "sweep" | "serve";
+  /** What the backend loads for this row (lib/target.ts). */
+  target: Target;
+  kind: TargetKind;
   id: number;
   title: string;
   quant: string;
@@ -73,7 +74,7 @@ export function runRow(run: Run): ResultRow {
   // Models are named by their file first (what the person sees on disk).
   const title = run.model.file_name;
   return {
-    target: String(run.run_id),
+    target: runTarget(run.run_id),
     kind: "run",
     id: run.run_id,
     title,
@@ -101,7 +102,7 @@ export function sweepRow(doc: SweepDoc): ResultRow {
   const title = first ? first.model.name || first.model.file_name : `sweep ${doc.sweep_id}`;
   const levels = doc.sweep.levels.map((l) => l.level);
   return {
-    target: `sweep:${doc.sweep_id}`,
+    target: sweepTarget(doc.sweep_id),
     kind: "sweep",
     id: doc.sweep_id,
     title,
