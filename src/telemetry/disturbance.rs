@@ -116,9 +116,10 @@ impl Ledger {
     /// name while the process lives. A process first seen between its fork
     /// and its exec (a shell about to run a program) would keep its
     /// parent's name after the exec, and a disturbance would blame the
-    /// wrong program. So every process that used CPU since the last
-    /// snapshot (the only ones a disturbance can name, and few) has its
-    /// current name read again.
+    /// wrong program. So every process seen before that used CPU since the
+    /// last snapshot (the only ones a disturbance can name, and few) has its
+    /// current name read again; one new to this snapshot was named just now,
+    /// so the first snapshot reads no more than sysinfo does.
     pub fn snapshot(&mut self) -> Snapshot {
         self.sys.refresh_processes_specifics(
             ProcessesToUpdate::All,
@@ -134,7 +135,8 @@ impl Ledger {
             .map(|(pid, p)| {
                 let pid = pid.as_u32();
                 let cpu = p.accumulated_cpu_time();
-                let ran = last.get(&pid).is_none_or(|&before| before != cpu);
+                // A process new to this snapshot was named by sysinfo just now.
+                let ran = last.get(&pid).is_some_and(|&before| before != cpu);
                 let name = ran
                     .then(|| current_name(pid))
                     .flatten()
