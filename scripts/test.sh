@@ -17,6 +17,11 @@ step() { echo "test: [$SECONDS s] $*" >&2; }
 prefetch_log=$(mktemp)
 bash scripts/bench/fetch-llama-tools-src.sh >"$prefetch_log" 2>&1 &
 prefetch=$!
+# tauri-driver for the end-to-end step, compiled (about 25 s of CPU) while
+# the models download and the UI's steps leave a core idle, at low priority.
+driver_log=$(mktemp)
+nice -n 10 bash scripts/lib/tauri-driver.sh >"$driver_log" 2>&1 &
+driver=$!
 step "test models"
 bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS"
 # A private PostgreSQL for the team-store tests (tests/it/team.rs) and the
@@ -24,7 +29,7 @@ bash scripts/lib/fetch-test-models.sh "$DYNO_TEST_MODELS"
 # required, stopped when the tests end.
 pg_dir=$(mktemp -d)
 eval "$(bash scripts/lib/postgres.sh start "$pg_dir")"
-trap 'bash scripts/lib/postgres.sh stop "$pg_dir"; rm -rf "$pg_dir" "$prefetch_log"' EXIT
+trap 'bash scripts/lib/postgres.sh stop "$pg_dir"; rm -rf "$pg_dir" "$prefetch_log" "$driver_log"' EXIT
 # The app embeds the built UI, so the UI is built before any cargo step.
 step "UI: install, check, unit tests, build"
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run check && npm test && npm run build)
@@ -48,6 +53,7 @@ export DYNO_LLAMA_SERVER
 step "cargo test (unit, quiet, it)"
 cargo test --release --workspace --all-targets
 step "end-to-end"
+wait "$driver" || { echo "test: installing tauri-driver in the background failed (e2e.sh tries again):" >&2; cat "$driver_log" >&2; }
 bash scripts/test/e2e.sh
 # The GPU kit's layout on this CPU-only machine: modules from the kit's
 # folder, a CUDA module refused with its reason, the CPU against llama-bench.

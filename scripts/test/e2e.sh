@@ -33,10 +33,7 @@ cargo build --release --workspace --example fake_hub
 (cd e2e && npm ci --no-audit --no-fund --loglevel=error)
 
 # tauri-driver, installed once per machine next to the build cache.
-tools="$HOME/.cache/dyno/tools"
-if [ ! -x "$tools/bin/tauri-driver" ]; then
-  cargo install --locked --root "$tools" tauri-driver
-fi
+tauri_driver=$(bash scripts/lib/tauri-driver.sh)
 
 scratch=$(mktemp -d)
 # Run copies of what was just built, so another build in the same target
@@ -147,7 +144,7 @@ export E2E_OUT="${E2E_OUT:-$PWD/e2e/screenshots}"
 port=4444
 while (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
 export TAURI_DRIVER_PORT=$port
-"$tools/bin/tauri-driver" --port "$port" >"$scratch/driver.log" 2>&1 &
+"$tauri_driver" --port "$port" >"$scratch/driver.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 50); do
   (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
