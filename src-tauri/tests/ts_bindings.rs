@@ -2,6 +2,8 @@
 //! types are the backend's, and CI fails here when someone changes one side
 //! only. With DYNO_WRITE_BINDINGS=1 the test writes them instead.
 
+mod bindings;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -24,13 +26,13 @@ fn ui_bindings_match_the_rust_types() {
     if std::env::var_os("DYNO_WRITE_BINDINGS").is_some() {
         // Written afresh, so a type that is gone leaves no file behind.
         let _ = std::fs::remove_dir_all(&committed);
-        dyno_app::bindings::export(&committed).expect("the bindings are written");
+        bindings::export(&committed).expect("the bindings are written");
         return;
     }
     let fresh: PathBuf =
         std::env::temp_dir().join(format!("dyno-ts-bindings-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&fresh);
-    dyno_app::bindings::export(&fresh).expect("the bindings are generated");
+    bindings::export(&fresh).expect("the bindings are generated");
     let (want, have) = (files(&fresh), files(&committed));
     let mut drift = Vec::new();
     for f in want.difference(&have) {
