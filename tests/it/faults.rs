@@ -465,12 +465,13 @@ fn sweep_args() -> Vec<OsString> {
 fn a_worker_killed_aborted_or_hung_mid_sweep_fails_that_level_and_the_sweep_goes_on() {
     // One quantisation cache for the three sweeps, so the levels are made once.
     let cache = tempfile::tempdir().unwrap();
-    // Only the hang gets a short --timeout: on a busy 2-core machine a
-    // healthy load can be silent for seconds.
+    // Only the hang gets a short --timeout, as short as the single-run
+    // hang test's: on a busy 2-core machine a healthy load can be silent
+    // for seconds, never for 15, and every second of it is CI's wait.
     for (fault, timeout, code, says) in [
         ("kill@job:1", "600", "crashed", "SIGKILL"),
         ("abort@job:1", "600", "crashed", "SIGABRT"),
-        ("hang@job:1", "30", "timed_out", "--timeout"),
+        ("hang@job:1", "15", "timed_out", "--timeout"),
     ] {
         let s = Scratch::new();
         let o = s
