@@ -1002,17 +1002,18 @@ test(
     const options = await browser.execute(() =>
       [...document.querySelectorAll('[data-testid="export-target"] option')].map((o) => [o.value, o.textContent]),
     );
-    // The Standard-preset run of the first journey (pp512, tg128): the
-    // sizes the other machine ran too, so the card has a median to show.
-    // Asked of the database, as the labels do not name the sizes.
+    // The Quick-preset run of the first journey (pp128, tg32), the first
+    // run with both: the sizes the other machine ran too, so the card has a
+    // median to show. Asked of the database, as the labels do not name the
+    // sizes.
     const q = spawnSync("python3", [
       "-c",
-      "import sqlite3,sys; r=sqlite3.connect(sys.argv[1]).execute(\"select max(r.id) from runs r join results x on x.run_id = r.id where r.status = 'ok' and r.pulled_from is null and x.test = 'tg128'\").fetchone()[0]; print(r or '')",
+      "import sqlite3,sys; r=sqlite3.connect(sys.argv[1]).execute(\"select min(r.id) from runs r join results x on x.run_id = r.id where r.status = 'ok' and r.pulled_from is null and x.test = 'tg32' and exists (select 1 from results y where y.run_id = r.id and y.test = 'pp128')\").fetchone()[0]; print(r or '')",
       db,
     ]);
     const standard = q.stdout.toString().trim();
     const run = options.find(([value, label]) => value === standard && /\bQ4_1 · ok$/.test(label))?.[0];
-    assert.ok(run, `the Standard run ${standard} (${q.stderr}) among: ${options.map(([v, l]) => `${v} ${l}`).join("; ")}`);
+    assert.ok(run, `the Quick run ${standard} (${q.stderr}) among: ${options.map(([v, l]) => `${v} ${l}`).join("; ")}`);
     await (await byId("export-target")).selectByAttribute("value", run);
     await (await byId("export-format")).selectByAttribute("value", "svg");
     const box = await byId("export-vs-team");
@@ -1025,8 +1026,8 @@ test(
     await byId("export-done", 60_000);
     const svg = fs.readFileSync(file, "utf8");
     assert.match(svg, /VS TEAM \(2 MACHINES\)/);
-    assert.match(svg, /decode tg128 median [\d,.]+ t\/s/);
-    assert.match(svg, /prefill pp512 median [\d,.]+ t\/s/);
+    assert.match(svg, /decode tg32 median [\d,.]+ t\/s/);
+    assert.match(svg, /prefill pp128 median [\d,.]+ t\/s/);
     assert.ok(!svg.includes(password), "the card holds no password");
     await noPassword("in Export");
     // Wide enough for the card beside the form, its VS TEAM block in view.
