@@ -17,7 +17,7 @@ step() { echo "test: [$SECONDS s] $*" >&2; }
 prefetch_log=$(mktemp)
 bash scripts/bench/fetch-llama-tools-src.sh >"$prefetch_log" 2>&1 &
 prefetch=$!
-# tauri-driver for the end-to-end step, compiled (about 25 s of CPU) while
+# tauri-driver for the end-to-end step, compiled (about 30 s on 2 cores) while
 # the models download and the UI's steps leave a core idle, at low priority.
 driver_log=$(mktemp)
 nice -n 10 bash scripts/lib/tauri-driver.sh >"$driver_log" 2>&1 &

@@ -3,7 +3,7 @@
 # drives the app through), installing it first when missing: once per
 # machine, next to the build cache, from crates.io with its lock file.
 # Built in the dev profile: it only forwards WebDriver requests, and that
-# build takes half the time of a release one (47 s on 2 cores). The test
+# build took 29 s on 2 cores against a release build's 47 s. The test
 # suite starts it in the background while the UI's steps leave a core idle;
 # runs at once wait for each other (flock).
 set -euo pipefail

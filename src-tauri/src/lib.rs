@@ -95,8 +95,8 @@ commands! {
 /// Start the app: one window showing the built UI.
 ///
 /// Not compiled into the library's unit tests, nor is [`handler`]: Tauri's
-/// dispatch is generic over every command's future and result, most of the
-/// library's machine code, and no unit test starts the app (the end-to-end
+/// dispatch is generic over every command's future and result, a large
+/// share of the library's machine code, and no unit test starts the app (the end-to-end
 /// test does, through the release binary).
 #[cfg(not(test))]
 pub fn run() {
