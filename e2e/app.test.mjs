@@ -79,7 +79,10 @@ async function texts(selector) {
   return out;
 }
 
-/** Run a sweep from the Sweep view and wait until it ends; returns the status text. */
+/**
+ * Run the Benchmark form without quality and wait until it ends; returns
+ * the status text. One file is one benchmark, else a sweep of levels.
+ */
 async function runSweep({ kind, files, base, levels, prompt = 32, gen = 8, reps = 1, rpc = "" }) {
   await (await byId("nav-sweep")).click();
   await (await byId("sweep-source-kind")).selectByAttribute("value", kind);
@@ -689,18 +692,26 @@ test("a corrupt model file shows a readable error, and a good one after it leave
   assert.match(text, /GGUF/i, `the error says what is wrong: ${text}`);
   assert.doesNotMatch(text, /panick|undefined|\[object/i, text);
   await shot("error");
-  // Then a good model: the error, the failed level and the old telemetry go.
+  // Then a good model, one file: the error, the failed level and the old
+  // telemetry go, and its result is one benchmark, not a sweep.
+  const listed = () => browser.execute(() => window.__TAURI_INTERNALS__.invoke("result_list", { limit: 100000 }));
+  const rowsBefore = await listed();
   const again = await runSweep({ kind: "files", files: [SMOL] });
   assert.match(again, /^done/, `status: ${again}`);
   assert.equal((await browser.$$('[data-testid="error"]')).length, 0, "no error left from the failed run");
   const levels = await attrs('[data-testid="sweep-level"]', "data-status");
   assert.deepEqual(levels, ["ok"], `the level list holds only this run: ${levels}`);
   assert.equal((await browser.$$('[data-testid="telemetry-waiting"]')).length, 0, "no stale 'waiting for telemetry'");
-  await byId("level-chart", 30_000);
+  await byId("bench-result", 30_000);
+  assert.equal((await browser.$$('[data-testid="sweep-detail"]')).length, 0, "one file is a benchmark, not a sweep of one level");
+  // One result in the Results list for it: its run, and no sweep row beside it.
+  const rowsAfter = await listed();
+  const added = rowsAfter.filter((r) => !rowsBefore.some((b) => b.target === r.target));
+  assert.deepEqual(added.map((r) => r.kind), ["run"], `rows added: ${JSON.stringify(added.map((r) => r.target))}`);
   await shot("after-error");
 });
 
-test("cancel stops a running sweep and leaves no worker behind", async () => {
+test("the clock ticks while a test is timed, and cancel stops a running benchmark and leaves no worker behind", async () => {
   await (await byId("nav-sweep")).click();
   await (await byId("sweep-source-kind")).selectByAttribute("value", "files");
   await setValue("sweep-files", SMOL);
@@ -709,8 +720,10 @@ test("cancel stops a running sweep and leaves no worker behind", async () => {
   await setValue("sweep-prompt", 512);
   await setValue("sweep-gen", 256);
   await setValue("sweep-reps", 10);
-  const fresh = await byId("sweep-fresh");
-  if (!(await fresh.isSelected())) await fresh.click();
+  // One file without quality: one benchmark (the form says so).
+  const quality = await byId("sweep-quality");
+  if (await quality.isSelected()) await quality.click();
+  await byId("sweep-one-benchmark");
   await (await byId("sweep-run")).click();
   const worker = () => spawnSync("pgrep", ["-f", "dyno-app worker"]).stdout.toString().trim();
   await browser.waitUntil(async () => worker() !== "", {
@@ -718,11 +731,33 @@ test("cancel stops a running sweep and leaves no worker behind", async () => {
     interval: 200,
     timeoutMsg: "no worker started",
   });
+  // Inside one timed test (its phase line unchanged), the elapsed time moves.
+  const phase = await byId("sweep-phase", 30_000);
+  await browser.waitUntil(async () => /timing tg256/.test(await phase.getText()), {
+    timeout: 120_000,
+    interval: 200,
+    timeoutMsg: "tg256 was never timed",
+  });
+  const before = [await phase.getText(), await (await byId("sweep-elapsed")).getText()];
+  await browser.pause(3000);
+  const after = [await phase.getText(), await (await byId("sweep-elapsed")).getText()];
+  assert.equal(after[0], before[0], "still the same timed test");
+  assert.ok(await (await byId("sweep-quiet")).isExisting(), "the view says the test is being timed");
+  assert.notEqual(after[1], before[1], `the clock stood still while tg256 was timed: ${before[1]}`);
+  await shot("clock-ticks");
+  // The form as one benchmark, and its progress, at a small laptop's window and at full HD.
+  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
+    await browser.setWindowSize(w, h);
+    await (await byId("sweep-one-benchmark")).scrollIntoView();
+    await browser.pause(300);
+    await shot(`one-benchmark-${w}`);
+  }
+  await browser.setWindowSize(1280, 820);
   await (await byId("sweep-cancel")).click();
   const status = await byId("sweep-status");
   await browser.waitUntil(async () => /cancelled/.test(await status.getText()), {
     timeout: 30_000,
-    timeoutMsg: "the sweep did not say cancelled",
+    timeoutMsg: "the benchmark did not say cancelled",
   });
   await browser.waitUntil(async () => worker() === "", {
     timeout: 10_000,

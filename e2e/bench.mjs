@@ -216,9 +216,10 @@ console.log(
 // BENCH_ONLY=ui stops here (parts 1 and 2).
 if (process.env.BENCH_ONLY === "ui") process.exit(0);
 
-// 3. Does measuring from the app disturb the figures? The same one-file
-//    sweep of SmolLM2 from the app's Sweep view and from the CLI, alternated,
-//    with the CPU time the webview's processes used during the app's run.
+// 3. Does measuring from the app disturb the figures? The same benchmark of
+//    SmolLM2 from the app's Benchmark form (one file, no quality) and from
+//    the CLI, alternated, with the CPU time the webview's processes used
+//    during the app's run.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 
@@ -258,7 +259,7 @@ const rows = [];
 const SWEEP_ROUNDS = Number(process.env.BENCH_SWEEP_ROUNDS ?? 3);
 for (let round = 0; round < SWEEP_ROUNDS; round++) {
   // CLI
-  const o = spawnSync(CLI, ["sweep", "--fresh", "--no-quality", "-p", `${PLAN.p}`, "-n", `${PLAN.n}`, "-r", `${PLAN.r}`, "--files", SMOL, "--json"], { encoding: "utf8" });
+  const o = spawnSync(CLI, ["bench", "-p", `${PLAN.p}`, "-n", `${PLAN.n}`, "-r", `${PLAN.r}`, SMOL, "--json"], { encoding: "utf8" });
   rows.push({ from: "cli", ...figures(JSON.parse(o.stdout)) });
   // App
   await (await b.$('[data-testid="nav-sweep"]')).click();
@@ -281,8 +282,8 @@ for (let round = 0; round < SWEEP_ROUNDS; round++) {
   await b.waitUntil(async () => /done|failed|cancelled/.test(await status.getText()), { timeout: 600_000, interval: 3000 });
   const secs = (Date.now() - t0) / 1000;
   const webCpu = cpuSeconds(/WebKit(Web|Network)Process/) - web0;
-  const last = spawnSync(CLI, ["sweeps", "--json", "--limit", "1"], { encoding: "utf8" });
-  rows.push({ from: "app", ...figures(JSON.parse(last.stdout)[0]), webview_cpu_s: +webCpu.toFixed(2), wall_s: +secs.toFixed(1), started_at_ms: t0 });
+  const last = spawnSync(CLI, ["runs", "--json", "--limit", "1"], { encoding: "utf8" });
+  rows.push({ from: "app", ...figures(JSON.parse(last.stdout)), webview_cpu_s: +webCpu.toFixed(2), wall_s: +secs.toFixed(1), started_at_ms: t0 });
 }
 await b.deleteSession();
 console.log("app against CLI, same sweep (pp64, tg16, r3), alternated:");

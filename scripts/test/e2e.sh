@@ -7,7 +7,8 @@
 # gives the Team journey its store: a fresh database on it per run, dropped
 # at the end. Without it that journey is skipped, and says so.
 # `bash scripts/test/e2e.sh bench` runs the app benchmarks (e2e/bench.mjs) instead,
-# on a database seeded with 1,000 runs. E2E_ONLY=REGEX runs only the journeys
+# on a database seeded with 1,000 runs, and `clock` the CPU the app's own
+# processes use while a test is timed (e2e/clock.mjs). E2E_ONLY=REGEX runs only the journeys
 # whose names match it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -161,6 +162,9 @@ if [ "${1:-}" = bench ]; then
     python3 scripts/bench/seed-runs.py "$bin/dyno" "$DYNO_DB" 1000
   fi
   run=(node bench.mjs)
+elif [ "${1:-}" = clock ]; then
+  # What the Benchmark view's clock costs while a test is timed (e2e/clock.mjs).
+  run=(node clock.mjs)
 elif [ -n "${E2E_ONLY:-}" ]; then
   # A developer's shortcut: only the journeys whose names match (a regular
   # expression), e.g. E2E_ONLY='starts|disturbed'.

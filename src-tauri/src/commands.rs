@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use dyno::app::bench::BenchForm;
+use dyno::app::form::BenchForm;
 use dyno::app::{self, hub as app_hub, models as app_models};
 use dyno::app::{presets::Estimate, results, sweep::SweepInput};
 use dyno::hub::RepoSummary;
@@ -438,7 +438,7 @@ pub async fn start_bench(
             let quiet = timing.0.clone();
             let _live = LiveTelemetry::start(on_event.clone(), quiet.clone());
             let mut ui = ToUi::quieted(on_event, cancel.clone(), quiet);
-            Ok(app::bench::run_form(s, form, cancel, &mut ui).await?.report)
+            Ok(app::form::run_form(s, form, cancel, &mut ui).await?.report)
         },
     )
     .await

@@ -6,8 +6,6 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
 use super::presets::Preset;
 use crate::bench::plan::{BenchRequest, Plan};
 use crate::bench::run::{prepare_model, run_config, run_model, BenchContext, BenchOutcome};
@@ -22,7 +20,7 @@ use crate::vocab::RunConfig;
 use crate::worker::client::{Cancel, WorkerOptions};
 
 /// What one benchmark measures and how, in the core's own types: the CLI
-/// fills it from its options, the app from [`BenchForm`].
+/// fills it from its options, the app from `app::form::BenchForm`.
 #[derive(Debug, Clone)]
 pub struct BenchInput {
     pub models: Vec<PathBuf>,
@@ -103,52 +101,6 @@ impl BenchInput {
             crate::model::inspect(m)?;
         }
         Ok(())
-    }
-}
-
-/// The app's Benchmark… buttons (docs/app-api.md).
-#[derive(Debug, Clone, Deserialize, ts_rs::TS)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum BenchForm {
-    /// One file with a preset.
-    Preset {
-        path: String,
-        preset: Preset,
-        /// Measure disturbed tests again, up to this many times.
-        #[serde(default)]
-        #[ts(optional)]
-        retry_disturbed: Option<u32>,
-    },
-    /// The tests of run `run_id` that were flagged as disturbed, measured
-    /// again with the same file and setup ("Measure these again").
-    Again { run_id: i64 },
-}
-
-/// What one of the app's Benchmark… buttons asks for, measured on this
-/// machine with the default worker settings.
-pub async fn run_form(
-    store: &Store,
-    form: BenchForm,
-    cancel: Cancel,
-    progress: &mut dyn BenchProgress,
-) -> Result<Benched> {
-    let machine = Machine::detect();
-    let worker = worker(DEFAULT_TIMEOUT_S)?;
-    match form {
-        BenchForm::Preset {
-            path,
-            preset,
-            retry_disturbed,
-        } => {
-            let path = super::expand_home(path.trim());
-            let mut input = BenchInput::preset(path, preset, &machine);
-            input.retry_disturbed = retry_disturbed.unwrap_or(0);
-            run(store, &machine, &input, worker, cancel, progress).await
-        }
-        BenchForm::Again { run_id } => {
-            let how = Measuring::default();
-            again(store, &machine, run_id, how, worker, cancel, progress).await
-        }
     }
 }
 

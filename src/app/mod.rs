@@ -9,6 +9,7 @@ pub mod bench;
 pub mod compare;
 pub mod downloads;
 pub mod export;
+pub mod form;
 pub mod hub;
 pub mod hw;
 pub mod models;

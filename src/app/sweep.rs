@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::bench::{Measuring, DEFAULT_TIMEOUT_S};
+use super::bench::{BenchInput, Measuring, DEFAULT_TIMEOUT_S};
 use super::options;
 use super::presets::Preset;
 use crate::bench::plan::{BenchRequest, Plan};
@@ -165,6 +165,81 @@ impl SweepInput {
             } => (shape_only, shape_only && keep),
             _ => (false, false),
         };
+        let request = self.request(default_threads)?;
+        let quality = (self.quality != Some(false)).then(QualitySettings::default);
+        Ok(SweepOrder {
+            what: SweepWhat::New(Box::new(spec(
+                source, &levels, request, quality, shape_only,
+            )?)),
+            endpoint: None,
+            keep,
+            fresh: self.fresh,
+            measuring: self.measuring(),
+            timeout_s: DEFAULT_TIMEOUT_S,
+        })
+    }
+
+    /// The form as one benchmark, as `dyno bench FILE` with the same options
+    /// would measure it: one file without quality is one result (its runs),
+    /// not a sweep of one level shown twice. Quality and several files or
+    /// levels are a sweep's ([`SweepInput::order`]).
+    pub fn bench_input(&self, default_threads: u32) -> Result<BenchInput> {
+        let file = match &self.source {
+            SourceInput::Files { files } => {
+                let files: Vec<&str> = files
+                    .iter()
+                    .map(|f| f.trim())
+                    .filter(|f| !f.is_empty())
+                    .collect();
+                match files[..] {
+                    [one] => one,
+                    _ => {
+                        return Err(DynoError::BadInput(format!(
+                            "a benchmark measures one file and {} were given; \
+                             several files of a model are a sweep",
+                            files.len()
+                        )))
+                    }
+                }
+            }
+            _ => {
+                return Err(DynoError::BadInput(
+                    "a benchmark measures one file; levels from a base file, a folder or a \
+                     repo are a sweep"
+                        .into(),
+                ))
+            }
+        };
+        if self.quality == Some(true) {
+            return Err(DynoError::BadInput(
+                "quality is scored against a sweep's most precise level; untick Quality \
+                 to benchmark one file, or sweep its levels"
+                    .into(),
+            ));
+        }
+        let mut request = self.request(default_threads)?;
+        // As a sweep of the same form measures it (and the form's plan lists it).
+        first_pair(&mut request);
+        Ok(BenchInput {
+            models: vec![super::expand_home(file)],
+            request,
+            retry_disturbed: 0,
+            measuring: self.measuring(),
+        })
+    }
+
+    /// How the figures are taken: the defaults, and the Cool down box.
+    fn measuring(&self) -> Measuring {
+        Measuring {
+            cooldown_s: self.cooldown.then_some(COOLDOWN_S),
+            ..Measuring::default()
+        }
+    }
+
+    /// What each file or level is measured with: the plan (a preset, the
+    /// lengths, or a sustained decode) and the placement fields, with
+    /// llama-bench's defaults for what is left out.
+    fn request(&self, default_threads: u32) -> Result<BenchRequest> {
         fn bad(field: &'static str) -> impl Fn(String) -> DynoError {
             move |e| DynoError::BadInput(format!("{field}: {e}"))
         }
@@ -193,20 +268,7 @@ impl SweepInput {
             request.tensor_overrides = o;
         }
         request.rpc = options::rpc_list(&text(&self.rpc).split_whitespace().collect::<String>());
-        let quality = (self.quality != Some(false)).then(QualitySettings::default);
-        Ok(SweepOrder {
-            what: SweepWhat::New(Box::new(spec(
-                source, &levels, request, quality, shape_only,
-            )?)),
-            endpoint: None,
-            keep,
-            fresh: self.fresh,
-            measuring: Measuring {
-                cooldown_s: self.cooldown.then_some(COOLDOWN_S),
-                ..Measuring::default()
-            },
-            timeout_s: DEFAULT_TIMEOUT_S,
-        })
+        Ok(request)
     }
 }
 
@@ -238,6 +300,16 @@ pub enum SweepWhat {
     Resume(i64),
 }
 
+/// The time to first token measured on the first prompt and generation
+/// lengths, unless the request names its own pairs.
+fn first_pair(request: &mut BenchRequest) {
+    if request.prompt_gen.is_empty() {
+        if let (Some(&p), Some(&n)) = (request.n_prompt.first(), request.n_gen.first()) {
+            request.prompt_gen = vec![(p, n)];
+        }
+    }
+}
+
 /// A sweep's spec from its parts, checked: `levels` as typed (any case,
 /// commas allowed; none means every file, or the default ladder), and the
 /// time to first token measured on the first pp and tg unless the request
@@ -255,11 +327,7 @@ pub fn spec(
     } else {
         Some(parse_levels(levels)?)
     };
-    if request.prompt_gen.is_empty() {
-        if let (Some(&p), Some(&n)) = (request.n_prompt.first(), request.n_gen.first()) {
-            request.prompt_gen = vec![(p, n)];
-        }
-    }
+    first_pair(&mut request);
     let quality = quality.filter(|_| !shape_only);
     if quality.is_some_and(|q| q.tokens == 0) {
         return Err(DynoError::BadInput(
@@ -679,6 +747,56 @@ mod tests {
         i.sustain_min = Some(0.0);
         let e = i.order(2).unwrap_err().to_string();
         assert!(e.contains("minutes above 0"), "{e}");
+    }
+
+    #[test]
+    fn one_file_without_quality_is_one_benchmark_with_the_forms_options() {
+        let mut i = input(SourceInput::Files {
+            files: vec![" ".into(), " /m/a.gguf ".into()],
+        });
+        i.ngl = Some("0,99".into());
+        i.cooldown = true;
+        let b = i.bench_input(3).unwrap();
+        assert_eq!(b.models, [PathBuf::from("/m/a.gguf")]);
+        assert_eq!(b.measuring.cooldown_s, Some(COOLDOWN_S));
+        assert_eq!(b.retry_disturbed, 0);
+        let r = &b.request;
+        assert_eq!(
+            (&r.n_prompt[..], &r.n_gen[..], r.reps, &r.n_threads[..]),
+            (&[64][..], &[16][..], 2, &[3][..])
+        );
+        assert_eq!(r.n_gpu_layers, [Some(0), Some(99)]);
+        // The same tests as the form's sweep would run, the pair included.
+        let sweep = new(i.order(3).unwrap()).request;
+        assert_eq!(r.prompt_gen, sweep.prompt_gen);
+        assert_eq!(r.prompt_gen, [(64, 16)]);
+        // A preset is its own plan, pair and all.
+        i.preset = Some(Preset::Quick);
+        let mut quick = BenchRequest::defaults(3);
+        Preset::Quick.apply(&mut quick);
+        assert_eq!(
+            i.bench_input(3).unwrap().request.prompt_gen,
+            quick.prompt_gen
+        );
+
+        // Several files, another source or quality are a sweep's.
+        i.source = SourceInput::Files {
+            files: vec!["a.gguf".into(), "b.gguf".into()],
+        };
+        let e = i.bench_input(3).unwrap_err().to_string();
+        assert!(e.contains("2 were given"), "{e}");
+        i.source = SourceInput::Dir { dir: "/m".into() };
+        assert!(i
+            .bench_input(3)
+            .unwrap_err()
+            .to_string()
+            .contains("are a sweep"));
+        i.source = SourceInput::Files {
+            files: vec!["a.gguf".into()],
+        };
+        i.quality = Some(true);
+        let e = i.bench_input(3).unwrap_err().to_string();
+        assert!(e.contains("untick Quality"), "{e}");
     }
 
     #[test]

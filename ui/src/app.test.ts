@@ -989,7 +989,8 @@ describe("App", () => {
     vi.mocked(api.models).mockResolvedValue([]);
     // The smallest model, benchmarked once: one result, not a sweep.
     expect(vi.mocked(api.startBench).mock.lastCall![0]).toEqual({ kind: "preset", path: "/m/small.gguf", preset: "quick" });
-    expect(q("sweep-status")!.textContent).toBe("running: level 1/1 small.gguf — pp128 rep 1/2");
+    // A benchmark names its model file alone, not as a sweep's "level 1/1".
+    expect(q("sweep-status")!.textContent).toBe("running: small.gguf — pp128 rep 1/2");
     expect(q("sweep-cancel")!.hasAttribute("disabled")).toBe(false);
     open();
     sweepGate.open();
@@ -1013,6 +1014,7 @@ describe("App", () => {
     q("nav-sweep")!.click();
     flushSync();
     type("sweep-files", "/m/small.gguf");
+    tick("sweep-quality", true); // with quality, one file is a sweep
     flushSync();
     q("sweep-run")!.click();
     await settle();
@@ -1034,6 +1036,7 @@ describe("App", () => {
     expect(box.type).toBe("checkbox");
     expect(box.checked).toBe(false);
     type("sweep-files", "/m/small.gguf");
+    tick("sweep-quality", true); // with quality, one file is a sweep
     flushSync();
     q("sweep-run")!.click();
     await settle();
@@ -1043,6 +1046,44 @@ describe("App", () => {
     q("sweep-run")!.click();
     await settle();
     expect(vi.mocked(api.startSweep).mock.lastCall![0]).toMatchObject({ source: { kind: "files", files: ["/m/small.gguf"] }, fresh: true });
+  });
+
+  it("benchmarks one file without quality as one result, not a sweep of one level", async () => {
+    const api = await import("./api");
+    vi.mocked(api.startSweep).mockClear();
+    vi.mocked(api.startBench).mockClear();
+    q("nav-sweep")!.click();
+    flushSync();
+    (q("sweep-source-kind") as HTMLSelectElement).value = "files";
+    q("sweep-source-kind")!.dispatchEvent(new Event("change"));
+    flushSync();
+    type("sweep-files", "/m/small.gguf");
+    (q("sweep-preset") as HTMLSelectElement).value = "quick";
+    q("sweep-preset")!.dispatchEvent(new Event("change"));
+    flushSync();
+    type("sweep-ngl", "0,99");
+    tick("sweep-quality", false);
+    // The form says what it will make, and hides the sweep's resume box.
+    expect(q("sweep-one-benchmark")!.textContent).toContain("one benchmark: one result in Results");
+    expect(q("sweep-fresh")).toBeNull();
+    tick("sweep-quality", true);
+    expect(q("sweep-one-benchmark")).toBeNull();
+    expect(q("sweep-fresh")).not.toBeNull();
+    tick("sweep-quality", false);
+    q("sweep-run")!.click();
+    await settle();
+    expect(api.startSweep).not.toHaveBeenCalled();
+    expect(vi.mocked(api.startBench).mock.lastCall![0]).toEqual({
+      kind: "form",
+      order: { source: { kind: "files", files: ["/m/small.gguf"] }, preset: "quick", ngl: "0,99", quality: false, fresh: false, cooldown: false },
+    });
+    expect(q("sweep-status")!.textContent).toBe("done");
+    // Its result is the run, below the form it was started from, and no sweep.
+    const result = q("bench-result")!;
+    expect(result.querySelector('[data-testid="run-detail"]')).not.toBeNull();
+    expect(q("sweep-detail")).toBeNull();
+    expect(q("sweep-run")!.compareDocumentPosition(result) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+    type("sweep-ngl", "");
   });
 
   it("re-renders a running sweep at most about once a second, and updates the chart in place", async () => {
@@ -1065,6 +1106,7 @@ describe("App", () => {
     q("nav-sweep")!.click();
     flushSync();
     type("sweep-files", "/m/small.gguf");
+    tick("sweep-quality", true); // with quality, one file is a sweep
     flushSync();
 
     /** DOM mutation batches (each one a render) while a sweep sends a `ms` burst. */
@@ -1126,6 +1168,13 @@ function type(id: string, value: string) {
   const el = q(id) as HTMLInputElement;
   el.value = value;
   el.dispatchEvent(new Event("input"));
+  flushSync();
+}
+
+/** Tick or untick a checkbox (the form keeps the last job's values). */
+function tick(id: string, on: boolean) {
+  const el = q(id) as HTMLInputElement;
+  if (el.checked !== on) el.click();
   flushSync();
 }
 

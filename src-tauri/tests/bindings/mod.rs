@@ -24,7 +24,7 @@ pub fn export(dir: &Path) -> Result<(), ExportError> {
     dyno_app::wire::AppInfo::export_all(&cfg)?;
     dyno::app::sweep::SweepInput::export_all(&cfg)?;
     dyno::app::rpc::RpcServing::export_all(&cfg)?;
-    dyno::app::bench::BenchForm::export_all(&cfg)?;
+    dyno::app::form::BenchForm::export_all(&cfg)?;
     dyno::app::models::LocalModel::export_all(&cfg)?;
     dyno::app::models::ModelPlace::export_all(&cfg)?;
     dyno::app::models::Added::export_all(&cfg)?;

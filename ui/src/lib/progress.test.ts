@@ -16,10 +16,10 @@ describe("progress reducer", () => {
       { kind: "sample", run_id: 7, test: "pp128", rep: 1, reps: 2 },
     ]);
     const quiet = run([{ kind: "test_started", run_id: 7, test: "tg32", quiet: true, reps: 5, warmup: true }]);
-    expect(quiet.activity).toBe("warm-up, then 5 timed repetitions of tg32; the view stays still until it ends");
+    expect(quiet.activity).toBe("warm-up, then 5 timed repetitions of tg32; only the clock moves until it ends");
     expect([quiet.testReps, quiet.warmup]).toEqual([5, true]);
     const noWarmup = run([{ kind: "test_started", run_id: 7, test: "tg32", quiet: true, reps: 1, warmup: false }]);
-    expect(noWarmup.activity).toBe("1 timed repetition of tg32; the view stays still until it ends");
+    expect(noWarmup.activity).toBe("1 timed repetition of tg32; only the clock moves until it ends");
     expect(quiet.quiet).toBe(true);
     expect(reduce(quiet, { kind: "test_finished", run_id: 7, test: "tg32", status: "ok", error: null }).quiet).toBe(false);
     expect(s.level).toBe("Q8_0");
@@ -27,6 +27,9 @@ describe("progress reducer", () => {
     expect(ratio(s.quantize)).toBe(0.25);
     expect(s.model).toBe("m-Q8_0.gguf");
     expect(statusLine(s)).toBe("running: level 1/2 Q8_0 — pp128 rep 1/2");
+    // A benchmark's models are counted as models, and one is named alone.
+    expect(statusLine(s, "model")).toBe("running: model 1/2 Q8_0 — pp128 rep 1/2");
+    expect(statusLine({ ...s, total: 1 }, "model")).toBe("running: Q8_0 — pp128 rep 1/2");
     expect(s.levels).toEqual([{ level: "Q8_0", status: "running", error: null, quality: null }]);
     expect(s.benchStartMs).toBe(1000);
   });

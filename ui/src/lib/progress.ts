@@ -268,8 +268,8 @@ export function reduce(s: JobProgress, e: ProgressEvent, atMs: number | null = n
         quiet: e.quiet === true,
         levelTestsStarted: s.levelTestsStarted + 1,
         // The app holds updates back while a test is timed, so the view
-        // says why it is still.
-        activity: e.quiet ? `${plan}; the view stays still until it ends` : plan,
+        // says why only its clock moves.
+        activity: e.quiet ? `${plan}; only the clock moves until it ends` : plan,
       };
     }
     case "sample":
@@ -339,7 +339,10 @@ export function ratio(f: Fraction | null): number | null {
  * The status line (the page's headline): contains "done", "failed" or
  * "cancelled" once the job ended, and none of those words before.
  */
-export function statusLine(s: JobProgress): string {
+/** What a job measures one after another: a sweep's levels, or a benchmark's model files. */
+export type Unit = "level" | "model";
+
+export function statusLine(s: JobProgress, unit: Unit = "level"): string {
   switch (s.phase) {
     case "idle":
       return "idle";
@@ -348,7 +351,13 @@ export function statusLine(s: JobProgress): string {
         const what = s.qualityReference ? `computing the reference (${s.qualityLevel})` : `scoring ${s.qualityLevel} against the reference`;
         return `running: quality — ${what}`;
       }
-      const lvl = s.total > 0 ? `level ${s.index + 1}/${s.total} ${s.level ?? ""}`.trim() : "";
+      // A benchmark's models are files, not a sweep's levels: one is named alone.
+      const lvl =
+        unit === "model" && s.total === 1
+          ? (s.level ?? "")
+          : s.total > 0
+            ? `${unit} ${s.index + 1}/${s.total} ${s.level ?? ""}`.trim()
+            : "";
       // Never the activity: it can say "failed" about one level, and a
       // running headline must not contain a word that reads as the end.
       const doing = s.test

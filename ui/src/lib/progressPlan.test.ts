@@ -78,6 +78,8 @@ describe("overall progress, elapsed time and ETA", () => {
     expect(etaText(o)).toBe("estimating…");
     expect(stepsText(o)).toBe("0 of 8 steps (6 tests, 2 quality passes)");
     expect(phaseLine(timing, o)).toBe("warm-up, then timing pp512 (5 repetitions; test 1 of 3 of level Q8_0; 1 of 6 tests in all)");
+    expect(phaseLine(timing, o, "model")).toBe("warm-up, then timing pp512 (5 repetitions; test 1 of 3 of Q8_0; 1 of 6 tests in all)");
+    expect(phaseLine(s, overall(s, plan, 1500), "model")).toBe("loading SmolLM2-135M-Q8_0.gguf…");
   });
 
   it("estimates from the tests finished so far, and says the quality passes are not timed yet", () => {

@@ -7,7 +7,7 @@
 
 import type { Preset, SweepInput } from "../types";
 import { fmtAbout, fmtCount } from "./format";
-import type { JobProgress } from "./progress";
+import type { JobProgress, Unit } from "./progress";
 
 /** What one sweep will measure, as far as the page can know it. */
 export interface SweepPlan {
@@ -270,9 +270,9 @@ export function stepsText(o: Overall): string {
  * level Q8_0)", "quality: scoring Q4_1 against the reference 2,048/8,192
  * tokens". Empty once the job has ended.
  */
-export function phaseLine(p: JobProgress, o: Overall): string {
+export function phaseLine(p: JobProgress, o: Overall, unit: Unit = "level"): string {
   if (p.phase !== "running") return "";
-  const ofLevel = p.level ? ` of level ${p.level}` : "";
+  const ofLevel = p.level ? ` of ${unit === "model" ? "" : "level "}${p.level}` : "";
   // Which test of the plan: the one in progress, or the one that just ended.
   const nth = p.stage === "tested" ? o.testsDone : o.testsDone + 1;
   const inAll = o.testsTotal ? `; ${Math.min(nth, o.testsTotal)} of ${o.testsTotal} tests in all` : "";
@@ -281,6 +281,7 @@ export function phaseLine(p: JobProgress, o: Overall): string {
     case "starting":
       return "starting…";
     case "level":
+      if (unit === "model") return p.total > 1 ? `model ${p.index + 1} of ${p.total}: ${p.level}` : `${p.level ?? ""}`;
       return p.total > 0 ? `level ${p.index + 1} of ${p.total}: ${p.level}` : `level ${p.level}`;
     case "quantizing":
       return `quantizing ${p.level} (level ${p.index + 1} of ${p.total})`;
@@ -288,7 +289,7 @@ export function phaseLine(p: JobProgress, o: Overall): string {
       return `loading ${p.model ?? "the model"}…`;
     case "testing":
       if (p.quiet) {
-        // Said once as the test starts: the view then stays still until it ends.
+        // Said once as the test starts: only the clock moves until it ends.
         const reps = p.testReps ? `${p.testReps} repetition${p.testReps === 1 ? "" : "s"}; ` : "";
         return `${p.warmup ? "warm-up, then " : ""}timing ${p.test} (${reps}${testPos})`;
       }

@@ -17,9 +17,11 @@ import { Job } from "./job.svelte";
  * the reactive `progress`/`tick` by a leading-and-trailing throttle. The end of
  * the job is published at once.
  *
- * The elapsed time and ETA tick once every `clockIntervalMs` between tests:
- * each render arms the next one. While a test is timed (`quiet`) none is
- * armed, so the page stays still until the test's end arrives.
+ * The elapsed time and ETA tick once every `clockIntervalMs`, while a test
+ * is timed too (`quiet`): each render arms the next one. A tick changes two
+ * short texts, nothing else (the bars, the phase and the telemetry chart
+ * wait for the test's end); measured at well under 1% of one core
+ * (e2e/bench.mjs, docs/app.md), where a frozen clock reads as a hung app.
  */
 class SweepJob {
   /** The backend job: its id, the late events it drops, its end and Cancel (stores/job.svelte.ts). */
@@ -70,8 +72,8 @@ class SweepJob {
       this.tick += this.pendingTicks;
       this.pendingTicks = 0;
     }
-    // The clock's next tick; never while a test is timed.
-    if (this.pending.phase === "running" && !this.pending.quiet) {
+    // The clock's next tick.
+    if (this.pending.phase === "running") {
       this.timer = setTimeout(() => this.render(), Math.max(this.clockIntervalMs, this.minRenderIntervalMs));
     }
   }
@@ -103,15 +105,16 @@ class SweepJob {
    * Run one benchmark: `tests` are what it measures (a preset's, or the
    * disturbed tests measured again), for the overall progress. `spec` is
    * the same benchmark as the Benchmark form would write it, or null;
-   * `timing` the estimator's seconds per test, for the ETA.
+   * `more` the estimator's seconds per test, for the ETA, and the GPU-layer
+   * settings each test runs at (the form's).
    */
   async startBench(
     form: BenchForm,
     tests: string[],
     spec: SweepInput | null = null,
-    timing: Pick<SweepPlan, "testSeconds" | "loadSeconds"> = {},
+    more: Partial<Pick<SweepPlan, "testSeconds" | "loadSeconds" | "layerSettings">> = {},
   ): Promise<void> {
-    const plan: SweepPlan = { tests, layerSettings: 1, quality: false, ...timing };
+    const plan: SweepPlan = { tests, layerSettings: 1, quality: false, ...more };
     await this.follow("bench", spec, plan, (jobId, onEvent) => api.startBench(form, jobId, onEvent), (doc) => {
       this.benchResult = doc;
       return false;
