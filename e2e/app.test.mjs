@@ -59,6 +59,24 @@ async function shot(name) {
   await browser.saveScreenshot(path.join(OUT, `${name}.png`));
 }
 
+/**
+ * Screenshots `name-1024` and `name-1920`: the view at a small laptop's
+ * window and at full HD, scrolled to `scrollTo` (a test id) when given,
+ * then the window back at its usual size.
+ */
+async function shotsAtSizes(name, scrollTo, scrollOptions) {
+  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
+    await browser.setWindowSize(w, h);
+    await browser.pause(300);
+    if (scrollTo) {
+      await (await byId(scrollTo)).scrollIntoView(scrollOptions);
+      await browser.pause(200);
+    }
+    await shot(`${name}-${w}`);
+  }
+  await browser.setWindowSize(1280, 820);
+}
+
 async function setValue(id, value) {
   const el = await byId(id);
   await el.clearValue();
@@ -262,12 +280,7 @@ test("Settings point the app at a mirror and save a token outside the database",
   assert.match(await check.getText(), /Reached .*127\.0\.0\.1.*belongs to user-AbCd/);
   await shot("settings");
   // Readable at the smallest and a large window size too.
-  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
-    await browser.setWindowSize(w, h);
-    await browser.pause(300);
-    await shot(`settings-${w}`);
-  }
-  await browser.setWindowSize(1280, 820);
+  await shotsAtSizes("settings");
   await (await byId("token-remove")).click();
   await browser.waitUntil(async () => /No token saved/.test(await (await byId("token-status")).getText()), {
     timeout: 10_000,
@@ -321,12 +334,7 @@ test("a hub level is measured before downloading it, from its header and synthet
   const mark = await byId("results-synthetic", 30_000);
   assert.match(await mark.getAttribute("title"), /synthetic weights: twin of .*seed 1/);
   await shot("synth-level-results");
-  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
-    await browser.setWindowSize(w, h);
-    await browser.pause(300);
-    await shot(`synth-level-results-${w}`);
-  }
-  await browser.setWindowSize(1280, 820);
+  await shotsAtSizes("synth-level-results");
   // The run's page says what the weights stand for, under its header.
   let opened = false;
   for (const row of await browser.$$('[data-testid="results-row"]')) {
@@ -380,13 +388,7 @@ test("a hub repo's levels are swept by their shapes without downloading, labelle
   // Kept when asked (`--keep`), in Dyno's cache, to be benchmarked again.
   const kept = fs.readdirSync(path.join(process.env.DYNO_CACHE_DIR ?? "", "synth")).filter((f) => f.endsWith(".gguf"));
   assert.equal(kept.length, 1, `kept: ${kept}`);
-  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
-    await browser.setWindowSize(w, h);
-    await browser.pause(300);
-    await (await byId("sweep-synthetic")).scrollIntoView({ block: "center" });
-    await shot(`sweep-shapes-${w}`);
-  }
-  await browser.setWindowSize(1280, 820);
+  await shotsAtSizes("sweep-shapes", "sweep-synthetic", { block: "center" });
   const blobs = path.join(process.env.HF_HOME ?? "", "hub", "models--dyno-test--SmolLM2-135M-Instruct-GGUF", "blobs");
   assert.ok(!fs.existsSync(blobs) || fs.readdirSync(blobs).length === 0, "nothing was downloaded");
 });
@@ -408,12 +410,7 @@ test("a released model's shape is written from a small model's header with synth
   const file = text.match(/ to (\/.+\.synth\.gguf)\./)?.[1];
   assert.ok(file && fs.existsSync(file), `the written file: '${text}'`);
   await shot("synth-form");
-  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
-    await browser.setWindowSize(w, h);
-    await browser.pause(300);
-    await shot(`synth-form-${w}`);
-  }
-  await browser.setWindowSize(1280, 820);
+  await shotsAtSizes("synth-form");
   await (await byId("synth-close")).click();
 });
 
@@ -452,12 +449,7 @@ test("a model found on the hub is downloaded, resumed after a cut, and benchmark
   assert.ok(readMiB < 0.1 * Number(fileMiB), basis);
   await shot("predicted-levels");
   // As a newcomer sees it on a small laptop and on a large screen.
-  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
-    await browser.setWindowSize(w, h);
-    await (await byId("predict-basis")).scrollIntoView();
-    await shot(`predicted-levels-${w}`);
-  }
-  await browser.setWindowSize(1280, 820);
+  await shotsAtSizes("predicted-levels", "predict-basis");
   await click(await level.$('[data-testid="download"]'));
   // The connection is cut after 24 MB: a sentence, and Try again.
   const retry = await byId("hub-retry", 60_000);
@@ -589,10 +581,7 @@ test("compare shows two runs side by side", async () => {
   assert.match(await (await byId("compare-summary")).getText(), /tests? compared/);
   assert.match(await (await byId("compare-differs-first")).getText(), /^Measured (alike|differently)/);
   assert.ok(await (await byId("compare-chart")).$("svg").isExisting(), "the comparison is charted");
-  await browser.setWindowSize(1920, 1080);
-  await browser.pause(300);
-  await shot("compare-1920");
-  await browser.setWindowSize(1280, 820);
+  await shotsAtSizes("compare");
   await shot("compare");
 });
 
@@ -659,6 +648,7 @@ test("a benchmark timed while other programs are busy is marked disturbed in the
   const options = await attrs('[data-testid="results-status"] option', "value");
   assert.ok(options.includes("disturbed"), `status filter: ${options}`);
   await shot("results-disturbed");
+  await shotsAtSizes("results-disturbed");
   await (await runRow.$('[data-testid="results-open"]')).click();
   assert.equal(await (await byId("run-status-badge", 30_000)).getText(), "disturbed");
   const flagged = await texts('[data-testid="disturbed-notes"] li strong');
@@ -677,6 +667,7 @@ test("a benchmark timed while other programs are busy is marked disturbed in the
   const measured = cells.map((t) => t.replace("disturbed", "").trim()).filter(Boolean);
   assert.deepEqual([...measured].sort(), [...flagged].sort(), `measured again: ${cells}`);
   await shot("measured-again");
+  await shotsAtSizes("measured-again", "bench-result");
   await (await byId("nav-results")).click();
 });
 
@@ -746,13 +737,7 @@ test("the clock ticks while a test is timed, and cancel stops a running benchmar
   assert.notEqual(after[1], before[1], `the clock stood still while tg256 was timed: ${before[1]}`);
   await shot("clock-ticks");
   // The form as one benchmark, and its progress, at a small laptop's window and at full HD.
-  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
-    await browser.setWindowSize(w, h);
-    await (await byId("sweep-one-benchmark")).scrollIntoView();
-    await browser.pause(300);
-    await shot(`one-benchmark-${w}`);
-  }
-  await browser.setWindowSize(1280, 820);
+  await shotsAtSizes("one-benchmark", "sweep-one-benchmark");
   await (await byId("sweep-cancel")).click();
   const status = await byId("sweep-status");
   await browser.waitUntil(async () => /cancelled/.test(await status.getText()), {
@@ -765,6 +750,7 @@ test("the clock ticks while a test is timed, and cancel stops a running benchmar
     timeoutMsg: "a worker outlived the cancel",
   });
   await shot("cancelled");
+  await shotsAtSizes("cancelled", "sweep-status");
 });
 
 // The database the app wrote is a real, intact SQLite file.
@@ -794,12 +780,7 @@ test("a running llama-server is benchmarked from the Servers view, per request a
   assert.match(listed, /llama-server/);
   await shot("servers");
   // Readable at the smallest and a large window size too.
-  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
-    await browser.setWindowSize(w, h);
-    await browser.pause(300);
-    await shot(`servers-${w}`);
-  }
-  await browser.setWindowSize(1280, 820);
+  await shotsAtSizes("servers");
   // A bad list is refused in the form, before anything is sent.
   await setValue("serve-concurrency", "1,x");
   await (await byId("serve-run")).click();
@@ -866,17 +847,13 @@ test("a sustained decode runs from the Benchmark form and charts its rate over t
   await setValue("sweep-sustain", "0.25");
   const cool = await byId("sweep-cooldown");
   if (!(await cool.isSelected())) await cool.click();
-  const fresh = await byId("sweep-fresh");
-  if (!(await fresh.isSelected())) await fresh.click();
+  // One file without quality: a benchmark, measured anew (no resume box).
+  const quality = await byId("sweep-quality");
+  if (await quality.isSelected()) await quality.click();
+  await byId("sweep-one-benchmark");
   // The form itself, with its GPU and expert placement fields, as a
   // newcomer sees it at a small laptop's window and at full HD.
-  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
-    await browser.setWindowSize(w, h);
-    await (await byId("sweep-ncmoe")).scrollIntoView();
-    await browser.pause(300);
-    await shot(`benchmark-form-${w}`);
-  }
-  await browser.setWindowSize(1280, 820);
+  await shotsAtSizes("benchmark-form", "sweep-ncmoe");
   await (await byId("sweep-run")).click();
   const status = await byId("sweep-status");
   await browser.waitUntil(async () => /done|failed|cancelled/.test(await status.getText()), {
@@ -893,13 +870,7 @@ test("a sustained decode runs from the Benchmark form and charts its rate over t
   await browser.pause(300);
   await shot("sustained");
   // Readable at a small laptop's window and at full HD.
-  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
-    await browser.setWindowSize(w, h);
-    await (await byId("sustain")).scrollIntoView();
-    await browser.pause(500);
-    await shot(`sustained-${w}`);
-  }
-  await browser.setWindowSize(1280, 820);
+  await shotsAtSizes("sustained", "sustain");
 });
 
 // A team store on a real PostgreSQL server (TLS, password auth), set up by
@@ -1097,13 +1068,7 @@ test("Settings lend this machine over RPC, and a benchmark splits its layers ont
   assert.equal(await (await byId("rpc-endpoint")).getText(), endpoint);
   assert.match(await serving.getText(), /CPU/, "it says which device it lends");
   await shot("settings-rpc");
-  for (const [w, h] of [[1024, 700], [1920, 1080]]) {
-    await browser.setWindowSize(w, h);
-    await browser.pause(300);
-    await (await byId("rpc-serving")).scrollIntoView();
-    await shot(`settings-rpc-${w}`);
-  }
-  await browser.setWindowSize(1280, 820);
+  await shotsAtSizes("settings-rpc", "rpc-serving");
   const status = await runSweep({ kind: "files", files: [SMOL], prompt: 16, gen: 4, reps: 1, rpc: endpoint });
   assert.match(status, /done/, status);
   const body = await browser.$("body").getText();

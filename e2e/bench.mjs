@@ -272,8 +272,6 @@ for (let round = 0; round < SWEEP_ROUNDS; round++) {
   }
   const q = await b.$('[data-testid="sweep-quality"]');
   if (await q.isSelected()) await q.click();
-  const fresh = await b.$('[data-testid="sweep-fresh"]');
-  if (!(await fresh.isSelected())) await fresh.click();
   const web0 = cpuSeconds(/WebKit(Web|Network)Process/);
   const t0 = Date.now();
   await (await b.$('[data-testid="sweep-run"]')).click();

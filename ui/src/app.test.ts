@@ -1022,6 +1022,8 @@ describe("App", () => {
     q("sweep-cancel")!.click();
     await settle();
     expect(q("sweep-status")!.textContent).toBe("cancelled");
+    // What was kept, said once: the backend's words, nothing added after them.
+    expect(q("sweep-cancelled")!.textContent).toBe("The sweep was cancelled; what was measured is saved");
     expect((q("sweep-level") as HTMLElement).dataset.status).toBe("cancelled");
     expect(q("error")).toBeNull();
   });
