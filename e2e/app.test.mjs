@@ -216,6 +216,7 @@ test("a folder added in the app lists its model, and two clicks benchmark it wit
   assert.match(await standard.getText(), /pp512.*tg128/s);
   await standard.click();
   await shot("presets");
+  await shotsAtSizes("presets", "preset-picker");
   await (await browser.$('[data-testid="preset"][data-preset="quick"]')).click();
   await (await byId("preset-start")).click();
   const status = await byId("sweep-status");
@@ -238,12 +239,18 @@ test("a folder added in the app lists its model, and two clicks benchmark it wit
   await chart.scrollIntoView();
   console.log(`folder journey: benchmark to chart in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   await shot("first-benchmark");
+  await shotsAtSizes("first-benchmark", "bench-result");
   await (await byId("nav-results")).click();
   await browser.waitUntil(async () => (await browser.$$('[data-testid="results-row"]')).length > 0, { timeout: 30_000 });
   const targets = await attrs('[data-testid="results-row"]', "data-target");
   assert.equal(targets.length, 1, `one benchmark, one row in Results: ${targets}`);
   assert.ok(!targets[0].includes(":"), `the row is the run, not a sweep: ${targets}`);
   await shot("first-benchmark-results");
+  // The Overview lists it among the recent results, with its figures.
+  await (await byId("nav-overview")).click();
+  const recent = await byId("recent-result", 30_000);
+  assert.match(await recent.getText(), /t\/s/);
+  await shotsAtSizes("overview-recent", "recent-results");
 });
 
 test("Settings point the app at a mirror and save a token outside the database", async () => {
