@@ -20,8 +20,8 @@ import { Job } from "./job.svelte";
  * The elapsed time and ETA tick once every `clockIntervalMs`, while a test
  * is timed too (`quiet`): each render arms the next one. A tick changes two
  * short texts, nothing else (the bars, the phase and the telemetry chart
- * wait for the test's end); measured at well under 1% of one core
- * (e2e/bench.mjs, docs/app.md), where a frozen clock reads as a hung app.
+ * wait for the test's end); a frozen clock read as a hung app. A tick costs
+ * about 0.8% of one core (e2e/clock.mjs, docs/app.md).
  */
 class SweepJob {
   /** The backend job: its id, the late events it drops, its end and Cancel (stores/job.svelte.ts). */
