@@ -17,7 +17,6 @@ pub mod laptop;
 pub mod list;
 mod load;
 pub mod offload;
-pub mod serve_card;
 pub mod sweep;
 pub mod table;
 pub mod team;

@@ -1,12 +1,12 @@
 //! Exports of a server run (`dyno export serve:3`): its JSON document,
 //! Markdown table, CSV, and its result card as PNG or SVG
-//! ([`crate::report::serve_card`]). Like every export they leave out what identifies
+//! ([`crate::report::card::serve`]). Like every export they leave out what identifies
 //! the person or the machine unless `--include-host`: the server's host
 //! (already `<host>` in the document) and the folders of the model path a
 //! server reports (llama-server names its model by its path).
 
 use crate::error::{DynoError, Result};
-use crate::report::{card, serve_card};
+use crate::report::card;
 use crate::serve::report::{self, ServeReport};
 use crate::serve::stats::Percentiles;
 use crate::store::Store;
@@ -41,8 +41,8 @@ pub async fn export(store: &Store, id: i64, format: Format, include_host: bool) 
         }
         Format::Md => report::table(&r).into_bytes(),
         Format::Csv => csv(&r).into_bytes(),
-        Format::Svg => serve_card::svg(&r).into_bytes(),
-        Format::Png => card::png(&serve_card::svg(&r))?,
+        Format::Svg => card::serve_svg(&r).into_bytes(),
+        Format::Png => card::png(&card::serve_svg(&r))?,
         // llama-bench's records describe in-process tests; a server's
         // requests have no fields there to go in.
         Format::LlamaBenchJson => {
