@@ -5,15 +5,18 @@
 # end-to-end test, PostgreSQL (a private server the team-store tests start
 # on their own port and folder; never the system service), openssl for
 # its TLS certificate, and stunnel4 (a TLS proxy the server-benchmark test
-# puts in front of llama-server, as a remote https server would be). Rust (cargo), Node.js (npm) and python3 are expected to be
-# there already.
+# puts in front of llama-server, as a remote https server would be), and for
+# the install test dpkg-dev and file (to make the .deb), debootstrap (its
+# clean Debian root), netpbm and bc (its screenshot and timing). Rust
+# (cargo), Node.js (npm) and python3 are expected to be there already.
 # Idempotent: packages already installed are not touched.
 set -euo pipefail
 sudo=""
 [ "$(id -u)" = 0 ] || sudo=sudo
 wanted=(build-essential cmake clang libclang-dev pkg-config unzip
   libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libsoup-3.0-dev
-  webkit2gtk-driver xvfb postgresql openssl stunnel4)
+  webkit2gtk-driver xvfb postgresql openssl stunnel4
+  dpkg-dev file debootstrap netpbm bc)
 # pip may come from a Python outside Debian (pyenv); only then is it needed.
 python3 -m pip --version >/dev/null 2>&1 || wanted+=(python3-pip)
 # A venv for the workflow linter (scripts/test/lint-workflows.sh).

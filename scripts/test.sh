@@ -59,4 +59,20 @@ bash scripts/test/e2e.sh
 # folder, a CUDA module refused with its reason, the CPU against llama-bench.
 step "GPU kit"
 bash scripts/test/gpu-kit.sh
+# The .deb, installed on a clean Debian root and used there as a user would
+# (scripts/package/test-install.sh, which prints what it measured). The
+# package is made as this user from the binaries the tests ran, so nothing
+# compiles; the install needs root for chroot and mounts. Without root or
+# sudo it says so and is skipped, as on a developer's machine.
+step "install test"
+install_out=$(mktemp -d)
+if [ "$(id -u)" = 0 ]; then
+  OUT="$install_out" bash scripts/package/test-install.sh
+elif sudo -n true 2>/dev/null; then
+  deb=$(bash scripts/package/package.sh | head -n 1)
+  sudo -n env "PATH=$PATH" "DYNO_TEST_MODELS=$DYNO_TEST_MODELS" "OUT=$install_out" \
+    bash scripts/package/test-install.sh "$deb"
+else
+  echo "test: install test skipped: it needs root (chroot and mounts); run sudo bash scripts/package/test-install.sh" >&2
+fi
 step "done"
