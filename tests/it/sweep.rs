@@ -120,8 +120,8 @@ fn a_local_sweep_quantises_measures_and_kld_grows_as_bits_drop() {
         "F16",
         "Q8_0",
         "Q4_0",
-        "prefill pp32",
-        "decode tg8",
+        "PREFILL pp32",
+        "DECODE tg8",
         "threads 2",
     ] {
         assert!(card.contains(text), "{text} missing from the card");
