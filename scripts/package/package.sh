@@ -12,10 +12,12 @@
 # from the binaries themselves (dpkg-shlibdeps), so `apt install` on a
 # clean system pulls what is missing.
 #
-# The modules are the build's CPU module, plus the Vulkan and CUDA modules
-# where scripts/gpu/build-vulkan.sh and scripts/gpu/build-cuda.sh have cached
-# them for this llama.cpp build (PACKAGE_VULKAN=0 or PACKAGE_CUDA=0 leaves
-# them out). The CUDA module bundles no CUDA runtime: it needs the NVIDIA
+# The modules are the build's CPU module (or, where
+# scripts/package/build-cpu-variants.sh has cached them, one CPU module per
+# CPU generation instead), plus the Vulkan and CUDA modules where
+# scripts/gpu/build-vulkan.sh and scripts/gpu/build-cuda.sh have cached them
+# for this llama.cpp build (PACKAGE_CPU_VARIANTS=0, PACKAGE_VULKAN=0 or
+# PACKAGE_CUDA=0 leaves them out). The CUDA module bundles no CUDA runtime: it needs the NVIDIA
 # driver, libcudart.so.13 and libcublas.so.13 on the user's machine, and
 # `dyno hw` says which are missing.
 #
@@ -61,6 +63,16 @@ copy_build_modules "$rel" "$lib"
 # one not built here, or of another build, is left out (and said so).
 sys_version=$(awk '/^name = "llama-cpp-sys-2"/{getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
 add_module() { add_modules "$1" "$lib" || true; }
+# The CPU backend once per CPU generation, where
+# scripts/package/build-cpu-variants.sh has built it for this llama.cpp
+# build: it replaces the single x86-64-v3 module, so no two CPU modules of
+# equal score compete (PACKAGE_CPU_VARIANTS=0 keeps the single one).
+variants="$HOME/.cache/dyno/cpu-variants/$sys_version"
+if [ "${PACKAGE_CPU_VARIANTS:-1}" != 0 ] && [ -d "$variants" ] && add_modules "$variants" "$lib"; then
+  rm -f "$lib/libggml-cpu.so"
+  sed -i '/  libggml-cpu\.so$/d' "$lib/dyno-backends.txt"
+  log "CPU variants: $(ls "$lib" | grep -c '^libggml-cpu-') modules in place of libggml-cpu.so"
+fi
 [ "${PACKAGE_VULKAN:-1}" = 0 ] || add_module "$HOME/.cache/dyno/vulkan/$sys_version"
 if [ "${PACKAGE_CUDA:-1}" != 0 ]; then
   for d in "$HOME/.cache/dyno/cuda/$sys_version"-sm*; do [ -d "$d" ] && add_module "$d"; done
