@@ -261,7 +261,8 @@ fn context(c: &mut Canvas, blocks: &[Block]) {
     c.rect(CONTEXT.x, CONTEXT.y, CONTEXT.w, CONTEXT.h, PANEL, 10.0);
     const INDENT: f64 = 14.0;
     let x = CONTEXT.x + INSET;
-    let bottom = CONTEXT.bottom() - 12.0;
+    // The last baseline: a descender's room above the panel's foot.
+    let bottom = CONTEXT.bottom() - 7.0;
     let mut y = CONTEXT.y + 30.0;
     for b in blocks {
         if y > bottom - 20.0 {

@@ -10,7 +10,7 @@
 //! 150├──────────────────────────────────────────┬───────────────────┤
 //!    │ CHART    labels │ panel │ panel │ panel  │ CONTEXT           │
 //!    │                 │       │       │        │   blocks          │
-//! 512├──────────────────────────────────────────┴───────────────────┤
+//! 515├──────────────────────────────────────────┴───────────────────┤
 //!    │ NOTES    (two lines, the whole width)                        │
 //! 565├──────────────────────────────────────────────────────────────┤
 //!    │ FOOTER   conditions · when, which Dyno                       │
@@ -52,7 +52,7 @@ pub const CONTEXT: Region = Region {
     x: 772.0,
     y: 150.0,
     w: 406.0,
-    h: 362.0,
+    h: 365.0,
 };
 
 /// The context column's padding: text starts this far inside the panel.
@@ -73,7 +73,7 @@ pub const CHART_HEAD: f64 = 50.0;
 /// Under the chart and the column, the card's whole width.
 pub const NOTES: Region = Region {
     x: MARGIN,
-    y: 515.0,
+    y: 517.0,
     w: 1120.0,
     h: 48.0,
 };

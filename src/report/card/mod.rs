@@ -66,6 +66,30 @@ mod tests {
         long.runs[0].model.file_name =
             "Meta-Llama-3.1-8B-Instruct-abliterated-uncensored-v2.Q4_K_M.imatrix-calibrated.gguf"
                 .into();
+        // The app's Export of a disturbed run against the team, with two
+        // modules: the column's fullest case.
+        let mut team = run::tests::one_run();
+        team.runs[0].results[0].disturbed = true;
+        team.runs[0].results[0].disturbance = busy.runs[1].results[1].disturbance.clone();
+        team.runs[0].backend_modules = Some(
+            ["RPC libggml-rpc.so", "CPU libggml-cpu.so"]
+                .map(|m| {
+                    let (backend, file) = m.split_once(' ').unwrap();
+                    crate::vocab::ModuleRef {
+                        backend: backend.into(),
+                        file: file.into(),
+                        sha256: Some("732fcb63f6083c0d".into()),
+                    }
+                })
+                .to_vec(),
+        );
+        team.team = Some(crate::report::json::TeamMedian {
+            machines: 2,
+            decode_tps: Some(120.0),
+            prefill_tps: Some(300.0),
+            n_gen: Some(16),
+            n_prompt: Some(64),
+        });
         let mut many = serve::tests::sweep();
         let slo = many.plan.slo;
         many.results = (0..15)
@@ -76,6 +100,7 @@ mod tests {
             ("run-runs-disturbed", run::spec(&busy, None)),
             ("run-one", run::spec(&run::tests::one_run(), None)),
             ("run-one-long-name", run::spec(&long, None)),
+            ("run-one-team-busy", run::spec(&team, None)),
             ("serve-sweep", serve::spec(&serve::tests::sweep())),
             ("serve-one", serve::spec(&serve::tests::one_test())),
             ("serve-many", serve::spec(&many)),
@@ -111,6 +136,22 @@ mod tests {
                 // is cut at its start on purpose to keep the file name.
                 let path = t.text.starts_with("model …") || t.text.starts_with("file …");
                 assert!(!t.text.contains('…') || path, "{name}: cut {:?}", t.text);
+            }
+        }
+    }
+
+    /// The column leaves out a block that finds no room; on none of the
+    /// cards tested, the fullest included, may that be one that says more
+    /// than that something is missing.
+    #[test]
+    fn every_context_block_finds_room_on_the_cards_tested() {
+        for (name, spec) in cards() {
+            let texts: Vec<String> = draw(&spec).1.into_iter().map(|t| t.text).collect();
+            for b in spec.context.iter().filter(|b| !b.optional) {
+                assert!(texts.contains(&b.head), "{name}: no room for {:?}", b.head);
+                let last = b.lines.last().expect("a block has lines");
+                let drawn = texts.iter().any(|t| last.starts_with(t.as_str()));
+                assert!(drawn, "{name}: {:?} lost its last line {last:?}", b.head);
             }
         }
     }

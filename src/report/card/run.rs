@@ -316,9 +316,9 @@ fn body(rows: &[Figures], tests: &Tests) -> Body {
     })
 }
 
-/// The right column: a disturbance first, then machine, build, the team,
-/// energy, what the speed means, and a sweep's divergence from its
-/// reference.
+/// The right column: a disturbance first, then the team (when asked for),
+/// machine, build, energy, what the speed means, and a sweep's divergence
+/// from its reference.
 fn context(r: &Report, sweep: Option<&SweepJson>, rows: &[Figures]) -> Vec<Block> {
     let first = r.runs.first();
     let mut blocks = Vec::new();
@@ -329,12 +329,21 @@ fn context(r: &Report, sweep: Option<&SweepJson>, rows: &[Figures]) -> Vec<Block
     if let Some(b) = disturbed_block(rows) {
         blocks.push(b);
     }
-    blocks.push(Block::new("MACHINE", machine_lines(&r.machine)));
-    blocks.push(Block::new("BACKEND", backend_lines(first, &r.machine)));
+    // The comparison the user asked for (`--vs-team`) comes before what
+    // every card shows, so a long disturbance cannot push it off.
     if let (Some(t), Some(run)) = (&r.team, first) {
         blocks.push(team_block(t, run));
     }
-    blocks.push(Block::new("ENERGY (DECODE)", energy_lines(rows)));
+    blocks.push(Block::new("MACHINE", machine_lines(&r.machine)));
+    blocks.push(Block::new("BACKEND", backend_lines(first, &r.machine)));
+    let energy = energy_lines(rows);
+    blocks.push(Block {
+        optional: energy.is_none(),
+        ..Block::new(
+            "ENERGY (DECODE)",
+            vec![energy.unwrap_or_else(|| "tokens per joule: no power reading".into())],
+        )
+    });
     if let Some(lines) = meaning_lines(r, sweep) {
         blocks.push(Block::new("WHAT THIS MEANS", lines));
     }
@@ -363,23 +372,21 @@ fn disturbed_block(rows: &[Figures]) -> Option<Block> {
         format!("* DISTURBED WHILE TIMED ({n} ROWS)")
     };
     Some(Block {
-        head,
-        lines: vec![format!("{}: {why}", row.label)],
         most: 4,
+        ..Block::new(head, vec![format!("{}: {why}", row.label)])
     })
 }
 
-/// CPU, memory (with its measured bandwidth) and up to two GPUs.
+/// CPU, memory (with its measured bandwidth) and up to two GPUs; "no
+/// GPU" shares the CPU's line, to leave the column room.
 fn machine_lines(m: &MachineJson) -> Vec<String> {
-    let mut hw = vec![format!("{} · {} cores", m.cpu, m.cores)];
+    let no_gpu = if m.gpus.is_empty() { " · no GPU" } else { "" };
+    let mut hw = vec![format!("{} · {} cores{no_gpu}", m.cpu, m.cores)];
     let mut mem = format!("{} RAM", human_bytes(m.memory_bytes));
     if let Some(bw) = m.memory_bandwidth_bytes_per_s {
         let _ = write!(mem, " · {:.1} GB/s measured", bw as f64 / 1e9);
     }
     hw.push(mem);
-    if m.gpus.is_empty() {
-        hw.push("no GPU".into());
-    }
     for g in m.gpus.iter().take(2) {
         hw.push(format!(
             "{} · {} VRAM",
@@ -390,9 +397,9 @@ fn machine_lines(m: &MachineJson) -> Vec<String> {
     hw
 }
 
-/// The backend, the llama.cpp build, and the modules that measured (a
-/// dynamic-backends build), GPU first: the engine a figure came from, down
-/// to its file's hash.
+/// The backend and the llama.cpp build on one line, then the modules that
+/// measured (a dynamic-backends build), GPU first: the engine a figure came
+/// from, down to its file's hash.
 fn backend_lines(first: Option<&RunJson>, m: &MachineJson) -> Vec<String> {
     let backend = first
         .and_then(|x| x.backend.clone())
@@ -402,7 +409,7 @@ fn backend_lines(first: Option<&RunJson>, m: &MachineJson) -> Vec<String> {
         .and_then(|x| x.llama_cpp_build.clone())
         .or_else(|| m.llama_cpp_build.clone())
         .unwrap_or_else(|| "-".into());
-    let mut lines = vec![backend, build];
+    let mut lines = vec![format!("{backend} · {build}")];
     if let Some(run) = first {
         let mut mods: Vec<&crate::vocab::ModuleRef> =
             run.backend_modules.iter().flatten().collect();
@@ -453,20 +460,18 @@ fn team_block(t: &TeamMedian, run: &RunJson) -> Block {
     )
 }
 
-/// Tokens per joule where a power reading covered decode; said otherwise.
-fn energy_lines(rows: &[Figures]) -> Vec<String> {
+/// Tokens per joule of the first two rows with a power reading over
+/// decode; `None` when no row has one.
+fn energy_lines(rows: &[Figures]) -> Option<String> {
     let tpj: Vec<String> = rows
         .iter()
         .filter_map(|r| {
             r.tokens_per_j
                 .map(|v| format!("{} {} tokens/J", r.label, num(v)))
         })
+        .take(2)
         .collect();
-    if tpj.is_empty() {
-        vec!["tokens per joule: no power reading".to_string()]
-    } else {
-        vec![tpj.iter().take(2).cloned().collect::<Vec<_>>().join(" · ")]
-    }
+    (!tpj.is_empty()).then(|| tpj.join(" · "))
 }
 
 /// What the speed means in words, for the recommended level or the one run.

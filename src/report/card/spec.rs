@@ -134,6 +134,9 @@ pub struct Block {
     pub head: String,
     pub lines: Vec<String>,
     pub most: usize,
+    /// The block says only that something is missing ("no power reading"),
+    /// so on a full card it may be the one left out for lack of room.
+    pub optional: bool,
 }
 
 impl Block {
@@ -142,6 +145,7 @@ impl Block {
             head: head.into(),
             lines,
             most: 2,
+            optional: false,
         }
     }
 }
