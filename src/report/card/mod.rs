@@ -51,17 +51,8 @@ mod tests {
     fn cards() -> Vec<(&'static str, CardSpec)> {
         let (r, sweep) = run::tests::fixture();
         let mut busy = r.clone();
-        let res = &mut busy.runs[1].results[1];
-        res.disturbed = true;
-        res.disturbance = Some(crate::telemetry::disturbance::Disturbance {
-            disturbed: true,
-            reasons: vec!["2 cores in use (0.35 cores: WebKitWebProcess 0.2, WebKitNetworkProcess 0.1, dyno-app 0.05)".into()],
-            others_cpu_cores: Some(0.35),
-            cores_in_use: 2,
-            steal_pct: None,
-            cv: Some(0.01),
-            processes: Vec::new(),
-        });
+        let long_reason = "2 cores in use (0.35 cores: WebKitWebProcess 0.2, WebKitNetworkProcess 0.1, dyno-app 0.05)";
+        run::tests::disturb(&mut busy.runs[1].results[1], long_reason);
         let mut long = run::tests::one_run();
         long.runs[0].model.file_name =
             "Meta-Llama-3.1-8B-Instruct-abliterated-uncensored-v2.Q4_K_M.imatrix-calibrated.gguf"
@@ -69,8 +60,7 @@ mod tests {
         // The app's Export of a disturbed run against the team, with two
         // modules: the column's fullest case.
         let mut team = run::tests::one_run();
-        team.runs[0].results[0].disturbed = true;
-        team.runs[0].results[0].disturbance = busy.runs[1].results[1].disturbance.clone();
+        run::tests::disturb(&mut team.runs[0].results[0], long_reason);
         team.runs[0].backend_modules = Some(
             ["RPC libggml-rpc.so", "CPU libggml-cpu.so"]
                 .map(|m| {

@@ -542,11 +542,18 @@ pub(super) mod tests {
         r
     }
 
-    fn bars(spec: &CardSpec) -> &Bars {
-        match &spec.body {
-            Body::Bars(b) => b,
-            Body::Figures { .. } => panic!("bars expected: {spec:#?}"),
-        }
+    /// Mark `res` as timed while other programs used `reason`'s cores.
+    pub(in crate::report::card) fn disturb(res: &mut ResultJson, reason: &str) {
+        res.disturbed = true;
+        res.disturbance = Some(crate::telemetry::disturbance::Disturbance {
+            disturbed: true,
+            reasons: vec![reason.into()],
+            others_cpu_cores: Some(0.35),
+            cores_in_use: 2,
+            steal_pct: None,
+            cv: Some(0.01),
+            processes: Vec::new(),
+        });
     }
 
     #[test]
@@ -579,7 +586,7 @@ pub(super) mod tests {
             s.kind,
             format!("quantisation sweep · {} levels", sweep.levels.len())
         );
-        let b = bars(&s);
+        let b = s.bars();
         let labels: Vec<&str> = b.rows.iter().map(|r| r.label.as_str()).collect();
         let levels: Vec<&str> = sweep.levels.iter().map(|l| l.level.as_str()).collect();
         assert_eq!(labels, levels);
@@ -621,7 +628,7 @@ pub(super) mod tests {
         lvl.status = LevelStatus::Failed;
         lvl.error = Some("out of memory loading the model".into());
         let s = spec(&r, Some(&sweep));
-        let b = bars(&s);
+        let b = s.bars();
         assert_eq!(
             b.rows[1].failed.as_deref(),
             Some("out of memory loading the model")
@@ -635,19 +642,12 @@ pub(super) mod tests {
     #[test]
     fn a_disturbed_row_is_starred_and_the_column_says_why_first() {
         let (mut r, _) = fixture();
-        let res = &mut r.runs[1].results[1];
-        res.disturbed = true;
-        res.disturbance = Some(crate::telemetry::disturbance::Disturbance {
-            disturbed: true,
-            reasons: vec!["2 cores in use (0.35 cores: WebKitWebProcess 0.2)".into()],
-            others_cpu_cores: Some(0.35),
-            cores_in_use: 2,
-            steal_pct: None,
-            cv: Some(0.01),
-            processes: Vec::new(),
-        });
+        disturb(
+            &mut r.runs[1].results[1],
+            "2 cores in use (0.35 cores: WebKitWebProcess 0.2)",
+        );
         let s = spec(&r, None);
-        let starred = &bars(&s).rows[1].label;
+        let starred = &s.bars().rows[1].label;
         assert!(starred.ends_with(" *"), "{starred}");
         assert_eq!(s.context[0].head, "* DISTURBED WHILE TIMED");
         assert!(s.context[0].lines[0].contains("WebKitWebProcess 0.2"));

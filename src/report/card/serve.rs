@@ -589,13 +589,6 @@ pub(super) mod tests {
         r
     }
 
-    fn bars(spec: &CardSpec) -> &Bars {
-        match &spec.body {
-            Body::Bars(b) => b,
-            Body::Figures { .. } => panic!("bars expected: {spec:#?}"),
-        }
-    }
-
     #[test]
     fn the_card_states_the_conditions_of_its_figures() {
         let s = spec(&sweep());
@@ -622,7 +615,7 @@ pub(super) mod tests {
         assert_eq!(s.status, Some(Line::new("status ok", Tone::Muted)));
         // Rows are named by what varies between tests (depth, concurrency);
         // the lengths all tests share are stated once, above.
-        let labels: Vec<&str> = bars(&s).rows.iter().map(|r| r.label.as_str()).collect();
+        let labels: Vec<&str> = s.bars().rows.iter().map(|r| r.label.as_str()).collect();
         assert_eq!(
             labels,
             [
@@ -640,7 +633,7 @@ pub(super) mod tests {
     fn per_request_decode_and_total_output_stay_in_separate_panels() {
         let r = sweep();
         let s = spec(&r);
-        let b = bars(&s);
+        let b = s.bars();
         let titles: Vec<&str> = b.panels.iter().map(|p| p.title.as_str()).collect();
         assert_eq!(titles, ["PER REQUEST", "ALL REQUESTS", "FIRST TOKEN"]);
         let colours: Vec<Colour> = b.panels.iter().map(|p| p.colour).collect();
@@ -688,10 +681,10 @@ pub(super) mod tests {
         r.status = RunStatus::Failed;
         r.error = Some("HTTP 503: no slot available".into());
         let s = spec(&r);
-        let row = &bars(&s).rows[1];
+        let row = &s.bars().rows[1];
         assert_eq!(row.label, "@d0 c2");
         assert_eq!(row.failed.as_deref(), Some("HTTP 503: no slot available"));
-        assert!(bars(&s).panels.iter().all(|p| p.bars[1].value.is_none()));
+        assert!(s.bars().panels.iter().all(|p| p.bars[1].value.is_none()));
         assert_eq!(s.status, Some(Line::new("FAILED", Tone::Bad)));
         assert_eq!(
             s.notes[0],

@@ -188,3 +188,14 @@ impl CardSpec {
         self.context.iter().find(|b| b.head == head)
     }
 }
+
+#[cfg(test)]
+impl CardSpec {
+    /// The chart's bars, for tests of a card that has them.
+    pub(super) fn bars(&self) -> &Bars {
+        match &self.body {
+            Body::Bars(b) => b,
+            Body::Figures { .. } => panic!("bars expected: {self:#?}"),
+        }
+    }
+}
