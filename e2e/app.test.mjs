@@ -161,6 +161,25 @@ test("the app starts and shows the hardware", async () => {
   assert.match(modulesText, /libggml-cpu\.so · CPU · .* loaded/, modulesText);
   assert.match(modulesText, /executable folder/, modulesText);
   await shot("overview");
+  // With no model and no network, a released model's shape is a way
+  // forward too: its size from the built-in header, then the Benchmark
+  // form filled to measure it (run in a later journey, so this database
+  // stays without results for the first benchmark's).
+  await (await byId("shape-measure-shape")).selectByAttribute("value", "smollm2-360m");
+  await (await byId("shape-measure-level")).selectByAttribute("value", "Q4_0");
+  const size = await byId("shape-measure-size");
+  await browser.waitUntil(async () => /36\d\.\d\d M parameters, 216\.8 MiB of weights/.test(await size.getText()), {
+    timeout: 30_000,
+    timeoutMsg: "the shape's size is not shown",
+  });
+  await (await byId("welcome")).scrollIntoView({ block: "end" });
+  await shot("overview-first-screen");
+  await (await byId("shape-measure-go")).click();
+  assert.equal(await (await byId("sweep-source-kind")).getValue(), "shape");
+  assert.equal(await (await byId("sweep-shape")).getValue(), "smollm2-360m");
+  assert.equal(await (await byId("sweep-shape-levels")).getValue(), "Q4_0");
+  assert.ok(!(await (await byId("sweep-quality")).isEnabled()), "no quality from synthetic weights");
+  await (await byId("nav-overview")).click();
 });
 
 test("a folder added in the app lists its model, and two clicks benchmark it with a chart", async () => {
@@ -398,6 +417,36 @@ test("a hub repo's levels are swept by their shapes without downloading, labelle
   await shotsAtSizes("sweep-shapes", "sweep-synthetic", { block: "center" });
   const blobs = path.join(process.env.HF_HOME ?? "", "hub", "models--dyno-test--SmolLM2-135M-Instruct-GGUF", "blobs");
   assert.ok(!fs.existsSync(blobs) || fs.readdirSync(blobs).length === 0, "nothing was downloaded");
+});
+
+test("a released model's shape is measured with no model at all, from Dyno's built-in header", async () => {
+  const synthDir = path.join(process.env.DYNO_CACHE_DIR ?? "", "synth");
+  const mine = () => (fs.existsSync(synthDir) ? fs.readdirSync(synthDir) : []).filter((f) => f.startsWith("smollm2-360m-Q4_0"));
+  await (await byId("nav-sweep")).click();
+  await (await byId("sweep-source-kind")).selectByAttribute("value", "shape");
+  await (await byId("sweep-shape")).selectByAttribute("value", "smollm2-360m");
+  await setValue("sweep-shape-levels", "q4_0");
+  await (await byId("sweep-preset")).selectByAttribute("value", "custom");
+  await setValue("sweep-prompt", 32);
+  await setValue("sweep-gen", 8);
+  await setValue("sweep-reps", 1);
+  await setValue("sweep-rpc", "");
+  assert.ok(!(await (await byId("sweep-quality")).isEnabled()), "no quality from synthetic weights");
+  await shot("sweep-shape-form");
+  await (await byId("sweep-run")).click();
+  const status = await byId("sweep-status");
+  await browser.waitUntil(async () => /done|failed|cancelled/.test(await status.getText()), {
+    timeout: 300_000,
+    interval: 500,
+    timeoutMsg: "the shape sweep did not end in 5 minutes",
+  });
+  assert.match(await status.getText(), /done/);
+  const mark = await byId("sweep-level-synthetic", 30_000);
+  assert.match(await mark.getAttribute("title"), /smollm2-360m Q4_0 from Dyno's built-in llama header, seed 1/);
+  assert.match(await (await byId("sweep-synthetic")).getText(), /no quality figures/);
+  assert.match(await (await byId("sweep-detail")).getText(), /released model's shape/);
+  assert.deepEqual(mine(), [], "the synthetic file is deleted afterwards");
+  await shotsAtSizes("sweep-shape", "sweep-synthetic", { block: "center" });
 });
 
 test("a released model's shape is written from a small model's header with synthetic weights", async () => {

@@ -48,6 +48,12 @@ impl Twin {
                 100.0 * o.header_bytes_fetched as f64 / o.file_bytes.max(1) as f64
             )
         };
+        if o.source == super::synth::BUILTIN_SOURCE {
+            return format!(
+                "{}: the shape measured with synthetic weights, from Dyno's built-in llama header; nothing was downloaded",
+                self.target
+            );
+        }
         format!(
             "{}: its shape measured with synthetic weights, not the real file; {read}",
             self.target
@@ -107,13 +113,31 @@ impl Drop for Twins {
     }
 }
 
-/// Whether `target` names a hub level rather than a file here.
+/// Whether `target` names a hub level or a named shape rather than a file
+/// here: what `--shape-only` measures.
 pub fn is_hub_level(target: &str) -> bool {
     super::predict::hub_target(target).is_some_and(|(_, level)| level.is_some())
+        || named_shape(target).is_some()
+}
+
+/// A named shape at a level (`llama-3.1-8b:Q4_K_M`), written from Dyno's
+/// built-in header: the shape and the level, or `None` for anything else
+/// (a file here is always a file).
+pub fn named_shape(target: &str) -> Option<(&str, &str)> {
+    let (shape, level) = target.split_once(':')?;
+    let known = super::synth::builtin_shapes()
+        .into_iter()
+        .any(|s| s.eq_ignore_ascii_case(shape));
+    (known && !Path::new(target).exists()).then_some((shape, level))
 }
 
 /// The bad-input error for a hub level given where a file is expected.
 pub fn not_a_file(target: &str) -> DynoError {
+    if named_shape(target).is_some() {
+        return DynoError::BadInput(format!(
+            "{target} is a named shape, not a file here: measure it with synthetic weights with --shape-only"
+        ));
+    }
     DynoError::BadInput(format!(
         "{target} is a level on the hub, not a file here: download it with `dyno hub pull {repo} --quant {level}`, or measure its shape without downloading with --shape-only",
         repo = target.split_once(':').map_or(target, |(r, _)| r),
@@ -138,15 +162,24 @@ pub async fn write_twins(
 ) -> Result<Twins> {
     if targets.is_empty() {
         return Err(DynoError::BadInput(
-            "--shape-only needs a hub level to measure, as in OWNER/NAME:Q4_K_M".into(),
+            "--shape-only needs a hub level or a named shape to measure, as in OWNER/NAME:Q4_K_M or llama-3.1-8b:Q4_K_M".into(),
         ));
     }
-    let input = |target: &str, dry_run: bool| SynthInput {
-        like: target.to_string(),
-        endpoint: endpoint.map(String::from),
-        replace: true,
-        dry_run,
-        ..SynthInput::default()
+    let input = |target: &str, dry_run: bool| match named_shape(target) {
+        Some((shape, level)) => SynthInput {
+            shape: Some(shape.to_string()),
+            level: Some(level.to_string()),
+            replace: true,
+            dry_run,
+            ..SynthInput::default()
+        },
+        None => SynthInput {
+            like: target.to_string(),
+            endpoint: endpoint.map(String::from),
+            replace: true,
+            dry_run,
+            ..SynthInput::default()
+        },
     };
     let listings = listings(store, targets, known, endpoint).await?;
     let listing_of = |target: &str| {
@@ -240,10 +273,15 @@ fn check_disk(dir: &Path, planned: &[SynthOutcome]) -> Result<()> {
     let need: u64 = planned.iter().map(|o| o.file_bytes).sum();
     match crate::quantize::free_space(dir) {
         Some(free) if free < need => Err(DynoError::BadInput(format!(
-            "{} has {} free and the synthetic files need {}; free some space or set DYNO_CACHE_DIR to a larger disk",
+            "{} has {} free and the synthetic files need {}; free some space or set DYNO_CACHE_DIR to a larger disk{}",
             dir.display(),
             human_bytes(free),
-            human_bytes(need)
+            human_bytes(need),
+            if planned.len() > 1 {
+                ", or measure fewer levels at once (--levels)"
+            } else {
+                ""
+            }
         ))),
         _ => Ok(()),
     }
@@ -258,6 +296,13 @@ mod tests {
         assert!(is_hub_level("org/x-GGUF:Q4_K_M"));
         assert!(!is_hub_level("org/x-GGUF"));
         assert!(!is_hub_level("model.gguf"));
+        assert!(is_hub_level("llama-3.1-8b:Q4_K_M"));
+        assert!(!is_hub_level("gemma-3-1b:Q4_K_M"));
+        let e = not_a_file("llama-3.1-8b:Q4_K_M").to_string();
+        assert!(
+            e.contains("named shape") && e.contains("--shape-only"),
+            "{e}"
+        );
         let e = not_a_file("org/x-GGUF:Q4_K_M").to_string();
         assert!(
             e.contains("dyno hub pull org/x-GGUF --quant Q4_K_M") && e.contains("--shape-only"),

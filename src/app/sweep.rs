@@ -103,6 +103,17 @@ pub enum SourceInput {
         #[ts(as = "Option<_>", optional)]
         keep: bool,
     },
+    /// A named shape's levels, each written from Dyno's built-in header
+    /// with synthetic weights (`--shape`): nothing to download or own.
+    Shape {
+        shape: String,
+        #[ts(optional)]
+        levels: Option<Vec<String>>,
+        /// Keep the synthetic files in Dyno's cache afterwards (`--keep`).
+        #[serde(default)]
+        #[ts(as = "Option<_>", optional)]
+        keep: bool,
+    },
 }
 
 impl SourceInput {
@@ -149,6 +160,15 @@ impl SourceInput {
                 }
                 (Source::Repo(repo.trim().to_string()), given(levels))
             }
+            SourceInput::Shape { shape, levels, .. } => {
+                if shape.trim().is_empty() {
+                    return Err(DynoError::BadInput(format!(
+                        "choose a shape: {}",
+                        super::synth::builtin_shapes().join(", ")
+                    )));
+                }
+                (Source::Shape(shape.trim().to_string()), given(levels))
+            }
         })
     }
 }
@@ -163,6 +183,7 @@ impl SweepInput {
             SourceInput::Repo {
                 shape_only, keep, ..
             } => (shape_only, shape_only && keep),
+            SourceInput::Shape { keep, .. } => (true, keep),
             _ => (false, false),
         };
         let request = self.request(default_threads)?;
@@ -328,6 +349,8 @@ pub fn spec(
         Some(parse_levels(levels)?)
     };
     first_pair(&mut request);
+    // A named shape has no real file: it is only ever measured by its shape.
+    let shape_only = shape_only || matches!(source, Source::Shape(_));
     let quality = quality.filter(|_| !shape_only);
     if quality.is_some_and(|q| q.tokens == 0) {
         return Err(DynoError::BadInput(
@@ -393,6 +416,12 @@ pub async fn execute(
     let resolved = match &spec.source {
         Source::Repo(repo) if spec.shape_only => {
             let made = repo_twins(store, &machine, repo, &spec, order, &cancel, reporter).await?;
+            let paths = made.paths();
+            twins = Some(made);
+            resolve_files(&paths, None)?
+        }
+        Source::Shape(shape) => {
+            let made = shape_twins(store, &machine, shape, &spec, order, &cancel, reporter).await?;
             let paths = made.paths();
             twins = Some(made);
             resolve_files(&paths, None)?
@@ -565,6 +594,56 @@ async fn repo_twins(
     Ok(twins)
 }
 
+/// `--shape`: a synthetic file of the shape at each of the sweep's levels,
+/// written from Dyno's built-in header and deleted when the sweep is done.
+/// The default ladder's levels whose tensor types Dyno cannot write yet are
+/// left out, in words.
+async fn shape_twins(
+    store: &Store,
+    machine: &Machine,
+    shape: &str,
+    spec: &SweepSpec,
+    order: &SweepOrder,
+    cancel: &Cancel,
+    reporter: &mut dyn SweepReporter,
+) -> Result<super::shape_only::Twins> {
+    let known = super::synth::builtin_shapes();
+    let Some(shape) = known.iter().find(|s| s.eq_ignore_ascii_case(shape)) else {
+        return Err(DynoError::BadInput(format!(
+            "{shape}: no such shape; Dyno knows {}",
+            known.join(", ")
+        )));
+    };
+    let writable = crate::model::reshape::level_names();
+    let levels: Vec<String> = match spec.levels.as_deref() {
+        Some(l) => l.to_vec(),
+        None => {
+            let (some, left): (Vec<&str>, Vec<&str>) = DEFAULT_LADDER
+                .iter()
+                .partition(|l| writable.iter().any(|w| w.eq_ignore_ascii_case(l)));
+            if !left.is_empty() {
+                reporter.sweep(&SweepEvent::Info(&format!(
+                    "{} left out: Dyno cannot write those levels' tensor types yet (it writes {})",
+                    left.join(", "),
+                    writable.join(", ")
+                )));
+            }
+            some.into_iter().map(String::from).collect()
+        }
+    };
+    let targets: Vec<String> = levels.iter().map(|l| format!("{shape}:{l}")).collect();
+    reporter.sweep(&SweepEvent::Info(&format!(
+        "measuring the shape {shape} with synthetic weights from Dyno's built-in llama header: nothing is downloaded, and quality needs real weights, so it is not measured"
+    )));
+    let twins =
+        super::shape_only::write_twins(store, machine, &targets, None, None, order.keep, cancel)
+            .await?;
+    for t in &twins.twins {
+        reporter.sweep(&SweepEvent::Info(&t.describe()));
+    }
+    Ok(twins)
+}
+
 /// The repo's levels the sweep measures, in the order asked: the default
 /// ladder unless `levels` names some (a repo in BF16 stands in for F16).
 fn choose_levels<'l>(
@@ -729,6 +808,38 @@ mod tests {
         .order(2)
         .unwrap_err();
         assert!(e.to_string().contains("OWNER/NAME"), "{e}");
+    }
+
+    /// A named shape has no real file: its order is always shape-only and
+    /// never scores quality, whatever the form's boxes say.
+    #[test]
+    fn a_named_shape_is_always_measured_by_its_shape() {
+        let o = SweepInput {
+            quality: Some(true),
+            ..input(SourceInput::Shape {
+                shape: " llama-3.1-8b ".into(),
+                levels: Some(vec!["q4_k_m".into()]),
+                keep: false,
+            })
+        }
+        .order(2)
+        .unwrap();
+        assert!(!o.keep);
+        let spec = new(o);
+        assert_eq!(spec.source, Source::Shape("llama-3.1-8b".into()));
+        assert_eq!(spec.source.kind(), "shape");
+        assert_eq!(spec.levels.as_deref(), Some(&["Q4_K_M".into()][..]));
+        assert!(spec.shape_only);
+        assert_eq!(spec.quality, None, "synthetic weights have no quality");
+        let e = input(SourceInput::Shape {
+            shape: "".into(),
+            levels: None,
+            keep: true,
+        })
+        .order(2)
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("llama-3.2-1b"), "the shapes are offered: {e}");
     }
 
     #[test]

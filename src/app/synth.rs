@@ -22,6 +22,9 @@ use crate::model::synth::{self, PrepareError, Prepared, SynthStats, TensorStat};
 use crate::worker::client::{self, Cancel, WorkerOptions};
 use crate::worker::protocol::{Event, SynthPlan, WorkerRequest};
 
+/// The `source` of a file written from Dyno's built-in llama header.
+pub const BUILTIN_SOURCE: &str = "Dyno's built-in llama header";
+
 /// What `dyno synth` wrote (or, with `dry_run`, would write).
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct SynthOutcome {
@@ -80,6 +83,14 @@ struct Located {
 /// Where `like`'s header is: the file itself, or a hub level's header in
 /// the header cache (fetched with ranged requests if it is not there).
 async fn locate(store: Option<&crate::store::Store>, req: &SynthRequest) -> Result<Located> {
+    if req.like.is_empty() {
+        return Ok(Located {
+            header: builtin_header()?,
+            size: None,
+            fetched: 0,
+            source: None,
+        });
+    }
     let path = super::expand_home(&req.like);
     let hub_target = super::predict::hub_target(&req.like);
     if path.exists() || hub_target.is_none() {
@@ -153,6 +164,30 @@ async fn locate(store: Option<&crate::store::Store>, req: &SynthRequest) -> Resu
             listing.repo, first.path, shas[0]
         )),
     })
+}
+
+/// Dyno's built-in llama header ([`crate::model::template`]), kept as a
+/// `.gguf-header` in Dyno's synth folder, because the synthesiser (and its
+/// worker) read a template from a file. Written again each time: it is a
+/// few kilobytes, and a file left by another version must not be taken.
+fn builtin_header() -> Result<PathBuf> {
+    let (bytes, _) = crate::model::template::header();
+    let out = cache_dir()?.join("builtin-llama.gguf-header");
+    // Per process: two Dyno processes may write it at once.
+    let partial = out.with_extension(format!("{}.partial", std::process::id()));
+    std::fs::write(&partial, &bytes)
+        .and_then(|_| std::fs::rename(&partial, &out))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&partial);
+            DynoError::io(
+                format!(
+                    "could not write Dyno's built-in header to {}; make that folder writable (DYNO_CACHE_DIR)",
+                    out.display()
+                ),
+                e,
+            )
+        })?;
+    Ok(out)
 }
 
 /// A split level's parts, each a header in the cache, joined into one
@@ -236,7 +271,11 @@ async fn synth(
     let p = prepared(&like, like_size, req.shape.as_ref(), &origin)?;
     let h = &p.header;
     let mut outcome = SynthOutcome {
-        source: req.like.clone(),
+        source: if req.like.is_empty() {
+            BUILTIN_SOURCE.into()
+        } else {
+            req.like.clone()
+        },
         header_bytes_fetched: fetched,
         path: req.out.clone(),
         arch: h.get_str("general.architecture").unwrap_or_default().into(),
@@ -429,7 +468,10 @@ pub fn default_name(like: &str, shape: Option<&str>, level: Option<&str>) -> Str
             "_",
         )
     };
-    let stem = if super::predict::hub_target(like).is_some() && !super::expand_home(like).exists() {
+    let stem = if like.is_empty() {
+        // The built-in header: the shape names the file.
+        String::new()
+    } else if super::predict::hub_target(like).is_some() && !super::expand_home(like).exists() {
         like.replace(['/', ':'], "-")
     } else {
         Path::new(like)
@@ -443,7 +485,9 @@ pub fn default_name(like: &str, shape: Option<&str>, level: Option<&str>) -> Str
             .unwrap_or_else(|| "model".into())
     };
     let tag: Vec<&str> = [shape, level].into_iter().flatten().collect();
-    if tag.is_empty() {
+    if stem.is_empty() {
+        format!("{}.synth.gguf", safe(&tag.join("-")))
+    } else if tag.is_empty() {
         format!("{}.synth.gguf", safe(&stem))
     } else {
         format!("{}.{}.synth.gguf", safe(&stem), safe(&tag.join("-")))
@@ -457,12 +501,25 @@ pub fn default_name(like: &str, shape: Option<&str>, level: Option<&str>) -> Str
 pub struct SynthOptions {
     pub shapes: Vec<SynthShape>,
     pub levels: Vec<String>,
+    /// The shapes Dyno's built-in header writes with no template (a blank
+    /// `like`): those of its architecture.
+    pub builtin_shapes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct SynthShape {
     pub name: String,
     pub arch: String,
+}
+
+/// The named shapes the built-in header can be resized to: those of its
+/// architecture.
+pub fn builtin_shapes() -> Vec<&'static str> {
+    crate::model::reshape::PRESETS
+        .iter()
+        .filter(|p| p.arch == crate::model::template::ARCH)
+        .map(|p| p.name)
+        .collect()
 }
 
 pub fn options() -> SynthOptions {
@@ -478,6 +535,7 @@ pub fn options() -> SynthOptions {
             .into_iter()
             .map(String::from)
             .collect(),
+        builtin_shapes: builtin_shapes().into_iter().map(String::from).collect(),
     }
 }
 
@@ -485,8 +543,10 @@ pub fn options() -> SynthOptions {
 /// [--shape S] [--type T] [-o OUT] [--seed N] [--dry-run]`.
 #[derive(Debug, Clone, Default, serde::Deserialize, ts_rs::TS)]
 pub struct SynthInput {
-    /// The template: a GGUF file (or a `.gguf-header`), or OWNER/NAME:LEVEL
-    /// on the hub (only its header is fetched).
+    /// The template: a GGUF file (or a `.gguf-header`), OWNER/NAME:LEVEL
+    /// on the hub (only its header is fetched), or empty for Dyno's
+    /// built-in llama header (then `shape` is needed).
+    #[serde(default)]
     pub like: String,
     /// Hub address, for a mirror (a hub `like` only).
     #[ts(optional)]
@@ -587,10 +647,12 @@ pub(crate) async fn synth_listed(
     };
     let (shape, level) = (blank(&input.shape), level_name(input)?);
     let like = input.like.trim();
-    if like.is_empty() {
-        return Err(DynoError::BadInput(
-            "choose the GGUF file whose header the synthetic model takes".into(),
-        ));
+    if like.is_empty() && shape.is_none() {
+        return Err(DynoError::BadInput(format!(
+            "choose the GGUF file whose header the synthetic model takes, or a named {arch} shape ({}) to write from Dyno's built-in {arch} header",
+            builtin_shapes().join(", "),
+            arch = crate::model::template::ARCH,
+        )));
     }
     let out = input
         .out

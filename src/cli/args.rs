@@ -230,9 +230,10 @@ pub struct RpcServerArgs {
 pub struct SynthArgs {
     /// The GGUF file whose header, tensor shapes and types the output keeps,
     /// or OWNER/NAME:LEVEL on the hub (only its header is fetched: measure a
-    /// model before downloading it).
+    /// model before downloading it). Without it, --shape names a llama shape
+    /// written from Dyno's built-in llama header: no model or network needed.
     #[arg(long, value_name = "FILE.gguf|OWNER/NAME:LEVEL")]
-    pub like: String,
+    pub like: Option<String>,
     /// Hub address, for a mirror (also HF_ENDPOINT).
     #[arg(long, value_name = "URL")]
     pub endpoint: Option<String>,
@@ -550,7 +551,8 @@ pub enum ServeApi {
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// GGUF model files (hub levels OWNER/NAME:LEVEL with --shape-only).
+    /// GGUF model files (hub levels OWNER/NAME:LEVEL, or named shapes such
+    /// as llama-3.1-8b:Q4_K_M, with --shape-only).
     #[arg(required_unless_present = "again", value_name = "MODEL")]
     pub models: Vec<PathBuf>,
     /// Measure again the tests of run RUN_ID that were flagged as disturbed,
@@ -572,6 +574,8 @@ pub struct BenchArgs {
     /// write it here with synthetic weights, and measure that. The level's
     /// speed on this machine before a download, never its quality; the
     /// figures are labelled as synthetic. The files are deleted afterwards.
+    /// A named llama shape at a level (llama-3.1-8b:Q4_K_M, see `dyno synth
+    /// --shape`) is written from Dyno's built-in header: no network needed.
     #[arg(long, conflicts_with = "again")]
     pub shape_only: bool,
     /// With --shape-only: keep the synthetic files (in Dyno's cache).

@@ -694,8 +694,14 @@ async fn presets(db: &Path, model: &Path, json: bool) -> Result<i32> {
 }
 
 async fn synth(db: &std::path::Path, a: args::SynthArgs) -> Result<i32> {
-    let like_path = crate::app::expand_home(&a.like);
+    let like = a.like.clone().unwrap_or_default();
+    let like_path = crate::app::expand_home(&like);
     if a.stats {
+        if like.is_empty() {
+            return Err(DynoError::BadInput(
+                "--stats reads a model's values: give it with --like FILE.gguf".into(),
+            ));
+        }
         let stats = crate::app::synth::stats(&like_path).await?;
         println!(
             "{}",
@@ -716,7 +722,7 @@ async fn synth(db: &std::path::Path, a: args::SynthArgs) -> Result<i32> {
         indicatif::ProgressBar::hidden()
     };
     let input = crate::app::synth::SynthInput {
-        like: a.like.clone(),
+        like: like.clone(),
         endpoint: a.endpoint.clone(),
         shape: a.shape.clone(),
         level: a.ggml_type.clone(),
@@ -733,7 +739,7 @@ async fn synth(db: &std::path::Path, a: args::SynthArgs) -> Result<i32> {
         }
     });
     // The settings (hub address, token) only for a hub level.
-    let store = if like_path.exists() {
+    let store = if like.is_empty() || like_path.exists() {
         None
     } else {
         Some(open_store(db).await?)
@@ -758,7 +764,15 @@ async fn synth(db: &std::path::Path, a: args::SynthArgs) -> Result<i32> {
         );
         return Ok(0);
     }
+    print_synth(&done, like.is_empty());
+    Ok(0)
+}
+
+/// `dyno synth`'s line: what was written (or would be), from what, and how
+/// long it took; `built_in` when the header was Dyno's own.
+fn print_synth(done: &crate::app::synth::SynthOutcome, built_in: bool) {
     let what = match &done.shape {
+        Some(s) if built_in => format!("the shape {s}, from {}", done.source),
         Some(s) => format!("the shape {s}, from the header of {}", done.source),
         None => format!("the shape of {}", done.source),
     };
@@ -786,7 +800,6 @@ async fn synth(db: &std::path::Path, a: args::SynthArgs) -> Result<i32> {
     if let Some(r) = done.stats.as_ref().and_then(|s| s.routing.as_ref()) {
         println!("routing: {}", r.describe());
     }
-    Ok(0)
 }
 
 fn inspect(models: &[std::path::PathBuf], json: bool) -> Result<i32> {

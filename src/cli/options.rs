@@ -72,7 +72,7 @@ impl<T: Named + Send + Sync> TypedValueParser for NamedParser<T> {
 
 /// A quantisation sweep of one model.
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("source").required(true).args(["files", "dir", "from", "repo", "resume"])))]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["files", "dir", "from", "repo", "shape", "resume"])))]
 pub struct SweepArgs {
     /// GGUF files of one model, one per level.
     #[arg(long, num_args = 1.., value_name = "GGUF")]
@@ -87,6 +87,13 @@ pub struct SweepArgs {
     /// A Hugging Face repo OWNER/NAME: missing levels are downloaded (verified), then swept.
     #[arg(long, value_name = "OWNER/NAME")]
     pub repo: Option<String>,
+    /// A named model shape (llama-3.1-8b, llama-3.2-1b, mixtral-8x7b, ...;
+    /// `dyno synth --help` lists them): each level is written from Dyno's
+    /// built-in llama header with synthetic weights and measured. Nothing
+    /// is downloaded and no model is needed: the speed of that model's
+    /// levels on this machine, labelled as synthetic, without quality.
+    #[arg(long, value_name = "NAME")]
+    pub shape: Option<String>,
     /// Hub address for --repo, for a mirror (also HF_ENDPOINT).
     #[arg(long, value_name = "URL")]
     pub endpoint: Option<String>,
@@ -96,8 +103,9 @@ pub struct SweepArgs {
     /// the real weights and is not measured. The files are deleted after.
     #[arg(long, requires = "repo")]
     pub shape_only: bool,
-    /// With --shape-only: keep the synthetic files (in Dyno's cache).
-    #[arg(long, requires = "shape_only")]
+    /// With --shape-only or --shape: keep the synthetic files (in Dyno's
+    /// cache).
+    #[arg(long)]
     pub keep: bool,
     /// Resume sweep ID with the plan stored with it.
     #[arg(long, value_name = "ID")]
@@ -382,6 +390,11 @@ impl BenchOptions {
 impl SweepArgs {
     /// The sweep these options ask for, in the core's types.
     pub fn order(&self, default_threads: u32) -> Result<SweepOrder> {
+        if self.keep && !self.shape_only && self.shape.is_none() {
+            return Err(crate::error::DynoError::BadInput(
+                "--keep keeps synthetic files: it goes with --shape-only or --shape".into(),
+            ));
+        }
         let what = match self.resume {
             Some(id) => SweepWhat::Resume(id),
             None => {
@@ -393,6 +406,8 @@ impl SweepArgs {
                     Source::From(b.clone())
                 } else if let Some(r) = &self.repo {
                     Source::Repo(r.clone())
+                } else if let Some(s) = &self.shape {
+                    Source::Shape(s.clone())
                 } else {
                     unreachable!("clap requires one source")
                 };

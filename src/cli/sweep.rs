@@ -92,6 +92,7 @@ pub async fn sweeps(db: &Path, json: bool, limit: i64) -> Result<i32> {
                 Some(Source::Dir(d)) => format!("dir {}", d.display()),
                 Some(Source::From(b)) => format!("from {}", b.display()),
                 Some(Source::Repo(r)) => format!("repo {r}"),
+                Some(Source::Shape(s)) => format!("shape {s} (synthetic)"),
                 None => "-".into(),
             };
             println!(

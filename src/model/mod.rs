@@ -11,6 +11,7 @@ pub mod quant;
 pub mod reshape;
 pub mod shape;
 pub mod synth;
+pub mod template;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -91,6 +92,8 @@ pub fn synthetic_label(h: &gguf::Header) -> Option<String> {
         .unwrap_or_default();
     Some(if shape == reshape::TWIN {
         format!("twin of {like}{source}{seed}")
+    } else if like == template::NAME {
+        format!("{shape} from {like} header{source}{seed}")
     } else {
         format!("{shape} from {like}'s header{source}{seed}")
     })

@@ -645,7 +645,7 @@ fn value_len(b: &[u8], t: u32) -> Option<usize> {
     }
 }
 
-fn put_str(out: &mut Vec<u8>, s: &str) {
+pub(super) fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend((s.len() as u64).to_le_bytes());
     out.extend(s.as_bytes());
 }
@@ -701,16 +701,16 @@ fn check_layers_alike(h: &Header, base: &Shape) -> Result<(), String> {
 }
 
 /// One tensor of the resized header.
-struct Out {
-    name: String,
-    dims: Vec<u64>,
-    ggml_type: u32,
+pub(super) struct Out {
+    pub(super) name: String,
+    pub(super) dims: Vec<u64>,
+    pub(super) ggml_type: u32,
 }
 
 /// The header's bytes from its metadata (`n_kv` entries, already encoded)
 /// and tensors, and the header they parse to (Dyno's own reader is the
 /// check of the writer).
-fn assemble(
+pub(super) fn assemble(
     kv: Vec<u8>,
     n_kv: u64,
     out_tensors: &[Out],

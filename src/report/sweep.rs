@@ -30,7 +30,7 @@ pub struct SweepReport {
 pub struct SweepJson {
     pub id: i64,
     pub status: SweepStatus,
-    /// "files", "dir", "from" or "repo".
+    /// "files", "dir", "from", "repo" or "shape".
     pub source_kind: Option<String>,
     /// The stored spec: source, levels, plan and quality settings.
     #[ts(

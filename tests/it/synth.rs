@@ -956,14 +956,40 @@ fn the_apps_form_describes_a_shape_and_refuses_what_it_cannot_write() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("Q4_K_M") && e.contains("Q8_0"), "{e}");
+    // No template: a llama shape comes from Dyno's built-in header, the
+    // same size as from SmolLM2's; a gemma shape, or no shape, is refused.
+    let built_in = rt
+        .block_on(synth_file(&SynthInput {
+            like: " ".into(),
+            ..input("Q4_K_M")
+        }))
+        .unwrap();
+    assert_eq!(built_in.source, dyno::app::synth::BUILTIN_SOURCE);
+    assert_eq!(
+        (built_in.n_params, built_in.weight_bytes),
+        (o.n_params, o.weight_bytes)
+    );
     let e = rt
         .block_on(synth_file(&SynthInput {
             like: " ".into(),
+            shape: Some("gemma-3-1b".into()),
             ..input("Q4_0")
         }))
         .unwrap_err()
         .to_string();
-    assert!(e.contains("choose the GGUF file"), "{e}");
+    assert!(e.contains("give a gemma3 file as --like"), "{e}");
+    let e = rt
+        .block_on(synth_file(&SynthInput {
+            like: " ".into(),
+            shape: None,
+            ..input("Q4_0")
+        }))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("choose the GGUF file") && e.contains("llama-3.1-8b"),
+        "{e}"
+    );
     // A path typed by hand is never replaced; one the save dialog asked
     // about comes with `replace` (writing it needs a worker, which `dyno
     // synth --force` shows above).
@@ -1006,4 +1032,147 @@ fn the_apps_form_describes_a_shape_and_refuses_what_it_cannot_write() {
         .iter()
         .any(|p| p.name == "llama-3.1-8b" && p.arch == "llama"));
     assert!(names.levels.contains(&"Q4_K_M".to_string()));
+}
+
+/// With no model and no network, the named llama shapes are written from
+/// Dyno's built-in header: `dyno synth --shape` without `--like`, `dyno
+/// bench --shape-only SHAPE:LEVEL` and `dyno sweep --shape`. The hub points
+/// at a closed port, so anything that reached for it would fail.
+#[test]
+fn the_built_in_header_measures_a_named_shape_with_no_model_and_no_network() {
+    let s = Scratch::new();
+    let offline = || {
+        let mut c = s.hub_dyno("http://127.0.0.1:9");
+        c.current_dir(s.dir.path());
+        c
+    };
+    let dry = |like: Option<&Path>, shape: &str, ty: &str| {
+        let mut c = offline();
+        c.args([
+            "synth",
+            "--dry-run",
+            "--json",
+            "--shape",
+            shape,
+            "--type",
+            ty,
+        ]);
+        if let Some(l) = like {
+            c.arg("--like").arg(l);
+        }
+        let o = c.output().unwrap();
+        assert_code(&o, 0);
+        let j = json(&o);
+        (f(&j["n_params"]) as u64, f(&j["weight_bytes"]) as u64)
+    };
+    // The sizes llama-bench prints for the real files ("llama 7B Q4_0
+    // 3.56 GiB 6.74 B", "llama 8B Q4_K - Medium 4.58 GiB 8.03 B"), and
+    // those of SmolLM2's header resized alike, for every llama shape.
+    let gib = |(p, b): (u64, u64)| {
+        (
+            (p as f64 / 1e7).round() / 100.0,
+            (b as f64 / (1u64 << 30) as f64 * 100.0).round() / 100.0,
+        )
+    };
+    assert_eq!(gib(dry(None, "llama-2-7b", "Q4_0")), (6.74, 3.56));
+    assert_eq!(gib(dry(None, "llama-3.1-8b", "Q4_K_M")), (8.03, 4.58));
+    let smol = model(SMOL);
+    for shape in [
+        "smollm2-360m",
+        "llama-3.2-1b",
+        "llama-3.2-3b",
+        "mixtral-8x7b",
+    ] {
+        assert_eq!(
+            dry(None, shape, "Q4_K_M"),
+            dry(Some(&smol), shape, "Q4_K_M"),
+            "{shape}"
+        );
+    }
+
+    // Written, the tensor list is the one SmolLM2's header gives, tensor by
+    // tensor (name, shape, type, offset): only the tokenizer differs.
+    let write = |like: Option<&Path>, out: &str| {
+        let mut c = offline();
+        c.args(["synth", "--shape", "smollm2-360m", "--type", "Q4_0", "-o"])
+            .arg(s.path(out));
+        if let Some(l) = like {
+            c.arg("--like").arg(l);
+        }
+        let o = c.output().unwrap();
+        assert_code(&o, 0);
+        dyno::model::gguf::read_header(&s.path(out)).unwrap()
+    };
+    let built_in = write(None, "built-in.gguf");
+    let from_smol = write(Some(&smol), "from-smol.gguf");
+    let list = |h: &dyno::model::gguf::Header| {
+        h.tensors
+            .iter()
+            .map(|t| (t.name.clone(), t.dims.clone(), t.ggml_type, t.offset))
+            .collect::<Vec<_>>()
+    };
+    let (mut a, mut b) = (list(&built_in), list(&from_smol));
+    a.sort();
+    b.sort();
+    assert_eq!(a, b);
+    std::fs::remove_file(s.path("from-smol.gguf")).unwrap();
+
+    // llama.cpp loads and measures it, labelled as from the built-in header.
+    let plan = ["-p", "16", "-n", "4", "-r", "1", "--json"];
+    let o = offline()
+        .args(["bench", "smollm2-360m:Q4_0", "--shape-only"])
+        .args(plan)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let j = json(&o);
+    let label = j["runs"][0]["model"]["synthetic"]
+        .as_str()
+        .expect("labelled");
+    assert!(
+        label.contains("smollm2-360m Q4_0 from Dyno's built-in llama header"),
+        "{label}"
+    );
+    assert!(tps(&j, "tg4") > 0.0, "{j}");
+    assert!(
+        stderr(&o).contains("nothing was downloaded"),
+        "{}",
+        stderr(&o)
+    );
+    // Without --shape-only, a named shape is not taken for a missing file.
+    let o = offline()
+        .args(["bench", "smollm2-360m:Q4_0"])
+        .args(plan)
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("--shape-only"), "{}", stderr(&o));
+
+    // A sweep of the shape's levels: each one labelled, no quality, the
+    // files deleted afterwards.
+    let o = offline()
+        .args(["sweep", "--shape", "smollm2-360m", "--levels", "Q8_0,Q4_0"])
+        .args(plan)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let j = json(&o);
+    assert_eq!(j["sweep"]["source_kind"], "shape", "{}", j["sweep"]);
+    let levels = j["sweep"]["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 2, "{}", j["sweep"]);
+    for l in levels {
+        assert_eq!(l["status"], "ok", "{l}");
+        assert!(l["quality_error"].is_null(), "{l}");
+    }
+    for r in j["runs"].as_array().unwrap() {
+        let label = r["model"]["synthetic"].as_str().unwrap_or_default();
+        assert!(label.contains("built-in llama header"), "{r}");
+    }
+    let left: Vec<_> = std::fs::read_dir(s.path("cache").join("synth"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".synth.gguf"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

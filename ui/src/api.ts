@@ -162,10 +162,6 @@ export const hubLevels = (repo: string) => call<HubListing>("hub_levels", { repo
  */
 export const predict = (input: PredictInput) => call<PredictOutcome>("predict", { input });
 /**
- * A hub level's synthetic twin from its header alone, written into Dyno's
- * cache, to benchmark before downloading: `dyno synth --like OWNER/NAME:LEVEL`.
- */
-/**
  * "Synthetic model…": a file's header, resized to a shape and typed as a
  * level if asked, written with synthetic weights, or only described with
  * `dry_run`: `dyno synth --like FILE --shape S --type T [-o OUT] [--dry-run]`.
@@ -174,7 +170,7 @@ export const predict = (input: PredictInput) => call<PredictOutcome>("predict", 
 export function synthFile(input: SynthInput, jobId: string, onEvent: (e: JobEvent) => void) {
   return call<SynthOutcome>("synth_file", { input, jobId, onEvent: channel(onEvent) });
 }
-/** The named shapes and the levels "Synthetic model…" offers. */
+/** The named shapes and the levels "Synthetic model…" offers, and the shapes the built-in header writes. */
 export const synthOptions = () => call<SynthOptions>("synth_options");
 /** The name `dyno synth` would give this synthetic model: what "Save as…" offers. */
 export const synthName = (input: SynthInput) => call<string>("synth_name", { input });

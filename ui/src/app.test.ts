@@ -191,6 +191,15 @@ vi.mock("./api", () => ({
   discardDownload: vi.fn(async (repo: string, path: string) => ({ repo, path, freed_bytes: 400 })),
   cancel: vi.fn(async () => true),
   newJobId: () => "job-1",
+  synthOptions: vi.fn(async () => ({
+    shapes: [{ name: "llama-3.2-1b", arch: "llama" }, { name: "gemma-3-1b", arch: "gemma3" }],
+    levels: ["F16", "Q8_0", "Q4_K_M", "Q4_0"],
+    builtin_shapes: ["llama-3.2-1b", "llama-3.1-8b"],
+  })),
+  synthFile: vi.fn(async (input: { shape?: string; level?: string }) => ({
+    source: "Dyno's built-in llama header", header_bytes_fetched: 0, path: `/cache/synth/${input.shape}-${input.level}.synth.gguf`,
+    arch: "llama", seed: 1, shape: `${input.shape} ${input.level}`, n_params: 1_235_814_400, weight_bytes: 799_862_784, file_bytes: 800_000_000, stats: null,
+  })),
   teamStatus: vi.fn(async () => teamStatusFx()),
   saveTeamUrl: vi.fn(async (url: string) => teamStatusFx(url || null)),
   teamSync: vi.fn(async (_request: unknown, _jobId: string, onProgress: (p: unknown) => void) => {
@@ -908,6 +917,39 @@ describe("App", () => {
     } finally {
       vi.mocked(api.models).mockResolvedValue([]);
     }
+  });
+
+  it("offers a released model's shape on the first screen, with no model or network, and fills the Benchmark form with it", async () => {
+    const api = await import("./api");
+    vi.mocked(api.resultList).mockResolvedValueOnce([]);
+    unmount(app!);
+    resultsCache.clear();
+    app = mount(App, { target: document.body });
+    await settle();
+    expect(q("welcome")).not.toBeNull();
+    const shape = q("shape-measure-shape") as HTMLSelectElement;
+    // The built-in header's shapes only: a gemma shape needs a gemma file.
+    expect([...shape.options].map((o) => o.value)).toEqual(["llama-3.2-1b", "llama-3.1-8b"]);
+    shape.value = "llama-3.1-8b";
+    shape.dispatchEvent(new Event("change"));
+    await settle();
+    // Its size, from a dry run with no template.
+    expect(vi.mocked(api.synthFile).mock.lastCall![0]).toEqual({ like: "", shape: "llama-3.1-8b", level: "Q4_K_M", replace: false, dry_run: true });
+    expect(q("shape-measure-size")!.textContent).toMatch(/1\.24 B parameters, 76\d\.\d+ MiB of weights/);
+    q("shape-measure-go")!.click();
+    await settle();
+    expect((q("sweep-source-kind") as HTMLSelectElement).value).toBe("shape");
+    expect((q("sweep-shape") as HTMLSelectElement).value).toBe("llama-3.1-8b");
+    expect((q("sweep-shape-levels") as HTMLInputElement).value).toBe("Q4_K_M");
+    expect((q("sweep-quality") as HTMLInputElement).disabled).toBe(true);
+    vi.mocked(api.startSweep).mockImplementationOnce(async () => sweepDoc);
+    q("sweep-run")!.click();
+    await settle();
+    expect(vi.mocked(api.startSweep).mock.lastCall![0]).toMatchObject({
+      source: { kind: "shape", shape: "llama-3.1-8b", levels: ["Q4_K_M"] },
+      preset: "quick",
+      quality: false,
+    });
   });
 
   it("adds a typed folder, lists it under the added places and removes it", async () => {

@@ -92,6 +92,10 @@ pub fn resolve(spec: &SweepSpec) -> Result<Resolved> {
         Source::Repo(repo) => Err(DynoError::BadInput(format!(
             "--repo {repo}: download the repo's levels first (`dyno sweep --repo` does), then sweep the files"
         ))),
+        // Likewise a shape's levels are written first (`dyno sweep --shape`).
+        Source::Shape(shape) => Err(DynoError::BadInput(format!(
+            "--shape {shape}: write its levels with synthetic weights first (`dyno sweep --shape` does), then sweep the files"
+        ))),
     }
 }
 

@@ -22,6 +22,10 @@ pub enum Source {
     From(PathBuf),
     /// A Hugging Face repo: its levels are downloaded, then swept as files.
     Repo(String),
+    /// A named shape (`llama-3.1-8b`): each level is written from Dyno's
+    /// built-in header with synthetic weights, then swept as files. Always
+    /// shape-only: there is no real file to measure.
+    Shape(String),
 }
 
 impl Source {
@@ -31,6 +35,7 @@ impl Source {
             Source::Dir(_) => "dir",
             Source::From(_) => "from",
             Source::Repo(_) => "repo",
+            Source::Shape(_) => "shape",
         }
     }
 }
@@ -102,6 +107,7 @@ impl SweepSpec {
             Source::Dir(d) => Source::Dir(abs(d)),
             Source::From(b) => Source::From(abs(b)),
             Source::Repo(r) => Source::Repo(r.clone()),
+            Source::Shape(s) => Source::Shape(s.clone()),
         };
         s
     }

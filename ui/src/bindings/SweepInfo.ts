@@ -4,7 +4,7 @@ import type { SweepStatus } from "./SweepStatus";
 
 export type SweepInfo = { id: number, status: SweepStatus, 
 /**
- * "files", "dir", "from" or "repo".
+ * "files", "dir", "from", "repo" or "shape".
  */
 source_kind: string | null, 
 /**

@@ -7,4 +7,8 @@ export type SweepSource = { "kind": "files", files: Array<string>, } | { "kind":
 /**
  * Keep the synthetic files in Dyno's cache afterwards (`--keep`).
  */
+keep?: boolean, } | { "kind": "shape", shape: string, levels?: Array<string>, 
+/**
+ * Keep the synthetic files in Dyno's cache afterwards (`--keep`).
+ */
 keep?: boolean, };

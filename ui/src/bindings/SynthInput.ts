@@ -6,8 +6,9 @@
  */
 export type SynthInput = { 
 /**
- * The template: a GGUF file (or a `.gguf-header`), or OWNER/NAME:LEVEL
- * on the hub (only its header is fetched).
+ * The template: a GGUF file (or a `.gguf-header`), OWNER/NAME:LEVEL
+ * on the hub (only its header is fetched), or empty for Dyno's
+ * built-in llama header (then `shape` is needed).
  */
 like: string, 
 /**

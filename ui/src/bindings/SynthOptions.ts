@@ -6,4 +6,9 @@ import type { SynthShape } from "./SynthShape";
  * their architecture (a shape needs a template of the same one), and the
  * levels `--type` writes.
  */
-export type SynthOptions = { shapes: Array<SynthShape>, levels: Array<string>, };
+export type SynthOptions = { shapes: Array<SynthShape>, levels: Array<string>, 
+/**
+ * The shapes Dyno's built-in header writes with no template (a blank
+ * `like`): those of its architecture.
+ */
+builtin_shapes: Array<string>, };

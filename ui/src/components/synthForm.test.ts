@@ -10,8 +10,9 @@ const cancel = vi.fn(async (_jobId: string) => true);
 const synthName = vi.fn(async (_input: unknown) => "SmolLM2-135M-Instruct.Q4_1.llama-3.1-8b-Q4_K_M.synth.gguf");
 vi.mock("../api", () => ({
   synthOptions: vi.fn(async () => ({
-    shapes: [{ name: "llama-3.2-1b", arch: "llama" }, { name: "llama-3.1-8b", arch: "llama" }],
+    shapes: [{ name: "llama-3.2-1b", arch: "llama" }, { name: "llama-3.1-8b", arch: "llama" }, { name: "gemma-3-1b", arch: "gemma3" }],
     levels: ["Q8_0", "Q4_K_M", "Q4_0"],
+    builtin_shapes: ["llama-3.2-1b", "llama-3.1-8b"],
   })),
   synthFile: (input: unknown, jobId: string, onEvent: (e: unknown) => void) => synthFile(input, jobId, onEvent),
   newJobId: (p: string) => `${p}-1`,
@@ -45,12 +46,15 @@ describe("SynthForm", () => {
     const c = mount(SynthForm, { target, props: { onclose: () => {} } });
     await settle();
     const q = (id: string) => target.querySelector(`[data-testid="${id}"]`) as HTMLElement;
-    const shapes = [...q("synth-shape").querySelectorAll("option")].map((o) => o.textContent);
-    expect(shapes).toEqual(["its own shape (a twin)", "llama-3.2-1b (llama)", "llama-3.1-8b (llama)"]);
+    const shapes = () => [...q("synth-shape").querySelectorAll("option")].map((o) => o.textContent);
+    // No template yet: Dyno's built-in llama header, which needs a llama shape.
+    expect(shapes()).toEqual(["choose a shape", "llama-3.2-1b (llama)", "llama-3.1-8b (llama)"]);
     expect((q("synth-write") as HTMLButtonElement).disabled).toBe(true);
 
     q("synth-choose").click();
     await settle();
+    // A template file: its twin, or any shape (one of another architecture is refused with the reason).
+    expect(shapes()).toEqual(["its own shape (a twin)", "llama-3.2-1b (llama)", "llama-3.1-8b (llama)", "gemma-3-1b (gemma3)"]);
     expect((q("synth-like") as HTMLInputElement).value).toBe("/models/SmolLM2-135M-Instruct.Q4_1.gguf");
     const pick = (id: string, v: string) => {
       const el = q(id) as HTMLSelectElement;
@@ -147,6 +151,36 @@ describe("SynthForm", () => {
     q("synth-check").click();
     await settle();
     expect(synthFile.mock.lastCall![0]).toMatchObject({ shape: "layers=2" });
+    unmount(c);
+  });
+
+  it("writes a llama shape from Dyno's built-in header when no template is given", async () => {
+    const target = document.createElement("div");
+    document.body.append(target);
+    const c = mount(SynthForm, { target, props: { onclose: () => {} } });
+    await settle();
+    const q = (id: string) => target.querySelector(`[data-testid="${id}"]`) as HTMLElement;
+    const shape = q("synth-shape") as HTMLSelectElement;
+    shape.value = "llama-3.1-8b";
+    shape.dispatchEvent(new Event("change"));
+    await settle();
+    expect((q("synth-check") as HTMLButtonElement).disabled).toBe(false);
+    synthFile.mockResolvedValueOnce(outcome(true));
+    q("synth-check").click();
+    await settle();
+    expect(synthFile.mock.lastCall![0]).toMatchObject({ like: "", shape: "llama-3.1-8b", dry_run: true });
+    // A gemma template typed, then cleared: a gemma shape cannot stay chosen.
+    const like = q("synth-like") as HTMLInputElement;
+    like.value = "/models/gemma.gguf";
+    like.dispatchEvent(new Event("input"));
+    await settle();
+    shape.value = "gemma-3-1b";
+    shape.dispatchEvent(new Event("change"));
+    like.value = "";
+    like.dispatchEvent(new Event("input"));
+    await settle();
+    expect(shape.value).toBe("");
+    expect((q("synth-check") as HTMLButtonElement).disabled).toBe(true);
     unmount(c);
   });
 
