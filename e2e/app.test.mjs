@@ -431,6 +431,9 @@ test("a released model's shape is measured with no model at all, from Dyno's bui
   await setValue("sweep-gen", 8);
   await setValue("sweep-reps", 1);
   await setValue("sweep-rpc", "");
+  // The form keeps the last job's Keep box (the repo's, ticked above).
+  const keep = await byId("sweep-shape-keep");
+  if (await keep.isSelected()) await keep.click();
   assert.ok(!(await (await byId("sweep-quality")).isEnabled()), "no quality from synthetic weights");
   await shot("sweep-shape-form");
   await (await byId("sweep-run")).click();

@@ -175,7 +175,8 @@ fi
 # Models too big to carry, written here with synthetic weights from the
 # header of a small model of the same architecture (dyno synth --shape; the
 # template is the kit's templates/, headers carried without their weights,
-# else the first llama model of the list). On a GPU the default is
+# else the first llama model of the list, else Dyno's built-in llama header,
+# which gives the same tensor list and data). On a GPU the default is
 # the 1B and 8B shapes that GPU figures are usually quoted for; on a CPU
 # nothing unless CHECK_SHAPES asks. Each entry is SHAPE:TYPE. The files go to
 # CHECK_SYNTH_DIR (not $OUT, which comes back to the caller).
@@ -193,14 +194,15 @@ for m in "$kit"/templates/*.gguf-header "${models[@]}"; do
   case "$m" in *.gguf-header) template=$m; break ;; esac
   if "$dyno" inspect --json "$m" 2>/dev/null | grep -q '"arch": "llama"'; then template=$m; break; fi
 done
+like=() from="Dyno's built-in llama header"
+[ -n "$template" ] && like=(--like "$template") from=$(basename "$template")
 for entry in $shapes; do
-  [ -n "$template" ] || { log "no llama model to take a header from: shapes skipped"; break; }
   mkdir -p "$synth_dir"
   shape=${entry%%:*} type=${entry##*:}
   file="$synth_dir/synthetic-$(echo "$shape-$type" | tr ',=' '__').gguf"
-  if "$dyno" synth --like "$template" --shape "$shape" --type "$type" -o "$file" --force --json \
+  if "$dyno" synth "${like[@]}" --shape "$shape" --type "$type" -o "$file" --force --json \
     >"$out/raw/synth-$(basename "$file" .gguf).json" 2>"$out/raw/synth.err"; then
-    log "synthetic $shape $type written from $(basename "$template")"
+    log "synthetic $shape $type written from $from"
     models+=("$file")
   else
     log "dyno synth $shape $type failed: $(tail -n 2 "$out/raw/synth.err")"

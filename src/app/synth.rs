@@ -167,12 +167,23 @@ async fn locate(store: Option<&crate::store::Store>, req: &SynthRequest) -> Resu
 }
 
 /// Dyno's built-in llama header ([`crate::model::template`]), kept as a
-/// `.gguf-header` in Dyno's synth folder, because the synthesiser (and its
-/// worker) read a template from a file. Written again each time: it is a
-/// few kilobytes, and a file left by another version must not be taken.
+/// `.gguf-header` in Dyno's cache (`templates/`, apart from the synthetic
+/// models), because the synthesiser (and its worker) read a template from a
+/// file. Written again each time: it is a few kilobytes, and a file left by
+/// another version must not be taken.
 fn builtin_header() -> Result<PathBuf> {
     let (bytes, _) = crate::model::template::header();
-    let out = cache_dir()?.join("builtin-llama.gguf-header");
+    let dir = crate::quantize::cache_root().join("templates");
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        DynoError::io(
+            format!(
+                "cannot create {}; set DYNO_CACHE_DIR to a writable folder",
+                dir.display()
+            ),
+            e,
+        )
+    })?;
+    let out = dir.join("builtin-llama.gguf-header");
     // Per process: two Dyno processes may write it at once.
     let partial = out.with_extension(format!("{}.partial", std::process::id()));
     std::fs::write(&partial, &bytes)
