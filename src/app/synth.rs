@@ -173,17 +173,7 @@ async fn locate(store: Option<&crate::store::Store>, req: &SynthRequest) -> Resu
 /// another version must not be taken.
 fn builtin_header() -> Result<PathBuf> {
     let (bytes, _) = crate::model::template::header();
-    let dir = crate::quantize::cache_root().join("templates");
-    std::fs::create_dir_all(&dir).map_err(|e| {
-        DynoError::io(
-            format!(
-                "cannot create {}; set DYNO_CACHE_DIR to a writable folder",
-                dir.display()
-            ),
-            e,
-        )
-    })?;
-    let out = dir.join("builtin-llama.gguf-header");
+    let out = cache_folder("templates")?.join("builtin-llama.gguf-header");
     // Per process: two Dyno processes may write it at once.
     let partial = out.with_extension(format!("{}.partial", std::process::id()));
     std::fs::write(&partial, &bytes)
@@ -454,7 +444,12 @@ pub async fn stats(path: &Path) -> Result<Vec<TensorStat>> {
 /// Dyno's folder for synthetic files, beside quantised levels, created if
 /// it is missing: the app writes there unless the person chooses a path.
 pub fn cache_dir() -> Result<PathBuf> {
-    let dir = crate::quantize::cache_root().join("synth");
+    cache_folder("synth")
+}
+
+/// A folder of Dyno's cache, created if it is missing.
+fn cache_folder(name: &str) -> Result<PathBuf> {
+    let dir = crate::quantize::cache_root().join(name);
     std::fs::create_dir_all(&dir).map_err(|e| {
         DynoError::io(
             format!(
