@@ -242,6 +242,7 @@ pub struct SynthArgs {
     /// gemma-3-1b, ...), key=value pairs (layers=8,embd=1024,ff=2816,heads=16,
     /// heads_kv=4,head_dim=64,vocab=128256,context=8192,tied=false, and
     /// experts=8,experts_used=2 for a mixture of experts), or both.
+    /// Without --like, a llama shape from Dyno's built-in llama header.
     #[arg(long, value_name = "SHAPE")]
     pub shape: Option<String>,
     /// Write the matrices as llama-quantize writes this level (the output

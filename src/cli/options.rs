@@ -111,7 +111,8 @@ pub struct SweepArgs {
     #[arg(long, value_name = "ID")]
     pub resume: Option<i64>,
     /// Levels, any case (default: F16,Q8_0,Q6_K,Q5_K_M,Q4_K_M,Q3_K_M,Q2_K for
-    /// --from; every file for --files and --dir).
+    /// --from and --repo, those of them Dyno can write for --shape; every
+    /// file for --files and --dir).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub levels: Vec<String>,
     /// Tokens of the bundled text scored for quality (whole chunks of 512).
