@@ -115,7 +115,7 @@ impl Drop for Twins {
 
 /// Whether `target` names a hub level or a named shape rather than a file
 /// here: what `--shape-only` measures.
-pub fn is_hub_level(target: &str) -> bool {
+pub fn is_shape_only_target(target: &str) -> bool {
     super::predict::hub_target(target).is_some_and(|(_, level)| level.is_some())
         || named_shape(target).is_some()
 }
@@ -293,11 +293,11 @@ mod tests {
 
     #[test]
     fn a_hub_level_given_as_a_file_says_how_to_get_it_or_measure_its_shape() {
-        assert!(is_hub_level("org/x-GGUF:Q4_K_M"));
-        assert!(!is_hub_level("org/x-GGUF"));
-        assert!(!is_hub_level("model.gguf"));
-        assert!(is_hub_level("llama-3.1-8b:Q4_K_M"));
-        assert!(!is_hub_level("gemma-3-1b:Q4_K_M"));
+        assert!(is_shape_only_target("org/x-GGUF:Q4_K_M"));
+        assert!(!is_shape_only_target("org/x-GGUF"));
+        assert!(!is_shape_only_target("model.gguf"));
+        assert!(is_shape_only_target("llama-3.1-8b:Q4_K_M"));
+        assert!(!is_shape_only_target("gemma-3-1b:Q4_K_M"));
         let e = not_a_file("llama-3.1-8b:Q4_K_M").to_string();
         assert!(
             e.contains("named shape") && e.contains("--shape-only"),

@@ -174,21 +174,28 @@ async fn locate(store: Option<&crate::store::Store>, req: &SynthRequest) -> Resu
 fn builtin_header() -> Result<PathBuf> {
     let (bytes, _) = crate::model::template::header();
     let out = cache_folder("templates")?.join("builtin-llama.gguf-header");
-    // Per process: two Dyno processes may write it at once.
+    keep_header(&out, &bytes, "Dyno's built-in header")?;
+    Ok(out)
+}
+
+/// Write a header Dyno made into the cache at `out`, whole or not at all:
+/// under a name of this process's own (two Dyno processes may write the
+/// same header at once), then renamed into place. `what` names it in the
+/// error.
+fn keep_header(out: &Path, bytes: &[u8], what: &str) -> Result<()> {
     let partial = out.with_extension(format!("{}.partial", std::process::id()));
-    std::fs::write(&partial, &bytes)
-        .and_then(|_| std::fs::rename(&partial, &out))
+    std::fs::write(&partial, bytes)
+        .and_then(|_| std::fs::rename(&partial, out))
         .map_err(|e| {
             let _ = std::fs::remove_file(&partial);
             DynoError::io(
                 format!(
-                    "could not write Dyno's built-in header to {}; make that folder writable (DYNO_CACHE_DIR)",
+                    "could not keep {what} in {}; make that folder writable (DYNO_CACHE_DIR)",
                     out.display()
                 ),
                 e,
             )
-        })?;
-    Ok(out)
+        })
 }
 
 /// A split level's parts, each a header in the cache, joined into one
@@ -218,19 +225,7 @@ fn joined_header(
     let (bytes, _) = crate::model::reshape::join_parts(&read)
         .map_err(|why| DynoError::BadInput(format!("{repo}:{level}: {why}")))?;
     let out = crate::hub::header::cache_dir().join(format!("{first_sha}.joined.gguf-header"));
-    let partial = crate::quantize::partial_path(&out);
-    std::fs::write(&partial, &bytes)
-        .and_then(|_| std::fs::rename(&partial, &out))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&partial);
-            DynoError::io(
-                format!(
-                    "could not keep {repo}:{level}'s joined header in {}; make that folder writable (DYNO_CACHE_DIR)",
-                    out.display()
-                ),
-                e,
-            )
-        })?;
+    keep_header(&out, &bytes, &format!("{repo}:{level}'s joined header"))?;
     Ok(out)
 }
 

@@ -286,14 +286,14 @@ async fn shape_only(
     input: &mut BenchInput,
     cancel: &Cancel,
 ) -> Result<Option<crate::app::shape_only::Twins>> {
-    use crate::app::shape_only::{is_hub_level, not_a_file, write_twins};
+    use crate::app::shape_only::{is_shape_only_target, not_a_file, write_twins};
     let targets: Vec<String> = a
         .models
         .iter()
         .map(|m| m.to_string_lossy().into_owned())
         .collect();
     if !a.shape_only {
-        return match targets.iter().find(|t| is_hub_level(t)) {
+        return match targets.iter().find(|t| is_shape_only_target(t)) {
             Some(t) => Err(not_a_file(t)),
             None => Ok(None),
         };
