@@ -158,8 +158,15 @@ mod tests {
                 .upsert_machine(&dyno::machine::Machine::detect())
                 .await
                 .unwrap();
+            let spec = dyno::bench::sweep::SweepSpec {
+                source: dyno::bench::sweep::Source::Files(Vec::new()),
+                levels: None,
+                request: dyno::bench::plan::BenchRequest::defaults(1),
+                quality: None,
+                shape_only: false,
+            };
             let id = store
-                .create_quant_sweep(machine, "{}", "files", "k")
+                .create_quant_sweep(machine, &spec, "files", "k")
                 .await
                 .unwrap();
             let status = || async { store.sweep(id).await.unwrap().unwrap().status };

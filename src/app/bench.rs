@@ -15,6 +15,7 @@ use crate::machine::Machine;
 use crate::report::{self, Report};
 use crate::store::Store;
 use crate::telemetry::power::{PowerSource, PowerState};
+use crate::vocab::request::BenchGroup;
 use crate::vocab::status::{LevelStatus, RunStatus};
 use crate::vocab::RunConfig;
 use crate::worker::client::{Cancel, WorkerOptions};
@@ -151,7 +152,11 @@ pub async fn run(
         models: input.models.clone(),
         request: input.request.clone(),
     };
-    let args = serde_json::json!({ "models": input.models, "request": input.request });
+    let args = BenchGroup {
+        models: input.models.clone(),
+        again: None,
+        request: input.request.clone(),
+    };
     let (ctx, sweep_id) = start(store, machine, input, &args, worker, cancel).await?;
     let mut planned = plan.total_samples();
     progress.planned(planned);
@@ -221,10 +226,10 @@ pub async fn again(
     // The plan the run was measured under: its group stores the request
     // (a benchmark's and a sweep's alike); llama-bench's defaults if not.
     let request = match row.sweep_id {
-        Some(id) => store.sweep(id).await?.and_then(|s| {
-            let v: serde_json::Value = serde_json::from_str(&s.args_json).ok()?;
-            serde_json::from_value::<BenchRequest>(v.get("request")?.clone()).ok()
-        }),
+        Some(id) => store
+            .sweep(id)
+            .await?
+            .and_then(|s| Some(s.args.as_ref()?.request().clone())),
         None => None,
     }
     .unwrap_or_else(|| BenchRequest::defaults(config.ctx.n_threads));
@@ -241,7 +246,11 @@ pub async fn again(
         retry_disturbed: 0,
         measuring,
     };
-    let args = serde_json::json!({ "again": run_id, "request": input.request });
+    let args = BenchGroup {
+        models: Vec::new(),
+        again: Some(run_id),
+        request: input.request.clone(),
+    };
     let (ctx, sweep_id) = start(store, machine, &input, &args, worker, cancel).await?;
     progress.planned(config.tests.len() as u64 * u64::from(input.request.reps));
     warn_on_battery(progress);
@@ -263,7 +272,7 @@ async fn start<'s>(
     store: &'s Store,
     machine: &Machine,
     input: &BenchInput,
-    args: &serde_json::Value,
+    args: &BenchGroup,
     worker: WorkerOptions,
     cancel: Cancel,
 ) -> Result<(BenchContext<'s>, i64)> {
@@ -271,9 +280,7 @@ async fn start<'s>(
     // The decode roofline needs the memory bandwidth: measured once per
     // machine (about a second) and then read from the database.
     super::hw::ensure_inventory(store, machine_id, machine, false).await?;
-    let sweep_id = store
-        .create_sweep("bench", machine_id, &args.to_string())
-        .await?;
+    let sweep_id = store.create_bench_group(machine_id, args).await?;
     let ctx = input
         .measuring
         .context(store, machine_id, sweep_id, worker, cancel);

@@ -23,6 +23,7 @@ use crate::report::Report;
 use crate::serve::report::ServeReport;
 use crate::serve::{self, Api, Endpoint, ServeEvent, ServePlan, ServeTarget, Slo};
 use crate::store::Store;
+use crate::vocab::request::BenchGroup;
 use crate::vocab::status::ResultStatus;
 use crate::vocab::TestKind;
 use crate::worker::client::{Cancel, WorkerOptions};
@@ -171,8 +172,12 @@ pub async fn engine_run(
     req.validate()?;
     let machine_id = store.upsert_machine(machine).await?;
     crate::app::hw::ensure_inventory(store, machine_id, machine, false).await?;
-    let args_json = serde_json::json!({ "models": [model], "request": req }).to_string();
-    let sweep_id = store.create_sweep("bench", machine_id, &args_json).await?;
+    let args = BenchGroup {
+        models: vec![model.to_path_buf()],
+        again: None,
+        request: req.clone(),
+    };
+    let sweep_id = store.create_bench_group(machine_id, &args).await?;
     let worker = WorkerOptions::current(Duration::from_secs(600))
         .map_err(|e| DynoError::io("cannot find Dyno's executable to start a worker", e))?;
     let ctx = BenchContext {

@@ -23,6 +23,7 @@ use crate::machine::Machine;
 use crate::quantize::{parse_levels, DEFAULT_LADDER};
 use crate::report::sweep::SweepReport;
 use crate::store::Store;
+use crate::vocab::request::GroupArgs;
 use crate::vocab::status::SweepStatus;
 use crate::worker::client::{Cancel, WorkerOptions};
 
@@ -513,12 +514,12 @@ async fn stored_spec(store: &Store, db: &Path, id: i64, machine_id: i64) -> Resu
             "sweep {id} was measured on another machine; run the sweep afresh here"
         )));
     }
-    let spec: SweepSpec = serde_json::from_str(&row.args_json).map_err(|e| {
-        DynoError::BadInput(format!(
-            "sweep {id} was stored by another Dyno version and cannot be resumed ({e}); run it afresh"
-        ))
-    })?;
-    Ok(spec)
+    match row.args.into_inner() {
+        Some(GroupArgs::Sweep(spec)) => Ok(spec),
+        _ => Err(DynoError::BadInput(format!(
+            "sweep {id} was stored by another Dyno version and cannot be resumed; run it afresh"
+        ))),
+    }
 }
 
 /// The sweep with the same levels, plan and machine to resume (unless
@@ -550,9 +551,8 @@ async fn find_or_create(
             s.id
         }
         _ => {
-            let args = serde_json::to_string(spec).expect("spec serialises");
             store
-                .create_quant_sweep(machine_id, &args, spec.source.kind(), key)
+                .create_quant_sweep(machine_id, spec, spec.source.kind(), key)
                 .await?
         }
     })

@@ -8,78 +8,9 @@
 
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::DynoError;
-use crate::vocab::{
-    CacheType, ContextParams, FlashAttn, ModelParams, RunConfig, SplitMode, TensorOverride,
-    TestKind, TestSpec,
-};
-
-/// The user's request, each option as a list (llama-bench's `-p 128,512`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct BenchRequest {
-    pub n_prompt: Vec<u32>,
-    pub n_gen: Vec<u32>,
-    /// `pp N + tg M` pairs, timed per phase, with time to first token.
-    pub prompt_gen: Vec<(u32, u32)>,
-    pub n_depth: Vec<u32>,
-    /// Parallel sequence counts (llama-batched-bench's `-npl`); empty for none.
-    pub n_parallel: Vec<u32>,
-    /// Prompt and generation lengths of each parallel sequence.
-    pub parallel_prompt: Vec<u32>,
-    pub parallel_gen: Vec<u32>,
-    pub reps: u32,
-    pub warmup: bool,
-    pub n_threads: Vec<u32>,
-    /// `None` means "all layers when a GPU is there, else 0" (decided in the
-    /// worker, which is the process that can see the devices).
-    pub n_gpu_layers: Vec<Option<u32>>,
-    pub n_batch: Vec<u32>,
-    pub n_ubatch: Vec<u32>,
-    pub flash_attn: Vec<FlashAttn>,
-    pub cache_type: Vec<String>,
-    /// `None`: llama.cpp's automatic load mode.
-    pub use_mmap: Vec<Option<bool>>,
-    /// Offload controls (llama-bench's `-sm`, `-mg`, `-dev`, `-nkvo`), each a
-    /// list to sweep. They default to llama.cpp's defaults, so plans stored
-    /// before they existed still read.
-    #[serde(default = "default_split", skip_serializing_if = "is_default_split")]
-    pub split_mode: Vec<SplitMode>,
-    #[serde(
-        default = "default_main_gpu",
-        skip_serializing_if = "is_default_main_gpu"
-    )]
-    pub main_gpu: Vec<u32>,
-    /// Each entry one device set; `None`: every device llama.cpp sees.
-    #[serde(
-        default = "default_devices",
-        skip_serializing_if = "is_default_devices"
-    )]
-    pub devices: Vec<Option<Vec<String>>>,
-    #[serde(default = "default_nkvo", skip_serializing_if = "is_default_nkvo")]
-    pub no_kv_offload: Vec<bool>,
-    /// Mixture-of-experts placement (llama-bench's `--n-cpu-moe` and `-ot`),
-    /// each a list to sweep: layers whose experts stay on the CPU, and
-    /// groups of tensor overrides (an empty group: none).
-    #[serde(default = "default_ncmoe", skip_serializing_if = "is_default_ncmoe")]
-    pub n_cpu_moe: Vec<u32>,
-    #[serde(default = "default_ot", skip_serializing_if = "is_default_ot")]
-    pub tensor_overrides: Vec<Vec<TensorOverride>>,
-    /// `--fit`: the margin (MiB) to leave free per device; the fit then
-    /// chooses the layers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fit_margin_mib: Option<u32>,
-    /// `--sustain`: decode back to back for this many seconds instead of
-    /// the tests above (see [`SUSTAIN_TOKENS`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sustain_s: Option<u32>,
-    /// `--rpc`: RPC servers (HOST:PORT) whose devices join every load, as
-    /// llama-bench's `--rpc` (one set for the whole run, not a list to
-    /// sweep).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub rpc: Vec<String>,
-}
+pub use crate::vocab::request::BenchRequest;
+use crate::vocab::{CacheType, ContextParams, ModelParams, RunConfig, TestKind, TestSpec};
 
 /// Tokens per repetition of a sustained decode: short enough that the rate
 /// is read several times a second on a small model, long enough that one
@@ -91,79 +22,7 @@ pub const SUSTAIN_TOKENS: u32 = 32;
 /// The longest sustained decode Dyno runs, in seconds (4 hours).
 pub const SUSTAIN_MAX_S: u32 = 4 * 3600;
 
-fn default_split() -> Vec<SplitMode> {
-    vec![SplitMode::Layer]
-}
-fn default_main_gpu() -> Vec<u32> {
-    vec![0]
-}
-fn default_devices() -> Vec<Option<Vec<String>>> {
-    vec![None]
-}
-fn default_nkvo() -> Vec<bool> {
-    vec![false]
-}
-fn default_ncmoe() -> Vec<u32> {
-    vec![0]
-}
-fn default_ot() -> Vec<Vec<TensorOverride>> {
-    vec![Vec::new()]
-}
-// Defaults are left out of the stored plan, so a sweep planned before these
-// options existed keeps its resume key (a hash of the plan).
-fn is_default_split(v: &[SplitMode]) -> bool {
-    v == default_split()
-}
-fn is_default_main_gpu(v: &[u32]) -> bool {
-    v == default_main_gpu()
-}
-fn is_default_devices(v: &[Option<Vec<String>>]) -> bool {
-    v == default_devices()
-}
-fn is_default_nkvo(v: &[bool]) -> bool {
-    v == default_nkvo()
-}
-fn is_default_ncmoe(v: &[u32]) -> bool {
-    v == default_ncmoe()
-}
-fn is_default_ot(v: &[Vec<TensorOverride>]) -> bool {
-    v == default_ot()
-}
-
 impl BenchRequest {
-    /// llama-bench's defaults: `-p 512 -n 128 -r 5 -b 2048 -ub 512`, flash
-    /// attention auto, f16 KV cache, automatic load mode, one thread per
-    /// physical core.
-    pub fn defaults(n_threads: u32) -> BenchRequest {
-        BenchRequest {
-            n_prompt: vec![512],
-            n_gen: vec![128],
-            prompt_gen: vec![],
-            n_depth: vec![0],
-            n_parallel: vec![],
-            parallel_prompt: vec![128],
-            parallel_gen: vec![128],
-            reps: 5,
-            warmup: true,
-            n_threads: vec![n_threads],
-            n_gpu_layers: vec![None],
-            n_batch: vec![2048],
-            n_ubatch: vec![512],
-            flash_attn: vec![FlashAttn::Auto],
-            cache_type: vec!["f16".into()],
-            use_mmap: vec![None],
-            split_mode: default_split(),
-            main_gpu: default_main_gpu(),
-            devices: default_devices(),
-            no_kv_offload: default_nkvo(),
-            n_cpu_moe: default_ncmoe(),
-            tensor_overrides: default_ot(),
-            fit_margin_mib: None,
-            sustain_s: None,
-            rpc: Vec::new(),
-        }
-    }
-
     /// Reject values llama.cpp would crash on or that measure nothing, with a
     /// message that names the option.
     pub fn validate(&self) -> Result<(), DynoError> {
@@ -387,6 +246,7 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::TensorOverride;
 
     #[test]
     fn defaults_are_llama_bench_defaults() {

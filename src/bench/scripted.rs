@@ -458,9 +458,16 @@ impl SweepBench {
         if bad_second {
             levels[1].bad_file = Some("the header ends early".into());
         }
+        let spec = SweepSpec {
+            source: Source::Files(levels.iter().filter_map(|l| l.path.clone()).collect()),
+            levels: None,
+            request: BenchRequest::defaults(1),
+            quality: None,
+            shape_only: false,
+        };
         let sweep_id = b
             .store
-            .create_sweep("sweep", b.machine_id, "{}")
+            .create_quant_sweep(b.machine_id, &spec, spec.source.kind(), "scripted")
             .await
             .unwrap();
         SweepBench {

@@ -637,12 +637,7 @@ async fn store_prediction(
     }
     let cal = crate::predict::calibrate(ctx.store, ctx.machine_id, config.ctx.n_threads).await?;
     let p = crate::predict::for_run(&cal, &model.header, &model.info.sha256, config);
-    ctx.store
-        .set_run_prediction(
-            run_id,
-            &serde_json::to_string(&p).expect("a prediction serialises"),
-        )
-        .await
+    ctx.store.set_run_prediction(run_id, &p).await
 }
 
 /// Close a run: ok when every test passed, else failed (or cancelled) with

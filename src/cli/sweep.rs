@@ -6,7 +6,7 @@ use std::path::Path;
 use super::args::SweepArgs;
 use super::{ctrl_c, hub::Bytes, open_store, progress, EXIT_CANCELLED};
 use crate::app::sweep::{execute, Executed};
-use crate::bench::sweep::{Source, SweepSpec};
+use crate::bench::sweep::Source;
 use crate::error::Result;
 use crate::report::sweep as sweep_report;
 use crate::vocab::status::LevelStatus;
@@ -86,8 +86,7 @@ pub async fn sweeps(db: &Path, json: bool, limit: i64) -> Result<i32> {
         println!("| ----: | ------- | ------ | ------ | -----: | -: | -----: |");
         for r in &rows {
             let levels = store.levels(r.id).await?;
-            let spec: Option<SweepSpec> = serde_json::from_str(&r.args_json).ok();
-            let source = match spec.map(|s| s.source) {
+            let source = match r.args.as_ref().and_then(|a| a.spec()).map(|s| &s.source) {
                 Some(Source::Files(f)) => format!("{} files", f.len()),
                 Some(Source::Dir(d)) => format!("dir {}", d.display()),
                 Some(Source::From(b)) => format!("from {}", b.display()),

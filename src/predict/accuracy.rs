@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Phase, RunPrediction};
+use super::Phase;
 use crate::store::PredictedResultRow;
 
 /// One test: predicted against measured.
@@ -85,7 +85,7 @@ pub fn report(rows: &[PredictedResultRow], include_disturbed: bool) -> AccuracyR
     let mut memory = Vec::new();
     let mut last_run = None;
     for r in rows {
-        let Some(pred) = RunPrediction::parse(&r.prediction_json) else {
+        let Some(pred) = r.prediction.as_ref() else {
             continue;
         };
         if last_run != Some(r.run_id) {
@@ -158,12 +158,12 @@ pub fn report(rows: &[PredictedResultRow], include_disturbed: bool) -> AccuracyR
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::predict::{Basis, Estimate, TestPrediction};
+    use crate::predict::{Basis, Estimate, RunPrediction, TestPrediction};
 
     fn row(run_id: i64, test: &str, measured: f64, pred: &RunPrediction) -> PredictedResultRow {
         PredictedResultRow {
             run_id,
-            prediction_json: serde_json::to_string(pred).unwrap(),
+            prediction: crate::store::Doc::new(Some(pred.clone())),
             peak_rss_bytes: Some(100),
             test: test.into(),
             kind: if test.starts_with("pp") {

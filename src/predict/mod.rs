@@ -22,6 +22,7 @@ use crate::error::Result;
 use crate::hub::files::Fit;
 use crate::model::shape::ModelShape;
 use crate::store::Store;
+pub use crate::vocab::prediction::{RunPrediction, TestPrediction};
 use crate::vocab::{ContextParams, FlashAttn, MemoryProfile, RunConfig, TestKind};
 pub use quality::QualityGuess;
 pub use speed::{Basis, Calibration, Device, Estimate, Lengths, Observation, Phase, Priors};
@@ -395,42 +396,6 @@ fn device_of(r: &crate::store::CalibrationRow, n_layers: u64) -> Option<Device> 
         Some((0, _)) => Some(Device::Cpu),
         Some(_) => None,
         None => (r.n_gpu_layers.unwrap_or(0) as u64 >= n_layers).then_some(Device::Gpu),
-    }
-}
-
-/// One test of a run, predicted before it ran.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-pub struct TestPrediction {
-    /// The test's name, as its result is stored ("pp512", "tg128").
-    pub test: String,
-    pub phase: Phase,
-    pub estimate: Estimate,
-    pub basis: Basis,
-}
-
-/// What Dyno predicted for a run before measuring it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-pub struct RunPrediction {
-    pub made_at: String,
-    pub tests: Vec<TestPrediction>,
-    /// The memory estimate at the run's largest context.
-    pub memory_bytes: u64,
-}
-
-impl RunPrediction {
-    /// The prediction stored on a run, if one was made and still reads (a
-    /// document of this layer, so the store keeps it as text).
-    pub fn of(run: &crate::store::RunRow) -> Option<RunPrediction> {
-        Self::parse(run.prediction_json.as_deref()?)
-    }
-
-    /// A stored prediction's text, or `None` where it no longer reads.
-    pub fn parse(text: &str) -> Option<RunPrediction> {
-        serde_json::from_str(text).ok()
-    }
-
-    pub fn for_test(&self, test: &str) -> Option<&TestPrediction> {
-        self.tests.iter().find(|t| t.test == test)
     }
 }
 

@@ -33,24 +33,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::model::shape::ModelShape;
-
-/// Prefill (prompt processing) or decode (generation): never blended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, ts_rs::TS)]
-#[serde(rename_all = "snake_case")]
-#[ts(rename = "PredictPhase")]
-pub enum Phase {
-    Prefill,
-    Decode,
-}
-
-impl Phase {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Phase::Prefill => "prefill",
-            Phase::Decode => "decode",
-        }
-    }
-}
+pub use crate::vocab::prediction::{Basis, Estimate, Phase};
 
 /// Where the layers run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -569,38 +552,6 @@ fn bookkeeping(fit: &mut Fit, obs: &[&Observation]) {
     for (l, n) in levels {
         fit.level_factor.entry(l).or_insert((1.0, n));
     }
-}
-
-/// A predicted rate with its interval, in tokens per second.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "PredictedRate")]
-pub struct Estimate {
-    pub tokens_per_s: f64,
-    /// About an 80% interval: the fit's own scatter widened for what a new
-    /// model or level adds (see [`predict_rate`]).
-    pub low: f64,
-    pub high: f64,
-}
-
-/// What a prediction rests on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-pub struct Basis {
-    /// "machine" when fitted on this machine's runs, "prior" otherwise.
-    pub source: String,
-    /// Stored runs the fit used.
-    pub runs: usize,
-    /// Distinct model files among them.
-    pub models: usize,
-    /// Whether runs of the same level were among them.
-    pub level_seen: bool,
-    /// Whether runs of this very file were among them.
-    pub model_seen: bool,
-    /// Those runs were of its twin (its header with synthetic weights,
-    /// `--shape-only`), not of the file itself.
-    #[serde(default)]
-    pub by_shape: bool,
-    /// In words: "from 12 runs of 2 models on this machine".
-    pub text: String,
 }
 
 /// z for a two-sided 80% interval.

@@ -55,10 +55,9 @@ pub const TEXT_SOURCE: &str = "Alice's Adventures in Wonderland (Lewis Carroll, 
 
 /// Default evaluation: a few chunks of 512 tokens.
 pub const CHUNK_TOKENS: u32 = 512;
-pub const DEFAULT_TOKENS: u32 = 2048;
-/// Top-k kept per position in the reference file (see the module docs for
-/// the error this leaves).
-pub const DEFAULT_TOPK: u32 = 1024;
+/// The default length and top-k live with the sweep's settings, which
+/// default to them.
+pub use crate::vocab::quality::{DEFAULT_TOKENS, DEFAULT_TOPK};
 
 /// Number of chunks for a requested number of tokens (at least one).
 pub fn n_chunks(tokens: u32) -> u32 {

@@ -88,7 +88,7 @@ pub(super) async fn run_json(store: &Store, run: &RunRow) -> Result<RunJson> {
     )
     .filter(|_| !split_by_pattern(run, config));
     let step_bytes = decode_step_bytes(&m);
-    let prediction = crate::predict::RunPrediction::of(run);
+    let prediction = run.prediction.clone().into_inner();
     for r in &mut results {
         telemetry::roofline(r, step_bytes, bandwidth);
         r.predicted = prediction

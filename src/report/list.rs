@@ -241,10 +241,18 @@ async fn sweep_rows(store: &Store, runs: &[ListRow], machines: &Machines) -> Res
 async fn serve_rows(store: &Store, limit: i64, machines: &Machines) -> Result<Vec<ListRow>> {
     let mut rows = Vec::new();
     for s in store.server_runs(limit.max(0)).await? {
-        let r = crate::serve::report::load(store, s.id, false).await?;
-        let r = super::export::serve::scrubbed(r, false);
+        // A run whose stored documents no longer read is still listed, by
+        // its columns, without figures: one bad row never hides the rest.
+        let r = match crate::serve::report::load(store, s.id, false).await {
+            Ok(r) => Some(super::export::serve::scrubbed(r, false)),
+            Err(e) => {
+                tracing::warn!("server run {} is listed without its figures: {e}", s.id);
+                None
+            }
+        };
         let first = |f: fn(&crate::serve::summary::TestSummary) -> Option<f64>| {
-            r.results
+            r.as_ref()?
+                .results
                 .iter()
                 .find_map(|t| f(&t.summary).map(|v| (t.test.clone(), v)))
         };
@@ -254,8 +262,13 @@ async fn serve_rows(store: &Store, limit: i64, machines: &Machines) -> Result<Ve
             target: Target::Server(s.id),
             kind: TargetKind::Serve,
             id: s.id,
-            title: r.server.model.clone(),
-            file_name: r.server.model_path.clone().unwrap_or_default(),
+            title: r
+                .as_ref()
+                .map_or(s.model.clone(), |r| r.server.model.clone()),
+            file_name: r
+                .as_ref()
+                .and_then(|r| r.server.model_path.clone())
+                .unwrap_or_default(),
             quant: String::new(),
             arch: String::new(),
             status: s.status.to_string(),
@@ -273,7 +286,13 @@ async fn serve_rows(store: &Store, limit: i64, machines: &Machines) -> Result<Ve
             sweep_id: None,
             machine: machines.label(s.machine_id),
             this_machine: machines.is_here(s.machine_id),
-            server: Some(r.server.label()),
+            server: Some(r.as_ref().map_or_else(
+                || {
+                    let v = s.server_version.as_deref().unwrap_or_default();
+                    format!("{} {v}", s.server_kind).trim_end().to_string()
+                },
+                |r| r.server.label(),
+            )),
             synthetic: None,
         });
     }

@@ -187,8 +187,10 @@ pub async fn build(store: &Store, sweep_id: i64, here: &Machine) -> Result<Sweep
     attach_quality(store, &sweep, &mut report).await?;
     mark_frontier(&report, &mut level_json);
     let recommendation = recommend(&report, &level_json);
-    let spec: serde_json::Value =
-        serde_json::from_str(&sweep.args_json).unwrap_or(serde_json::Value::Null);
+    let spec = match sweep.args.as_ref().and_then(|a| a.spec()) {
+        Some(s) => serde_json::to_value(s).expect("a sweep's spec serialises"),
+        None => serde_json::Value::Null,
+    };
     Ok(SweepReport {
         sweep_id,
         report,

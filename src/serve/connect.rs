@@ -15,21 +15,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rustls::pki_types::{pem::PemObject, CertificateDer, ServerName};
-use serde::{Deserialize, Serialize};
 
 use super::Endpoint;
 use crate::error::{DynoError, Result};
-
-/// Connection set-up to the server, medians over `probes` fresh
-/// connections, in milliseconds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-pub struct ConnectCost {
-    pub probes: u32,
-    /// Name lookup and TCP handshake.
-    pub tcp_ms: f64,
-    /// The TLS handshake after it; absent over plain HTTP.
-    pub tls_ms: Option<f64>,
-}
+pub use crate::vocab::serve::ConnectCost;
 
 impl ConnectCost {
     /// Both parts together: what each request's TTFT holds beyond the

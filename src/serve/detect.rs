@@ -9,22 +9,11 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::endpoint::Endpoint;
 use crate::error::{DynoError, Result};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
-#[serde(rename_all = "snake_case")]
-pub enum ServerKind {
-    LlamaServer,
-    Ollama,
-    LmStudio,
-    Vllm,
-    /// Any other server with the OpenAI API.
-    OpenAi,
-}
+pub use crate::vocab::serve::{ServerInfo, ServerKind};
 
 impl ServerKind {
     pub fn label(self) -> &'static str {
@@ -36,30 +25,6 @@ impl ServerKind {
             ServerKind::OpenAi => "OpenAI-compatible",
         }
     }
-}
-
-/// What the server told Dyno about itself: a condition of every figure.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-pub struct ServerInfo {
-    pub kind: ServerKind,
-    /// Its version or build, where it says (llama-server's `build_info`).
-    pub version: Option<String>,
-    /// The model the requests name.
-    pub model: String,
-    /// Models the server lists.
-    pub models: Vec<String>,
-    /// llama-server: the model file it loaded.
-    pub model_path: Option<String>,
-    /// llama-server: context size per slot, and the slots (parallel
-    /// sequences) it serves.
-    pub n_ctx: Option<u64>,
-    pub slots: Option<u64>,
-    /// What opening a connection to it cost, measured apart from the
-    /// requests ([`super::connect`]); absent for runs from before it was
-    /// measured, or when the probe could not connect.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub connect: Option<super::connect::ConnectCost>,
 }
 
 impl ServerInfo {

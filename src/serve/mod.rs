@@ -44,53 +44,10 @@ pub use summary::{Slo, TestSummary};
 use crate::error::Result;
 use crate::store::{NewServerResult, NewServerRun, Store};
 use crate::vocab::failure::FailureCode;
+pub use crate::vocab::serve::ServePlan;
 use crate::vocab::status::{ResultStatus, RunStatus};
 use prompt::Prompts;
 use request::RequestSpec;
-
-/// What to measure. Stored with the run (the API key is not part of it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-pub struct ServePlan {
-    pub api: Api,
-    pub n_prompt: Vec<u32>,
-    pub n_gen: Vec<u32>,
-    /// Context already in the conversation before the prompt (`-d`).
-    pub depths: Vec<u32>,
-    pub concurrency: Vec<u32>,
-    /// Requests per test (at least the test's concurrency).
-    pub requests: u32,
-    /// Let the server reuse its prompt cache: the depth's context is sent
-    /// once first, and each request adds only its prompt. Off, every
-    /// request's whole prompt is new to the server.
-    pub prefix_cache: bool,
-    pub slo: Slo,
-    /// A request with no byte for this long fails as stalled.
-    pub stall_s: f64,
-    /// No request may take longer.
-    pub timeout_s: f64,
-    /// The GGUF (file name only) whose tokenizer counted the tokens of
-    /// requests the server gave no counts for; null when none was used.
-    #[serde(default)]
-    pub tokenizer: Option<String>,
-}
-
-impl Default for ServePlan {
-    fn default() -> Self {
-        ServePlan {
-            api: Api::Chat,
-            n_prompt: vec![512],
-            n_gen: vec![128],
-            depths: vec![0],
-            concurrency: vec![1],
-            requests: 5,
-            prefix_cache: false,
-            slo: Slo::default(),
-            stall_s: 60.0,
-            timeout_s: 600.0,
-            tokenizer: None,
-        }
-    }
-}
 
 /// One test of the grid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
@@ -251,8 +208,8 @@ pub async fn run(
             server_kind: info.kind.label(),
             server_version: info.version.as_deref(),
             model: &info.model,
-            server_json: serde_json::to_string(&info).expect("serialises"),
-            plan_json: serde_json::to_string(plan).expect("serialises"),
+            server: &info,
+            plan,
         })
         .await?;
     let mut ctx = Session {
@@ -373,7 +330,7 @@ impl Session<'_> {
                     status: r.status,
                     error: r.error.as_deref(),
                     wall_ms,
-                    requests_json: serde_json::to_string(&r.samples).expect("serialises"),
+                    requests: &r.samples,
                 })
                 .await?;
             on_event(ServeEvent::TestFinished(&r));

@@ -65,14 +65,17 @@ pub async fn load(store: &Store, run_id: i64, show_host: bool) -> Result<ServeRe
             "no server run {run_id}; `dyno serve-runs` lists them"
         ))
     })?;
-    let bad = |what: &str, e: serde_json::Error| {
+    let bad = |what: &str| {
         DynoError::BadInput(format!(
-            "server run {run_id}'s stored {what} does not read back: {e}"
+            "server run {run_id}'s stored {what} does not read back (written by another Dyno version?)"
         ))
     };
-    let server: ServerInfo =
-        serde_json::from_str(&run.server_json).map_err(|e| bad("server", e))?;
-    let plan: ServePlan = serde_json::from_str(&run.plan_json).map_err(|e| bad("plan", e))?;
+    let server: ServerInfo = run
+        .server
+        .clone()
+        .into_inner()
+        .ok_or_else(|| bad("server"))?;
+    let plan: ServePlan = run.plan.clone().into_inner().ok_or_else(|| bad("plan"))?;
     // Hiding the host hides it everywhere: the endpoint, and every error
     // text, which can quote the server's URL.
     let hide = Endpoint::parse(&run.endpoint).ok().filter(|_| !show_host);
@@ -82,8 +85,7 @@ pub async fn load(store: &Store, run_id: i64, show_host: bool) -> Result<ServeRe
     };
     let mut results = Vec::new();
     for r in store.server_results(run_id).await? {
-        let mut samples: Vec<super::RequestSample> =
-            serde_json::from_str(&r.requests_json).map_err(|e| bad("requests", e))?;
+        let mut samples = r.requests.into_inner().ok_or_else(|| bad("requests"))?;
         for x in &mut samples {
             x.error = scrub(x.error.take());
         }

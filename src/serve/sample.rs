@@ -6,22 +6,9 @@
 
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use super::detect::ServerKind;
 use crate::vocab::failure::FailureCode;
-
-/// Which route a request takes: the OpenAI-compatible ones, except that
-/// chat against Ollama takes Ollama's native chat route ([`Api::path_for`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
-#[serde(rename_all = "lowercase")]
-pub enum Api {
-    /// `/v1/chat/completions`: the prompt as one user message, through the
-    /// model's chat template.
-    Chat,
-    /// `/v1/completions`: the raw prompt.
-    Completions,
-}
+pub use crate::vocab::serve::{Api, RequestSample, ServerTimings, TokenSource};
 
 impl Api {
     /// The OpenAI-compatible path.
@@ -36,104 +23,6 @@ impl Api {
     pub fn is_ollama_native(self, kind: ServerKind) -> bool {
         self == Api::Chat && kind == ServerKind::Ollama
     }
-}
-
-/// Where a request's token counts came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
-#[serde(rename_all = "snake_case")]
-pub enum TokenSource {
-    /// The OpenAI `usage` object (`stream_options.include_usage`).
-    Usage,
-    /// The server's own account by its clock, which also gives its prefill
-    /// and decode rates ([`ServerTimings`]): llama-server's `timings`
-    /// (`prompt_n`, `predicted_n`), or Ollama's final `done` object
-    /// (`prompt_eval_count`, `eval_count`). The run's server kind says
-    /// which; one name for both, since both are the server's own counts.
-    Timings,
-    /// Counted content chunks: an estimate (a chunk may hold more than one
-    /// token), and no prompt count at all.
-    Chunks,
-    /// The server gave no counts; Dyno counted the generated text and the
-    /// prompt with the model's own tokenizer (the GGUF at hand,
-    /// [`super::tokens`]). Through the chat API the prompt count lacks the
-    /// chat template's tokens.
-    Tokenizer,
-}
-
-/// The server's own account of a request, by its clock: llama-server's
-/// `timings` object, or Ollama's final `done` object with its nanoseconds
-/// turned into milliseconds ([`super::ollama::timings`]).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-pub struct ServerTimings {
-    /// Prompt tokens it processed (llama-server: those not taken from its
-    /// cache). Ollama: its `prompt_eval_count`, which counts the tokens it
-    /// reused from its cache too, though `prompt_ms` covers only those it
-    /// evaluated; see `prompt_n_counts_cache`.
-    pub prompt_n: u64,
-    pub prompt_ms: f64,
-    pub predicted_n: u64,
-    pub predicted_ms: f64,
-    /// Prompt tokens reused from its cache; null where the server does not
-    /// say (Ollama).
-    pub cache_n: Option<u64>,
-    /// `prompt_n` holds a context Dyno asked the server to keep in its cache
-    /// (`--prefix-cache` against Ollama), which `prompt_ms` did not
-    /// evaluate: no server prefill rate is derived from the pair, since it
-    /// would count the cached context as prefilled. With unique prompts
-    /// the reused share is the chat template's first few tokens, and the
-    /// rate stands.
-    #[serde(default)]
-    pub prompt_n_counts_cache: bool,
-    /// Ollama's `load_duration`: loading the model inside this request
-    /// (a few milliseconds when it was already loaded). A request that
-    /// paid for a load has it in its TTFT; the warm-up requests take it.
-    #[serde(default)]
-    pub load_ms: Option<f64>,
-    /// Ollama's `total_duration`: the whole request by its clock.
-    #[serde(default)]
-    pub total_ms: Option<f64>,
-}
-
-/// What one request measured. Times are milliseconds; `start_ms` is from
-/// the start of its batch, so concurrent requests can be laid on one axis.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-pub struct RequestSample {
-    pub start_ms: f64,
-    /// Null when it failed.
-    #[ts(type = "string | null")]
-    pub error_code: Option<FailureCode>,
-    pub error: Option<String>,
-    /// To the first chunk carrying generated text.
-    pub ttft_ms: Option<f64>,
-    /// To the end of the stream.
-    pub e2e_ms: f64,
-    /// Gaps between successive content chunks.
-    pub itl_ms: Vec<f64>,
-    pub content_chunks: u32,
-    pub prompt_tokens: Option<u64>,
-    pub completion_tokens: Option<u64>,
-    /// Prompt tokens the server says it served from its cache.
-    pub cached_tokens: Option<u64>,
-    /// With `--prefix-cache` at a depth: the tokens of the shared context
-    /// this request carried first, which the server holds cached. Where the
-    /// server does not say how many it served from cache (Ollama, often
-    /// vLLM and LM Studio), these are taken off the prompt instead, so a
-    /// prefill rate counts only what was prefilled.
-    #[serde(default)]
-    pub shared_prefix_tokens: Option<u64>,
-    pub token_source: Option<TokenSource>,
-    pub timings: Option<ServerTimings>,
-    pub finish_reason: Option<String>,
-    /// Times the request was sent again because its pooled connection had
-    /// been closed before the server read it (the clock restarts).
-    #[serde(default)]
-    pub retries: u32,
-    /// The generated text, held only until its tokens are counted (when
-    /// the server gave no counts and the model's tokenizer is at hand);
-    /// never stored.
-    #[serde(skip)]
-    #[ts(skip)]
-    pub text: String,
 }
 
 impl RequestSample {

@@ -9,15 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::request::{RequestSample, TokenSource};
 use super::stats::{percentiles, Percentiles};
-
-/// A service-level objective: a request is good when it meets every bound
-/// that is set.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-pub struct Slo {
-    pub ttft_ms: Option<f64>,
-    /// Bound on the request's mean inter-token latency.
-    pub itl_ms: Option<f64>,
-}
+pub use crate::vocab::serve::Slo;
 
 impl Slo {
     pub fn is_set(&self) -> bool {

@@ -9,6 +9,7 @@ use super::{DbResult, Store};
 use crate::error::Result;
 use crate::model::shape::ModelShape;
 use crate::telemetry::disturbance::Disturbance;
+use crate::vocab::prediction::RunPrediction;
 use crate::vocab::{Offload, RunConfig, TestKind};
 
 /// One clean, finished prefill or decode test of a run on one machine, with
@@ -49,7 +50,8 @@ pub struct CalibrationRow {
 #[derive(Debug, Clone, FromRow)]
 pub struct PredictedResultRow {
     pub run_id: i64,
-    pub prediction_json: String,
+    #[sqlx(rename = "prediction_json", try_from = "Option<String>")]
+    pub prediction: Doc<RunPrediction>,
     pub peak_rss_bytes: Option<i64>,
     pub test: String,
     #[sqlx(try_from = "String")]
@@ -96,24 +98,14 @@ impl Store {
     }
 
     /// Keep the prediction made for a run before it was measured.
-    pub async fn set_run_prediction(&self, run_id: i64, json: &str) -> Result<()> {
+    pub async fn set_run_prediction(&self, run_id: i64, prediction: &RunPrediction) -> Result<()> {
         sqlx::query("UPDATE runs SET prediction_json = ? WHERE id = ?")
-            .bind(json)
+            .bind(text(prediction))
             .bind(run_id)
             .execute(&self.pool)
             .await
             .db(self)?;
         Ok(())
-    }
-
-    /// The prediction stored for one run, if any.
-    pub async fn run_prediction(&self, run_id: i64) -> Result<Option<String>> {
-        sqlx::query_scalar("SELECT prediction_json FROM runs WHERE id = ?")
-            .bind(run_id)
-            .fetch_optional(&self.pool)
-            .await
-            .db(self)
-            .map(Option::flatten)
     }
 
     /// Every finished test of every run that stored a prediction.

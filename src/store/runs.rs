@@ -13,6 +13,7 @@ use crate::telemetry::power::PowerState;
 use crate::telemetry::sustain::Sustained;
 use crate::telemetry::Sources;
 use crate::vocab::failure::FailureCode;
+use crate::vocab::prediction::RunPrediction;
 use crate::vocab::status::{ResultStatus, RunStatus};
 use crate::vocab::{Device, ModuleRef, Offload, RunConfig, Sample, TestKind, TestSpec};
 
@@ -61,10 +62,9 @@ pub struct RunRow {
     /// How the machine was let cool before the run.
     #[sqlx(rename = "cooldown_json", try_from = "Option<String>")]
     pub cooldown: Doc<CooldownRecord>,
-    /// The prediction made before the run was measured: JSON of
-    /// `crate::predict::RunPrediction`, which `predict` (a layer above the
-    /// store) reads with `RunPrediction::of`.
-    pub prediction_json: Option<String>,
+    /// The prediction made before the run was measured.
+    #[sqlx(rename = "prediction_json", try_from = "Option<String>")]
+    pub prediction: Doc<RunPrediction>,
     pub dyno_version: String,
     pub started_at: String,
     pub finished_at: Option<String>,

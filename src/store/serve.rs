@@ -1,14 +1,15 @@
 //! Server benchmarks (`dyno serve-bench`): their runs and tests.
 
-use serde::{Deserialize, Serialize};
 use sqlx::FromRow;
 
+use super::doc::{text, Doc};
 use super::{now, DbResult, Store};
 use crate::error::Result;
 use crate::vocab::failure::FailureCode;
+use crate::vocab::serve::{RequestSample, ServePlan, ServerInfo};
 use crate::vocab::status::{ResultStatus, RunStatus};
 
-#[derive(Debug, Clone, FromRow, Serialize, Deserialize)]
+#[derive(Debug, Clone, FromRow)]
 pub struct ServerRunRow {
     pub id: i64,
     pub machine_id: Option<i64>,
@@ -16,8 +17,12 @@ pub struct ServerRunRow {
     pub server_kind: String,
     pub server_version: Option<String>,
     pub model: String,
-    pub server_json: String,
-    pub plan_json: String,
+    /// What the server said about itself; absent if the stored document no
+    /// longer reads (see [`Doc`]).
+    #[sqlx(rename = "server_json", try_from = "Option<String>")]
+    pub server: Doc<ServerInfo>,
+    #[sqlx(rename = "plan_json", try_from = "Option<String>")]
+    pub plan: Doc<ServePlan>,
     pub status: RunStatus,
     pub error_code: Option<FailureCode>,
     pub error: Option<String>,
@@ -28,7 +33,7 @@ pub struct ServerRunRow {
     pub finished_at: Option<String>,
 }
 
-#[derive(Debug, Clone, FromRow, Serialize, Deserialize)]
+#[derive(Debug, Clone, FromRow)]
 pub struct ServerResultRow {
     pub id: i64,
     pub run_id: i64,
@@ -41,7 +46,9 @@ pub struct ServerResultRow {
     pub status: ResultStatus,
     pub error: Option<String>,
     pub wall_ms: f64,
-    pub requests_json: String,
+    /// Every request the test sent, as it was timed.
+    #[sqlx(rename = "requests_json", try_from = "Option<String>")]
+    pub requests: Doc<Vec<RequestSample>>,
     pub created_at: String,
 }
 
@@ -52,8 +59,8 @@ pub struct NewServerRun<'a> {
     pub server_kind: &'a str,
     pub server_version: Option<&'a str>,
     pub model: &'a str,
-    pub server_json: String,
-    pub plan_json: String,
+    pub server: &'a ServerInfo,
+    pub plan: &'a ServePlan,
 }
 
 /// One finished test of a server run.
@@ -68,7 +75,7 @@ pub struct NewServerResult<'a> {
     pub status: ResultStatus,
     pub error: Option<&'a str>,
     pub wall_ms: f64,
-    pub requests_json: String,
+    pub requests: &'a [RequestSample],
 }
 
 impl Store {
@@ -84,8 +91,8 @@ impl Store {
         .bind(r.server_kind)
         .bind(r.server_version)
         .bind(r.model)
-        .bind(&r.server_json)
-        .bind(&r.plan_json)
+        .bind(text(r.server))
+        .bind(text(r.plan))
         .bind(RunStatus::Running)
         .bind(std::process::id() as i64)
         .bind(sysinfo::System::host_name())
@@ -114,7 +121,7 @@ impl Store {
         .bind(r.status)
         .bind(r.error)
         .bind(r.wall_ms)
-        .bind(&r.requests_json)
+        .bind(text(r.requests))
         .bind(now())
         .fetch_one(&self.pool)
         .await

@@ -3,18 +3,23 @@
 use serde::{Deserialize, Serialize};
 use sqlx::FromRow;
 
+use super::doc::{text, Doc};
 use super::{now, DbResult, Store};
 use crate::error::Result;
 use crate::vocab::failure::FailureCode;
+use crate::vocab::request::{BenchGroup, GroupArgs, SweepSpec};
 use crate::vocab::status::{LevelStatus, SweepStatus};
 use crate::vocab::QualityFigures;
 
-#[derive(Debug, Clone, FromRow, Serialize, Deserialize)]
+#[derive(Debug, Clone, FromRow)]
 pub struct SweepRow {
     pub id: i64,
     pub kind: String,
     pub machine_id: Option<i64>,
-    pub args_json: String,
+    /// What the group was asked to measure; absent if the stored document
+    /// no longer reads (an older Dyno's, see [`Doc`]).
+    #[sqlx(rename = "args_json", try_from = "Option<String>")]
+    pub args: Doc<GroupArgs>,
     pub created_at: String,
     pub source_kind: Option<String>,
     pub resume_key: Option<String>,
@@ -77,12 +82,11 @@ pub struct QualityKey<'a> {
 
 impl Store {
     /// A group of runs made by one command: `dyno bench` makes a 'bench'
-    /// sweep; `dyno sweep` uses [`Store::create_quant_sweep`].
-    pub async fn create_sweep(&self, kind: &str, machine_id: i64, args_json: &str) -> Result<i64> {
-        sqlx::query_scalar("INSERT INTO sweeps (kind, machine_id, args_json, created_at) VALUES (?, ?, ?, ?) RETURNING id")
-            .bind(kind)
+    /// group; `dyno sweep` uses [`Store::create_quant_sweep`].
+    pub async fn create_bench_group(&self, machine_id: i64, args: &BenchGroup) -> Result<i64> {
+        sqlx::query_scalar("INSERT INTO sweeps (kind, machine_id, args_json, created_at) VALUES ('bench', ?, ?, ?) RETURNING id")
             .bind(machine_id)
-            .bind(args_json)
+            .bind(text(args))
             .bind(now())
             .fetch_one(&self.pool)
             .await
@@ -120,7 +124,7 @@ impl Store {
     pub async fn create_quant_sweep(
         &self,
         machine_id: i64,
-        args_json: &str,
+        spec: &SweepSpec,
         source_kind: &str,
         resume_key: &str,
     ) -> Result<i64> {
@@ -130,7 +134,7 @@ impl Store {
              VALUES ('sweep', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(machine_id)
-        .bind(args_json)
+        .bind(text(spec))
         .bind(now())
         .bind(source_kind)
         .bind(resume_key)

@@ -12,7 +12,10 @@ pub mod failure;
 mod memory;
 mod named;
 mod params;
-mod quality;
+pub mod prediction;
+pub mod quality;
+pub mod request;
+pub mod serve;
 mod spec;
 pub mod status;
 

@@ -3,6 +3,12 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Tokens of the bundled text a sweep evaluates by default.
+pub const DEFAULT_TOKENS: u32 = 2048;
+/// Top-k kept per position in the reference file (see `quality`'s module
+/// documentation for the error this leaves).
+pub const DEFAULT_TOPK: u32 = 1024;
+
 /// Quality figures of one model on the bundled text.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct QualityFigures {

@@ -580,3 +580,38 @@ fn a_server_without_counts_is_counted_with_the_models_tokenizer() {
     assert_code(&o, 2);
     assert_eq!(server.seen().len(), before, "nothing was sent");
 }
+
+#[test]
+fn a_server_run_whose_stored_plan_is_damaged_is_a_clear_error_and_still_listed() {
+    let server = FakeOpenAi::start(Pace::default());
+    let s = Scratch::new();
+    let o = serve_bench(&s, &server.url, "-p 20 -n 4 -r 2 --json");
+    assert_code(&o, 0);
+    let id = json(&o)["run_id"].to_string();
+    // The store reads each document as its type: a plan damaged on disk
+    // (a hand edit, an older Dyno's) reads as absent rather than as text.
+    sql(
+        &s.db(),
+        &format!("UPDATE server_runs SET plan_json = '{{\"api\": 7' WHERE id = {id}"),
+    );
+    let shown = s.run(&["serve-show", &id]);
+    assert_code(&shown, 2);
+    assert!(
+        stderr(&shown).contains(&format!("server run {id}'s stored plan does not read back")),
+        "{}",
+        stderr(&shown)
+    );
+    // The lists still answer, with the run in them by its columns.
+    let listed = json(&s.run(&["serve-runs", "--json"]));
+    assert_eq!(listed[0]["run_id"].to_string(), id);
+    // So does the app's list of everything, which reads every server run.
+    let (rt, store) = crate::common::store(&s.db());
+    let rows = rt.block_on(dyno::report::list::build(&store, 100)).unwrap();
+    rt.block_on(store.close());
+    let row = rows
+        .iter()
+        .find(|r| r.target.to_string() == format!("serve:{id}"))
+        .unwrap_or_else(|| panic!("serve:{id} is listed: {rows:?}"));
+    assert_eq!(row.title, "fake-model");
+    assert_eq!(row.tg_mean, None, "{row:?}");
+}

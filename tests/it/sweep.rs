@@ -226,6 +226,28 @@ fn running_a_sweep_again_skips_levels_already_measured() {
     let list = s.run(&["sweeps", "--json"]);
     assert_code(&list, 0);
     assert_eq!(json(&list).as_array().unwrap().len(), 1);
+    assert!(json(&list)[0]["sweep"]["spec"]["source"]["from"].is_string());
+
+    // A spec damaged on disk (or written by an older Dyno) cannot be
+    // resumed, and says so; the sweep and its runs still show.
+    sql(
+        &s.db(),
+        &format!("UPDATE sweeps SET args_json = '{{\"source\": 1}}' WHERE id = {id}"),
+    );
+    let resumed = s.run(&["sweep", "--resume", &id.to_string()]);
+    assert_code(&resumed, 2);
+    assert!(
+        stderr(&resumed).contains(&format!(
+            "sweep {id} was stored by another Dyno version and cannot be resumed; run it afresh"
+        )),
+        "{}",
+        stderr(&resumed)
+    );
+    let list = s.run(&["sweeps", "--json"]);
+    assert_code(&list, 0);
+    let listed = &json(&list)[0];
+    assert!(listed["sweep"]["spec"].is_null(), "{listed}");
+    assert_eq!(listed["runs"].as_array().unwrap().len(), 2);
 }
 
 #[test]

@@ -2,31 +2,12 @@
 //! benchmark plan and the quality settings. Stored as the sweep's
 //! `args_json` and hashed into its resume key.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::bench::plan::BenchRequest;
 use crate::quality;
-
-/// Where a sweep's levels come from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Source {
-    /// GGUF files of one model.
-    Files(Vec<PathBuf>),
-    /// Every GGUF file in a folder.
-    Dir(PathBuf),
-    /// One high-precision GGUF, quantised locally into the ladder.
-    From(PathBuf),
-    /// A Hugging Face repo: its levels are downloaded, then swept as files.
-    Repo(String),
-    /// A named shape (`llama-3.1-8b`): each level is written from Dyno's
-    /// built-in header with synthetic weights, then swept as files. Always
-    /// shape-only: there is no real file to measure.
-    Shape(String),
-}
+pub use crate::vocab::request::{QualitySettings, Source, SweepSpec};
 
 impl Source {
     pub fn kind(&self) -> &'static str {
@@ -40,48 +21,10 @@ impl Source {
     }
 }
 
-/// How quality is measured.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct QualitySettings {
-    /// Tokens of text evaluated (rounded up to whole chunks).
-    pub tokens: u32,
-    /// Reference top-k kept per position; 0 keeps the whole vocabulary.
-    pub topk: u32,
-}
-
-impl Default for QualitySettings {
-    /// The bundled text's default length and top-k (`dyno sweep`'s).
-    fn default() -> QualitySettings {
-        QualitySettings {
-            tokens: crate::quality::DEFAULT_TOKENS,
-            topk: crate::quality::DEFAULT_TOPK,
-        }
-    }
-}
-
 impl QualitySettings {
     pub fn n_chunks(&self) -> u32 {
         quality::n_chunks(self.tokens)
     }
-}
-
-/// Everything that defines a sweep; stored as its `args_json`, so
-/// `--resume ID` can run it again.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SweepSpec {
-    pub source: Source,
-    /// Canonical level names; `None` takes the default ladder (for `from`)
-    /// or every file (for `files` and `dir`).
-    pub levels: Option<Vec<String>>,
-    pub request: BenchRequest,
-    /// `None`: `--no-quality`.
-    pub quality: Option<QualitySettings>,
-    /// A repo's levels measured by their shape (`--shape-only`): synthetic
-    /// twins written from their headers, never downloaded. Left out of the
-    /// stored spec when false, so older sweeps keep their resume keys; a
-    /// shape-only sweep never resumes a real one, nor a real one it.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub shape_only: bool,
 }
 
 impl SweepSpec {
@@ -116,6 +59,7 @@ impl SweepSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::request::BenchRequest;
 
     #[test]
     fn the_same_spec_has_the_same_key_and_a_different_plan_another() {

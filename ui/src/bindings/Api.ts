@@ -2,6 +2,6 @@
 
 /**
  * Which route a request takes: the OpenAI-compatible ones, except that
- * chat against Ollama takes Ollama's native chat route ([`Api::path_for`]).
+ * chat against Ollama takes Ollama's native chat route (`serve::request`).
  */
 export type Api = "chat" | "completions";

@@ -6,6 +6,6 @@
 export type PredictedRate = { tokens_per_s: number, 
 /**
  * About an 80% interval: the fit's own scatter widened for what a new
- * model or level adds (see [`predict_rate`]).
+ * model or level adds (see `predict::speed::predict_rate`).
  */
 low: number, high: number, };

@@ -29,7 +29,7 @@ model_path: string | null,
 n_ctx: number | null, slots: number | null, 
 /**
  * What opening a connection to it cost, measured apart from the
- * requests ([`super::connect`]); absent for runs from before it was
+ * requests (`serve::connect`); absent for runs from before it was
  * measured, or when the probe could not connect.
  */
 connect?: ConnectCost, };

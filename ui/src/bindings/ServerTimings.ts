@@ -3,7 +3,7 @@
 /**
  * The server's own account of a request, by its clock: llama-server's
  * `timings` object, or Ollama's final `done` object with its nanoseconds
- * turned into milliseconds ([`super::ollama::timings`]).
+ * turned into milliseconds (`serve::ollama`).
  */
 export type ServerTimings = { 
 /**
