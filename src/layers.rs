@@ -587,3 +587,62 @@ fn clap_is_named_only_in_the_cli() {
         found.join("\n")
     );
 }
+
+/// ts-rs, the UI's TypeScript twins, is the app's concern: the core's types
+/// carry its derive and attributes only behind the `ts` feature, which the
+/// app turns on, so the core (and the CLI) builds without it.
+#[test]
+fn ts_rs_is_named_in_the_core_only_behind_the_ts_feature() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut found = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(&src).expect("under src");
+        let raw = std::fs::read_to_string(file).expect("a source file");
+        // Comments blanked (a doc may name ts-rs); the raw line is read
+        // for the feature's name, which is a string.
+        let text = code_only(&raw);
+        // Inside an item gated as a whole (`#[cfg(feature = "ts")]`), from
+        // the attribute to the end of the item: its braces closed, or its `;`.
+        let mut gated: Option<(i64, bool)> = None;
+        let mut depth: i64 = 0;
+        for (n, (line, raw)) in text.lines().zip(raw.lines()).enumerate() {
+            let t = line.trim();
+            let ungated_attr = t.starts_with("#[ts(");
+            let names_it = t.contains("ts_rs::");
+            let behind = raw.trim().starts_with("#[cfg_attr(feature = \"ts\",") || gated.is_some();
+            if (ungated_attr || names_it) && !behind {
+                found.push(format!("{}:{}: {t}", rel.display(), n + 1));
+            }
+            if raw.trim() == "#[cfg(feature = \"ts\")]" {
+                gated = Some((depth, false));
+            }
+            for c in t.chars() {
+                match c {
+                    '{' => {
+                        depth += 1;
+                        if let Some((_, opened)) = gated.as_mut() {
+                            *opened = true;
+                        }
+                    }
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            if let Some((at, opened)) = gated {
+                let closed = opened && depth == at;
+                let statement = !opened && t.ends_with(';');
+                if closed || statement {
+                    gated = None;
+                }
+            }
+        }
+    }
+    assert!(files.len() > 50, "the sources were found: {}", files.len());
+    assert!(
+        found.is_empty(),
+        "ts-rs named in the core outside #[cfg_attr(feature = \"ts\", …)] or #[cfg(feature = \"ts\")]:\n{}",
+        found.join("\n")
+    );
+}

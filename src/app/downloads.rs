@@ -10,7 +10,8 @@ use crate::hub::{self, download};
 use crate::store::Store;
 
 /// What a discard removed.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Discarded {
     pub repo: String,
     pub path: String,

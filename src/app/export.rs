@@ -66,8 +66,9 @@ pub async fn text(store: &Store, db: &Path, target: &str, format: &str) -> Resul
 }
 
 /// Where an export was written.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
-#[ts(rename = "ExportWritten")]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "ExportWritten"))]
 pub struct Written {
     pub path: PathBuf,
 }

@@ -17,7 +17,8 @@ use crate::store::Store;
 use crate::worker::client::Cancel;
 
 /// One benchmark the app asks for (docs/app-api.md).
-#[derive(Debug, Clone, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum BenchForm {
     /// One file with a preset (a model's Benchmark… button).
@@ -26,7 +27,7 @@ pub enum BenchForm {
         preset: Preset,
         /// Measure disturbed tests again, up to this many times.
         #[serde(default)]
-        #[ts(optional)]
+        #[cfg_attr(feature = "ts", ts(optional))]
         retry_disturbed: Option<u32>,
     },
     /// The tests of run `run_id` that were flagged as disturbed, measured

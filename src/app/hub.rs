@@ -130,7 +130,8 @@ pub async fn pull_recorded(
 }
 
 /// What a pull of one file gives the app: where the file is now.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PullResult {
     /// The snapshot path, what a benchmark loads.
     pub path: PathBuf,

@@ -19,7 +19,8 @@ use crate::worker::protocol::Event;
 /// How long the bandwidth test reads memory.
 const BANDWIDTH_TEST: Duration = Duration::from_secs(1);
 
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LlamaCpp {
     pub backend: Option<String>,
     pub build: Option<String>,
@@ -31,8 +32,9 @@ pub struct LlamaCpp {
 }
 
 /// What `dyno hw --json` prints and the app's Overview shows.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
-#[ts(rename = "Hardware")]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "Hardware"))]
 pub struct Hw {
     pub cpu: String,
     pub cores: usize,

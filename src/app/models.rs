@@ -20,7 +20,8 @@ use crate::machine::Machine;
 use crate::store::Store;
 
 /// What a place is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum PlaceKind {
     Folder,
@@ -30,7 +31,8 @@ pub enum PlaceKind {
 }
 
 /// A folder or file added to the places Dyno searches.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ModelPlace {
     pub path: PathBuf,
     pub kind: PlaceKind,
@@ -50,8 +52,9 @@ impl ModelPlace {
 }
 
 /// The answer to adding a place.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
-#[ts(rename = "PlaceAdded")]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "PlaceAdded"))]
 pub struct Added {
     pub place: ModelPlace,
     /// False when the place was already there (adding twice is harmless).
@@ -63,7 +66,8 @@ pub struct Added {
 /// A model file on disk, as the CLI's `dyno models --json` and the app list
 /// it. Named by its file first (what a person sees in their file manager),
 /// with the model's own name from its header second.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LocalModel {
     /// "hf-cache", "lm-studio", "ollama" or "folder".
     pub origin: &'static str,
@@ -89,7 +93,7 @@ pub struct LocalModel {
     /// ([`crate::app::predict`]); null until asked for, or when the header
     /// could not be read.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub prediction: Option<crate::predict::Prediction>,
 }
 

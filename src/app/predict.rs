@@ -21,28 +21,30 @@ use crate::store::Store;
 
 /// What to predict for; unset fields take llama-bench's defaults and this
 /// machine's thread count.
-#[derive(Debug, Clone, Default, serde::Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PredictInput {
     /// A GGUF path, or `OWNER/NAME[:LEVEL]` on the hub.
     pub target: String,
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub ctx: Option<u64>,
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub threads: Option<u32>,
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub n_prompt: Option<u64>,
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub n_gen: Option<u64>,
     /// `-ngl`; unset offloads everything where the build has a GPU backend.
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub gpu_layers: Option<u32>,
     /// Decode rate a level must reach to be advised.
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub min_decode: Option<f64>,
 }
 
 /// One level's prediction, or why there is none.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PredictedLevel {
     pub level: String,
     pub size_bytes: u64,
@@ -51,7 +53,8 @@ pub struct PredictedLevel {
 }
 
 /// The answer to `dyno predict`.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PredictOutcome {
     pub target: String,
     /// "file" or "hub".
@@ -292,7 +295,8 @@ pub async fn predict(
 }
 
 /// One file on disk, predicted.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PredictedFile {
     pub path: PathBuf,
     pub prediction: Option<Prediction>,

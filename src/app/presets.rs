@@ -24,7 +24,8 @@ use crate::vocab::Named;
 use crate::vocab::TestKind;
 
 /// How long to spend measuring.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Preset {
     /// About a minute on a small model: pp128, tg32, 3 repetitions.
@@ -38,8 +39,9 @@ pub enum Preset {
 
 /// What a preset measures. Each level (or model) runs every pp and tg test,
 /// plus pp+tg of the first pair for the time to first token.
-#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
-#[ts(rename = "PresetPlan")]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "PresetPlan"))]
 pub struct Plan {
     pub preset: Preset,
     pub label: &'static str,
@@ -147,8 +149,9 @@ impl Plan {
 }
 
 /// What an estimate rests on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
-#[ts(rename = "EstimateBasis")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "EstimateBasis"))]
 #[serde(rename_all = "snake_case")]
 pub enum Basis {
     /// Rates of this machine's stored runs, scaled to the model.
@@ -158,8 +161,9 @@ pub enum Basis {
 }
 
 /// A preset's plan for one model, with how long it should take.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
-#[ts(rename = "PresetEstimate")]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "PresetEstimate"))]
 pub struct Estimate {
     pub plan: Plan,
     pub tests: Vec<String>,

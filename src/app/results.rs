@@ -51,7 +51,8 @@ pub async fn sweeps(store: &Store, limit: i64) -> Result<Vec<SweepReport>> {
 }
 
 /// One run's stored telemetry over time, thinned for a chart.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RunTimeline {
     pub run_id: i64,
     /// Empty when the run was measured without telemetry.

@@ -23,7 +23,8 @@ use crate::vocab::{check_rpc_endpoint, Device};
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What the running server serves, as it said when it started.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RpcServing {
     /// HOST:PORT, what other machines give to `--rpc` (with this machine's
     /// address in place of 0.0.0.0).

@@ -29,7 +29,8 @@ use crate::vocab::TestKind;
 use crate::worker::client::{Cancel, WorkerOptions};
 
 /// A server benchmark as the app's form and the CLI's options give it.
-#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ServeInput {
     pub url: String,
     pub model: Option<String>,
@@ -47,17 +48,17 @@ pub struct ServeInput {
     pub stall_s: f64,
     pub timeout_s: f64,
     /// The GGUF the server runs, to measure in-process too.
-    #[ts(type = "string | null")]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub engine: Option<PathBuf>,
     pub engine_threads: Option<u32>,
     /// A GGUF whose tokenizer counts tokens the server does not report;
     /// `engine` when not given.
-    #[ts(type = "string | null")]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     #[serde(default)]
     pub tokenizer: Option<PathBuf>,
     /// A PEM file of authorities to trust besides the public ones, for a
     /// server whose certificate a private authority signed.
-    #[ts(type = "string | null")]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     #[serde(default)]
     pub ca_cert: Option<PathBuf>,
     /// Show the host in the report instead of `<host>`.
@@ -95,10 +96,11 @@ impl ServeInput {
 
 /// A server benchmark's document, with the engine comparison when the
 /// model was measured in-process too.
-#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ServeOutcome {
     #[serde(flatten)]
-    #[ts(flatten)]
+    #[cfg_attr(feature = "ts", ts(flatten))]
     pub report: ServeReport,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub engine_comparison: Option<Vec<EngineComparison>>,
@@ -198,7 +200,8 @@ pub async fn engine_run(
 }
 
 /// One matched test.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct EngineComparison {
     pub test: String,
     pub engine_run_id: i64,

@@ -17,7 +17,8 @@ use crate::store::Store;
 pub const HUB_ENDPOINT: &str = "hub.endpoint";
 
 /// The hub settings as they stand.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct HubSettings {
     /// The endpoint requests go to now.
     pub endpoint: String,
@@ -28,12 +29,13 @@ pub struct HubSettings {
     pub default_endpoint: String,
     pub token: TokenStatus,
     /// Where downloads go (`$HF_HUB_CACHE`, else `$HF_HOME/hub`).
-    #[ts(type = "string")]
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub cache_dir: PathBuf,
 }
 
 /// Whether a token is in force, never the token itself.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TokenStatus {
     pub present: bool,
     /// `env` (HF_TOKEN) or `file`; null without a token.
@@ -41,14 +43,15 @@ pub struct TokenStatus {
     /// "hf_…x7Qz": enough to tell tokens apart.
     pub masked: Option<String>,
     /// The token file, where Save writes.
-    #[ts(type = "string")]
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub file: PathBuf,
     /// Whether that file exists (it is ignored while HF_TOKEN is set).
     pub file_exists: bool,
 }
 
 /// What "Test connection" found.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct HubCheck {
     pub endpoint: String,
     /// The search answered.

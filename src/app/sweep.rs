@@ -28,8 +28,9 @@ use crate::vocab::status::SweepStatus;
 use crate::worker::client::{Cancel, WorkerOptions};
 
 /// The app's Sweep form (docs/app-api.md).
-#[derive(Debug, Clone, Deserialize, ts_rs::TS)]
-#[ts(optional_fields)]
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(optional_fields))]
 pub struct SweepInput {
     pub source: SourceInput,
     /// Quick, Standard or Thorough; `prompt`, `gen` and `reps` are then
@@ -46,21 +47,21 @@ pub struct SweepInput {
     /// Layers whose experts stay on the CPU, as `--n-cpu-moe` takes them
     /// ("8", "0,8,16"); a list sweeps them.
     #[serde(default)]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub n_cpu_moe: Option<String>,
     /// Tensor overrides as `--override-tensor` takes them ("exps=CPU").
     #[serde(default)]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub override_tensor: Option<String>,
     /// RPC servers whose devices take layers too, as `--rpc` takes them
     /// ("192.168.1.20:50052,192.168.1.21:50052").
     #[serde(default)]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub rpc: Option<String>,
     pub quality: Option<bool>,
     /// Measure every level again instead of resuming the same sweep.
     #[serde(default)]
-    #[ts(as = "Option<_>", optional)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub fresh: bool,
     /// Minutes of sustained decode per level (`--sustain`) instead of the
     /// preset or the lengths above.
@@ -69,13 +70,14 @@ pub struct SweepInput {
     /// Wait for idle temperatures and clocks before each level after the
     /// first (`--cooldown`, up to 120 s).
     #[serde(default)]
-    #[ts(as = "Option<_>", optional)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub cooldown: bool,
 }
 
 /// Where the form's levels come from.
-#[derive(Debug, Clone, Deserialize, ts_rs::TS)]
-#[ts(rename = "SweepSource")]
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "SweepSource"))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SourceInput {
     Files {
@@ -83,7 +85,7 @@ pub enum SourceInput {
     },
     From {
         base: String,
-        #[ts(optional)]
+        #[cfg_attr(feature = "ts", ts(optional))]
         levels: Option<Vec<String>>,
     },
     Dir {
@@ -94,25 +96,25 @@ pub enum SourceInput {
     /// with synthetic weights (`--repo --shape-only`).
     Repo {
         repo: String,
-        #[ts(optional)]
+        #[cfg_attr(feature = "ts", ts(optional))]
         levels: Option<Vec<String>>,
         #[serde(default)]
-        #[ts(as = "Option<_>", optional)]
+        #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
         shape_only: bool,
         /// Keep the synthetic files in Dyno's cache afterwards (`--keep`).
         #[serde(default)]
-        #[ts(as = "Option<_>", optional)]
+        #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
         keep: bool,
     },
     /// A named shape's levels, each written from Dyno's built-in header
     /// with synthetic weights (`--shape`): nothing to download or own.
     Shape {
         shape: String,
-        #[ts(optional)]
+        #[cfg_attr(feature = "ts", ts(optional))]
         levels: Option<Vec<String>>,
         /// Keep the synthetic files in Dyno's cache afterwards (`--keep`).
         #[serde(default)]
-        #[ts(as = "Option<_>", optional)]
+        #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
         keep: bool,
     },
 }

@@ -26,14 +26,15 @@ use crate::worker::protocol::{Event, SynthPlan, WorkerRequest};
 pub const BUILTIN_SOURCE: &str = "Dyno's built-in llama header";
 
 /// What `dyno synth` wrote (or, with `dry_run`, would write).
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SynthOutcome {
     /// The file or hub level whose header was used.
     pub source: String,
     /// Bytes of header fetched from the hub now (0 for a file, or a header
     /// already cached).
     pub header_bytes_fetched: u64,
-    #[ts(type = "string")]
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub path: PathBuf,
     pub arch: String,
     pub seed: u64,
@@ -498,7 +499,8 @@ pub fn default_name(like: &str, shape: Option<&str>, level: Option<&str>) -> Str
 /// What the app's "Synthetic model…" form may choose: the named shapes with
 /// their architecture (a shape needs a template of the same one), and the
 /// levels `--type` writes.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SynthOptions {
     pub shapes: Vec<SynthShape>,
     pub levels: Vec<String>,
@@ -507,7 +509,8 @@ pub struct SynthOptions {
     pub builtin_shapes: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SynthShape {
     pub name: String,
     pub arch: String,
@@ -542,7 +545,8 @@ pub fn options() -> SynthOptions {
 
 /// `dyno synth` and the app's "Synthetic model…" form: `--like FILE
 /// [--shape S] [--type T] [-o OUT] [--seed N] [--dry-run]`.
-#[derive(Debug, Clone, Default, serde::Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SynthInput {
     /// The template: a GGUF file (or a `.gguf-header`), OWNER/NAME:LEVEL
     /// on the hub (only its header is fetched), or empty for Dyno's
@@ -550,21 +554,21 @@ pub struct SynthInput {
     #[serde(default)]
     pub like: String,
     /// Hub address, for a mirror (a hub `like` only).
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     #[serde(default)]
     pub endpoint: Option<String>,
     /// A named shape or `key=value` pairs; the template's own when absent.
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     #[serde(default)]
     pub shape: Option<String>,
     /// A `--type` level; the template's own types when absent.
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     #[serde(default)]
     pub level: Option<String>,
     /// Where to write; see [`DefaultPlace`] when absent. A path, so a
     /// name the shell passed that is not UTF-8 reaches the file system as
     /// given; a leading `~/` (typed in the app) is the home folder.
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     #[serde(default)]
     pub out: Option<PathBuf>,
     /// Replace `out` if it exists: `--force`, or a path the app's save
@@ -574,7 +578,7 @@ pub struct SynthInput {
     pub replace: bool,
     /// Seed of the values (1 when absent): the same seed writes the same
     /// bytes.
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     #[serde(default)]
     pub seed: Option<u64>,
     /// Describe the file (parameters, size) without writing it.

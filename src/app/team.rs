@@ -36,7 +36,8 @@ pub const TEAM_URL: &str = "team.url";
 const BATCH: i64 = 200;
 
 /// What to sync.
-#[derive(Debug, Clone, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SyncRequest {
     /// The team store's URL (postgres://…); the password may be in it for
     /// this sync only.
@@ -50,7 +51,8 @@ pub struct SyncRequest {
 }
 
 /// How a sync is going, for a progress bar.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "phase", rename_all = "snake_case")]
 pub enum SyncProgress {
     Connected { store: String, schema_version: i64 },
@@ -59,7 +61,8 @@ pub enum SyncProgress {
 }
 
 /// What a sync did.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SyncReport {
     /// The store's URL without its password.
     pub store: String,
@@ -94,7 +97,8 @@ pub struct SyncReport {
 }
 
 /// A team run a pull left out, and why.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SkippedRun {
     /// Its key in the team store.
     pub uid: String,
@@ -568,7 +572,8 @@ pub async fn load(team: &TeamStore, id: &str) -> Result<Report> {
 }
 
 /// Filters of the machines view and of team lists.
-#[derive(Debug, Clone, Default, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TeamQuery {
     /// A model's sha256 (or its first characters), file name or name.
     #[serde(default)]
@@ -705,7 +710,8 @@ pub async fn median_for(team: &TeamStore, report: &Report) -> Result<TeamMedian>
 pub use crate::report::json::TeamMedian;
 
 /// The team settings as the app's Team view shows them.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TeamStatus {
     /// The saved URL (never with a password).
     pub saved_url: Option<String>,

@@ -11,7 +11,8 @@ use super::stats::{self, Summary};
 use crate::vocab::{Sample, TestKind, TestSpec};
 
 /// Which rate a result's headline `*_tokens_per_s` fields measure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Rate {
     /// Prompt tokens per second of prefill (pp tests).
@@ -25,14 +26,15 @@ pub enum Rate {
 
 /// Samples of one quantity with their summary; the unit is in the name of
 /// the field that holds it (`_tokens_per_s`, `_ms`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "Stats")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "Stats"))]
 pub struct Figures {
     pub samples: Vec<f64>,
     /// In JSON (and in the UI's `Stats`) its fields sit beside `samples`,
     /// as they did before `Figures` reused [`Summary`].
     #[serde(flatten)]
-    #[ts(flatten)]
+    #[cfg_attr(feature = "ts", ts(flatten))]
     pub summary: Summary,
 }
 

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 /// no count: whoever keeps a summary keeps the samples it came from (as
 /// [`crate::bench::figures::Figures`] does, flattening this into its JSON),
 /// and their length is the count.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Summary {
     pub mean: f64,
     /// Sample standard deviation (Bessel's n−1); 0 for a single sample.

@@ -8,7 +8,8 @@ use super::TreeFile;
 use crate::quantize::ftype_of;
 
 /// Where a level would run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Fit {
     /// Fits in the GPUs' memory (all layers can be offloaded).
@@ -42,8 +43,9 @@ impl Fit {
 }
 
 /// One level of a repo: one file, or every part of a split model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "HubLevel")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "HubLevel"))]
 pub struct RepoLevel {
     pub level: String,
     pub files: Vec<TreeFile>,
@@ -53,7 +55,7 @@ pub struct RepoLevel {
     /// first file's snapshot path, what a benchmark loads), so a list offers
     /// Benchmark… rather than a second download. Null otherwise.
     #[serde(default)]
-    #[ts(type = "string | null")]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub local_path: Option<std::path::PathBuf>,
     /// Bytes of an interrupted download of it in the cache (its
     /// `.incomplete` files): Resume continues from there, Discard frees them.
@@ -62,8 +64,9 @@ pub struct RepoLevel {
 }
 
 /// A repo's GGUF files, sorted into levels and the rest.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "HubListing")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "HubListing"))]
 pub struct RepoListing {
     pub repo: String,
     pub commit: String,

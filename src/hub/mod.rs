@@ -94,7 +94,8 @@ impl HubConfig {
 
 /// Where a hub setting in force came from, so a person can tell why a
 /// value they saved is not the one used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum SettingSource {
     /// `--endpoint` on the command line.
@@ -158,8 +159,9 @@ pub fn normalize_endpoint(typed: &str) -> Result<String> {
 }
 
 /// A repo as the search lists it.
-#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "HubRepo")]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "HubRepo"))]
 pub struct RepoSummary {
     pub id: String,
     #[serde(default)]
@@ -191,8 +193,9 @@ impl RepoInfo {
 }
 
 /// One file of a repo's tree, with its LFS sha256 (the integrity check).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "HubFile")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "HubFile"))]
 pub struct TreeFile {
     pub path: String,
     pub size: u64,

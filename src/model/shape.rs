@@ -20,7 +20,8 @@ use super::quant;
 use crate::vocab::MemoryProfile;
 
 /// A model's costs per token and the facts they come from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ModelShape {
     pub arch: String,
     /// The quantisation level the file says it is (`general.file_type`).

@@ -382,7 +382,8 @@ fn tensor_pool(codec: &dyn Codec, rng: &mut Rng, t: &TensorInfo) -> Vec<u8> {
 }
 
 /// What writing a synthetic file cost.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SynthStats {
     pub header_bytes: u64,
     pub file_bytes: u64,
@@ -395,7 +396,7 @@ pub struct SynthStats {
     /// over the experts (absent for a dense model, or one too large to
     /// decode here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub routing: Option<Routing>,
 }
 
@@ -403,7 +404,8 @@ pub struct SynthStats {
 /// random tokens one at a time, as llama-bench's tg does. Made-up routers
 /// that sent every token to the same few experts would read fewer weights
 /// per token than trained ones and decode too fast.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Routing {
     /// Experts per layer, and how many each token uses.
     pub n_expert: u32,

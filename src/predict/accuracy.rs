@@ -12,7 +12,8 @@ use super::Phase;
 use crate::store::PredictedResultRow;
 
 /// One test: predicted against measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AccuracyPair {
     pub run_id: i64,
     pub test: String,
@@ -30,7 +31,8 @@ pub struct AccuracyPair {
 }
 
 /// One phase's errors.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PhaseAccuracy {
     pub phase: Phase,
     pub n: usize,
@@ -42,7 +44,8 @@ pub struct PhaseAccuracy {
 }
 
 /// The memory estimate against the peak RSS the runs measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct MemoryAccuracy {
     pub n: usize,
     /// Median of estimated ÷ measured peak RSS (above 1: the estimate errs
@@ -52,7 +55,8 @@ pub struct MemoryAccuracy {
     pub max_ratio: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AccuracyReport {
     /// Over the clean pairs, or every pair when disturbed ones were asked
     /// for.

@@ -34,7 +34,8 @@ pub const DEFAULT_CTX: u64 = 4096;
 pub const DEFAULT_MIN_DECODE: f64 = 10.0;
 
 /// What to predict for: the plan's lengths and where the layers go.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PredictConditions {
     pub threads: u32,
     /// Layers on the GPU (0: the CPU only).
@@ -46,7 +47,8 @@ pub struct PredictConditions {
 }
 
 /// Memory for the model and its cache at `ctx`, against this machine.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct MemoryFit {
     pub ctx: u64,
     /// Weights plus llama.cpp's own around them.
@@ -65,7 +67,8 @@ pub struct MemoryFit {
 }
 
 /// A prediction for one file or level.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Prediction {
     pub level: String,
     /// The file (or first part) it is for.
@@ -195,7 +198,8 @@ pub fn predict(
 }
 
 /// Which level to take, and why.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Advice {
     /// The level advised, or null when none fits.
     pub level: Option<String>,

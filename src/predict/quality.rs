@@ -21,8 +21,9 @@ const LLAMA3_8B_KLD: [(&str, f64); 6] = [
 ];
 
 /// A level's expected quality loss.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "PredictedQuality")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "PredictedQuality"))]
 pub struct QualityGuess {
     /// Mean KL divergence against the most precise level (nats per token).
     pub kld: f64,

@@ -22,8 +22,9 @@ use crate::serve::ServeResult;
 use crate::vocab::status::ResultStatus;
 
 /// One matched test.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "CompareTest")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "CompareTest"))]
 pub struct Matched {
     /// The level (quant) of the model; empty when both sides have one level
     /// each and those are compared with each other.
@@ -68,8 +69,9 @@ pub struct Matched {
 }
 
 /// A result of one side with no counterpart on the other.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "CompareUnmatched")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "CompareUnmatched"))]
 pub struct Unmatched {
     /// "A" or "B".
     pub side: String,
@@ -81,8 +83,9 @@ pub struct Unmatched {
     pub reason: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "CompareDoc")]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "CompareDoc"))]
 pub struct Comparison {
     pub a: String,
     pub b: String,

@@ -14,8 +14,9 @@ use crate::vocab::{Device, TestKind};
 /// Version of the JSON document's shape.
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "RunsDoc")]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "RunsDoc"))]
 pub struct Report {
     pub schema_version: u32,
     pub machine: MachineJson,
@@ -27,13 +28,14 @@ pub struct Report {
     /// The team's median for this run's model and level, when the card was
     /// asked to show it (`--vs-team`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub team: Option<TeamMedian>,
 }
 
 /// The team store's median of per-machine medians for one model file and
 /// level: what one machine's card sets itself against.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TeamMedian {
     /// Machines with a successful run of that file and level.
     pub machines: u32,
@@ -45,8 +47,9 @@ pub struct TeamMedian {
     pub n_prompt: Option<u32>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "Machine")]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "Machine"))]
 pub struct MachineJson {
     pub fingerprint: String,
     pub cpu: String,
@@ -65,8 +68,9 @@ pub struct MachineJson {
     pub memory_bandwidth_bytes_per_s: Option<u64>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "ModelInfo")]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "ModelInfo"))]
 pub struct ModelJson {
     pub path: String,
     pub file_name: String,
@@ -85,12 +89,13 @@ pub struct ModelJson {
     /// stand for ("twin of SmolLM2 135M, seed 1"). Its figures are that
     /// shape's speed here; its text and quality mean nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub synthetic: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "RunConfig")]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "RunConfig"))]
 pub struct ConfigJson {
     pub n_threads: u32,
     /// Layers offloaded to a GPU in this run (0 on CPU).
@@ -125,23 +130,23 @@ pub struct ConfigJson {
     /// `--sustain`: the test was decoded back to back for this many
     /// seconds rather than `reps` times; absent for ordinary runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub sustain_s: Option<u32>,
     /// `--n-cpu-moe`: the first N layers' experts were kept on the CPU;
     /// absent when none were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub n_cpu_moe: Option<u32>,
     /// `--override-tensor` as llama-bench writes it (`PATTERN=BUFFER;...`);
     /// absent when no tensor was placed by hand.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub tensor_overrides: Option<String>,
     /// `--rpc`: the RPC servers (HOST:PORT) whose devices took layers, in
     /// the order given; absent when none did. Their devices are in the
     /// run's `offload.rpc`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub rpc: Option<Vec<String>>,
 }
 
@@ -161,8 +166,9 @@ fn default_split_mode() -> String {
     "layer".into()
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "TestResult")]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "TestResult"))]
 pub struct ResultJson {
     pub test: String,
     pub kind: TestKind,
@@ -220,18 +226,19 @@ pub struct ResultJson {
     /// clocks, temperatures and other programs, the burst and sustained
     /// rates, and when and why it dropped; absent for ordinary tests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub sustained: Option<crate::telemetry::sustain::Sustained>,
     /// The rate Dyno predicted for this test before measuring it (`dyno
     /// predict`), with its 80% interval; absent for tests it does not
     /// predict and runs measured before predictions were kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub predicted: Option<crate::predict::Estimate>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "Run")]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "Run"))]
 pub struct RunJson {
     pub run_id: i64,
     /// The group the run was measured in: a benchmark's own, or a sweep's.
@@ -240,13 +247,13 @@ pub struct RunJson {
     /// when it is one: a benchmark's own group is not, so a reader is never
     /// sent to a "sweep" that is one benchmark.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub level_sweep_id: Option<i64>,
     pub status: crate::vocab::status::RunStatus,
     pub error: Option<String>,
     /// Why the run failed, as a [`crate::vocab::FailureCode`]'s text (a code
     /// this build does not know is kept as written).
-    #[ts(type = "string | null")]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub error_code: Option<crate::vocab::failure::FailureCode>,
     pub model: ModelJson,
     pub config: ConfigJson,
@@ -256,7 +263,7 @@ pub struct RunJson {
     /// file's sha256 (a `dynamic-backends` build); absent where llama.cpp
     /// was linked into Dyno, and for runs before Dyno recorded them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub backend_modules: Option<Vec<crate::vocab::ModuleRef>>,
     /// Where llama.cpp put the model (layers offloaded, weight buffers per
     /// device, what `--fit` chose), from its own load report; null for runs
@@ -271,7 +278,7 @@ pub struct RunJson {
     /// How long Dyno waited for the machine to cool before this run's model
     /// load (`--cooldown`); absent when it did not wait.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub cooldown: Option<crate::telemetry::cooldown::CooldownRecord>,
     /// Model load, measured on its own; never part of a tokens/s figure.
     /// Absent for synthetic weights: that file was written just now, and
@@ -296,13 +303,14 @@ pub struct RunJson {
     /// What Dyno predicted for this run before measuring it, with the basis
     /// of each figure; absent for runs measured before predictions were kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub prediction: Option<crate::predict::RunPrediction>,
 }
 
 /// Tokens are not words: the run's speed as a reader meets it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "WhatThisMeans")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "WhatThisMeans"))]
 pub struct MeaningJson {
     /// Tokens per English word with this model's tokenizer (bundled text).
     pub tokens_per_word: f64,
@@ -317,8 +325,9 @@ pub struct MeaningJson {
 
 /// Perplexity, KL divergence and top-1 agreement of a model against the
 /// sweep's reference, on the bundled text. Never blended with speed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "Quality")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "Quality"))]
 pub struct QualityJson {
     pub ppl: f64,
     /// Mean KL divergence from the reference, per token (nats).

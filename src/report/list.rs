@@ -11,8 +11,9 @@ use super::{Target, TargetKind};
 use crate::error::Result;
 use crate::store::Store;
 
-#[derive(Debug, Clone, Serialize, PartialEq, ts_rs::TS)]
-#[ts(rename = "ResultListRow")]
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "ResultListRow"))]
 pub struct ListRow {
     /// What the backend loads, exports or compares for this row.
     pub target: Target,

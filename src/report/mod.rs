@@ -90,7 +90,8 @@ impl<'de> serde::Deserialize<'de> for Target {
 }
 
 /// What a target names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum TargetKind {
     Run,
@@ -101,6 +102,7 @@ pub enum TargetKind {
 /// The UI's twin: a template-literal type that only the forms above fill,
 /// so a view cannot hand the backend "Sweep 3" or a bare name (written by
 /// hand: ts-rs cannot derive it from the text form).
+#[cfg(feature = "ts")]
 impl ts_rs::TS for Target {
     type WithoutGenerics = Target;
     type OptionInnerType = Target;
@@ -189,7 +191,11 @@ mod tests {
         assert_eq!("run:12".parse::<Target>().unwrap(), Target::Run(12));
         let bad = serde_json::from_str::<Target>("\"Sweep 3\"").unwrap_err();
         assert!(bad.to_string().contains("sweep:3 for a sweep"), "{bad}");
-        // The UI's type names every form the text takes.
+    }
+
+    #[cfg(feature = "ts")]
+    #[test]
+    fn the_uis_target_type_names_every_form_the_text_takes() {
         let ts = <Target as ts_rs::TS>::inline(&ts_rs::Config::new());
         for form in [
             "`${number}`",

@@ -16,7 +16,8 @@ use crate::vocab::status::{ResultStatus, RunStatus};
 use crate::vocab::TestKind;
 
 /// One model's runs that differ only in GPU layers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct OffloadSeries {
     pub model: String,
     pub sha256: String,
@@ -26,7 +27,8 @@ pub struct OffloadSeries {
     pub points: Vec<OffloadPoint>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct OffloadPoint {
     pub run_id: i64,
     /// Layers on the GPU as llama.cpp reported them (else as asked, capped).
@@ -39,8 +41,9 @@ pub struct OffloadPoint {
 
 /// One test's figure at one layer count: prefill for pp tests, decode for
 /// tg tests (pp+tg tests give both, as two entries).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "OffloadPointTest")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "OffloadPointTest"))]
 pub struct PointTest {
     pub test: String,
     /// "prefill" or "decode".

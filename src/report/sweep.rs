@@ -16,8 +16,9 @@ use crate::vocab::TestKind;
 /// around where quantisation noise becomes noticeable in use.
 pub const RECOMMEND_MAX_KLD: f64 = 0.1;
 
-#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "SweepDoc")]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "SweepDoc"))]
 pub struct SweepReport {
     pub sweep_id: i64,
     #[serde(flatten)]
@@ -25,16 +26,20 @@ pub struct SweepReport {
     pub sweep: SweepJson,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "SweepInfo")]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "SweepInfo"))]
 pub struct SweepJson {
     pub id: i64,
     pub status: SweepStatus,
     /// "files", "dir", "from", "repo" or "shape".
     pub source_kind: Option<String>,
     /// The stored spec: source, levels, plan and quality settings.
-    #[ts(
-        type = "{ source: Record<string, unknown>; levels: Array<string> | null; request: Record<string, unknown> & { reps?: number }; quality: { tokens: number; topk: number } | null }"
+    #[cfg_attr(
+        feature = "ts",
+        ts(
+            type = "{ source: Record<string, unknown>; levels: Array<string> | null; request: Record<string, unknown> & { reps?: number }; quality: { tokens: number; topk: number } | null }"
+        )
     )]
     pub spec: serde_json::Value,
     pub created_at: String,
@@ -47,15 +52,16 @@ pub struct SweepJson {
     pub recommendation: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "SweepLevel")]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "SweepLevel"))]
 pub struct LevelJson {
     pub level: String,
     /// "file", "base" or "quantized".
     pub origin: String,
     pub path: Option<String>,
     pub status: LevelStatus,
-    #[ts(type = "string | null")]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub error_code: Option<FailureCode>,
     pub error: Option<String>,
     pub quality_error: Option<String>,

@@ -171,8 +171,9 @@ pub fn from_team(d: &TeamDoc) -> Result<Report> {
 }
 
 /// One machine's standing for one model and level.
-#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "TeamMachineRank")]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "TeamMachineRank"))]
 pub struct MachineRank {
     pub rank: u32,
     pub machine: String,
@@ -339,8 +340,9 @@ fn setup_words(s: &Setup) -> String {
 }
 
 /// A model and level the store holds runs of, and on how many machines.
-#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "TeamModelLevel")]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "TeamModelLevel"))]
 pub struct ModelLevel {
     pub model_sha256: String,
     pub file_name: String,
@@ -351,8 +353,9 @@ pub struct ModelLevel {
 }
 
 /// Machines ranked by decode, then prefill, for one model and level.
-#[derive(Debug, Clone, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "TeamRanking")]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "TeamRanking"))]
 pub struct Ranking {
     /// What was ranked; null when the store holds no matching run.
     pub level: Option<ModelLevel>,

@@ -10,8 +10,9 @@ use crate::telemetry::summary::{self, Energy, Window};
 use crate::telemetry::{Phase, Reading, Sources};
 
 /// A run's telemetry in the JSON document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "RunTelemetry")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "RunTelemetry"))]
 pub struct RunTelemetryJson {
     pub samples: usize,
     pub cpu_util_mean_pct: Option<f64>,
@@ -34,8 +35,9 @@ pub struct RunTelemetryJson {
 }
 
 /// Per-test telemetry: the timed repetitions only.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "ResultTelemetry")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "ResultTelemetry"))]
 pub struct ResultTelemetryJson {
     pub during_timed: Window,
     pub energy: Option<Energy>,
@@ -228,7 +230,8 @@ mod tests {
 pub const TIMELINE_POINTS: usize = 400;
 
 /// One reading of a run's stored telemetry, as a timeline chart draws it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TimelinePoint {
     /// Seconds since the run's sampler started.
     pub t_s: f64,

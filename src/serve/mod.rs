@@ -50,7 +50,8 @@ use prompt::Prompts;
 use request::RequestSpec;
 
 /// One test of the grid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ServeTest {
     pub n_prompt: u32,
     pub n_gen: u32,
@@ -122,7 +123,8 @@ impl ServePlan {
 }
 
 /// A test as measured: its figures, and every request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ServeResult {
     pub test: String,
     #[serde(flatten)]

@@ -19,7 +19,8 @@ use crate::vocab::status::{ResultStatus, RunStatus};
 pub const SCHEMA: &str = "dyno.serve/1";
 
 /// The machine Dyno ran on (the client; the server may be elsewhere).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ClientMachine {
     pub cpu: String,
     pub cores_logical: i64,
@@ -29,7 +30,8 @@ pub struct ClientMachine {
 
 /// Where total throughput stops growing with concurrency, per group of
 /// tests that differ only in concurrency.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Knee {
     pub n_prompt: u32,
     pub n_gen: u32,
@@ -37,12 +39,13 @@ pub struct Knee {
     pub concurrency: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ServeReport {
     pub schema: String,
     pub run_id: i64,
     pub status: RunStatus,
-    #[ts(type = "string | null")]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub error_code: Option<FailureCode>,
     pub error: Option<String>,
     /// The server's base URL; the host reads `<host>` unless it is this

@@ -12,7 +12,8 @@
 use serde::{Deserialize, Serialize};
 
 /// One percentile and its 95% interval (both ends, or neither).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Percentile {
     pub value: f64,
     pub ci95_low: Option<f64>,
@@ -20,7 +21,8 @@ pub struct Percentile {
 }
 
 /// p50, p90 and p99 of one measure, with the count and mean behind them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Percentiles {
     pub n: usize,
     pub mean: f64,

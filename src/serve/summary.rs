@@ -28,7 +28,8 @@ impl Slo {
 }
 
 /// Requests that met the SLO.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Goodput {
     pub slo: Slo,
     pub met: usize,
@@ -39,7 +40,8 @@ pub struct Goodput {
 }
 
 /// Figures of one test: its requests, per request and in total.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TestSummary {
     pub requests: usize,
     pub ok: usize,

@@ -13,8 +13,9 @@ use sysinfo::{Components, CpuRefreshKind, System};
 
 /// Temperatures and clocks at one moment; `None` where the machine does not
 /// expose them (many VMs show neither).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "ThermalState")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "ThermalState"))]
 pub struct Thermal {
     pub cpu_temp_c: Option<f64>,
     /// Mean clock over the cores.
@@ -92,7 +93,8 @@ pub fn still_warm(idle: &Thermal, now: &Thermal, m: &Margins) -> Vec<String> {
 }
 
 /// How a wait ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum CooldownEnd {
     /// Back within the margins of idle.
@@ -106,7 +108,8 @@ pub enum CooldownEnd {
 }
 
 /// One wait, kept with the runs of the worker that followed it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CooldownRecord {
     pub waited_ms: f64,
     pub limit_s: u32,

@@ -170,7 +170,8 @@ fn current_name(pid: u32) -> Option<String> {
 
 /// One other program's share of the window, by name (several processes of
 /// one name, such as a browser's, are summed).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ProcessLoad {
     pub name: String,
     /// Cores it kept busy on average over the window (1.0 = one whole core).
@@ -294,7 +295,8 @@ impl Default for Thresholds {
 }
 
 /// A result's verdict: kept with the result, shown wherever it is.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Disturbance {
     pub disturbed: bool,
     /// One sentence per reason, empty when not disturbed.

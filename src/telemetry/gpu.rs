@@ -89,8 +89,9 @@ pub fn free_vram_bytes() -> Option<u64> {
 }
 
 /// A GPU as the hardware inventory describes it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "GpuInventory")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "GpuInventory"))]
 pub struct GpuInfo {
     pub name: String,
     pub memory_total_bytes: Option<u64>,

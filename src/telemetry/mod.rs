@@ -100,8 +100,9 @@ pub struct Reading {
 }
 
 /// Which sources gave readings, for the one info line per run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "TelemetrySources")]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "TelemetrySources"))]
 pub struct Sources {
     pub rapl: bool,
     pub nvml: bool,

@@ -22,7 +22,8 @@ pub fn counter_delta(prev: u64, cur: u64, range: Option<u64>) -> Option<u64> {
 }
 
 /// How an energy figure was obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum EnergyMethod {
     /// From hardware energy counters (RAPL, NVML total energy).
@@ -33,8 +34,9 @@ pub enum EnergyMethod {
 }
 
 /// What the machine did during one stretch of samples.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "TimedWindow")]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "TimedWindow"))]
 pub struct Window {
     pub samples: usize,
     pub cpu_util_mean_pct: Option<f64>,
@@ -54,10 +56,10 @@ pub struct Window {
     /// The GPU's streaming-multiprocessor and memory clocks over the window:
     /// a GPU figure taken at lowered clocks is not the card's speed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub gpu_sm_clock_mean_mhz: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub gpu_mem_clock_mean_mhz: Option<f64>,
 }
 
@@ -124,7 +126,8 @@ pub fn window(r: &[Reading], rapl_range: Option<u64>) -> Window {
 }
 
 /// Energy of a timed region.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Energy {
     pub energy_j: f64,
     pub cpu_package_energy_j: Option<f64>,

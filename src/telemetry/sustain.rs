@@ -60,7 +60,8 @@ pub struct LoadWindow {
 /// One second (or one repetition, when longer) of the sustained decode,
 /// with the machine's state over it. Telemetry fields are null where the
 /// machine does not expose them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SustainPoint {
     /// Seconds since the timed phase began, at the end of the point.
     pub t_s: f64,
@@ -75,7 +76,8 @@ pub struct SustainPoint {
 }
 
 /// Why the rate fell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum DropCause {
     /// Clocks fell, or the GPU reported thermal or power limits.
@@ -90,7 +92,8 @@ pub enum DropCause {
 }
 
 /// A sustained decode, summarised.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Sustained {
     pub duration_s: f64,
     /// Median rate over the first [`BURST_S`] seconds (the first third of a

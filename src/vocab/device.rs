@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 /// A llama.cpp backend device.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Device {
     pub name: String,
     pub description: String,
@@ -18,7 +19,8 @@ pub struct Device {
 /// (its "offloaded N/M layers to GPU" and "… model buffer size" lines), plus
 /// what `--fit` chose. This is the evidence that layers really ran on a
 /// device, not just that they were asked to.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Offload {
     /// Layers llama.cpp placed on GPUs, and how many could be.
     pub layers_offloaded: Option<u32>,
@@ -36,20 +38,21 @@ pub struct Offload {
     /// `--override-tensor`), counted from its own "buffer type overridden"
     /// lines: the evidence that the patterns matched. Absent when none did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub tensors_overridden: Option<u32>,
     /// The RPC servers (`--rpc`) whose devices joined the load, each with
     /// the devices it offered and their memory when the run began. Absent
     /// when none were used.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[ts(as = "Option<Vec<RpcServer>>", optional)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<Vec<RpcServer>>", optional))]
     pub rpc: Vec<RpcServer>,
 }
 
 /// An RPC server (llama.cpp's `rpc-server`, or `dyno rpc-server`) that lent
 /// its devices to a run: a model split over machines is measured with them,
 /// so which machines and devices took part is a condition of the result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RpcServer {
     /// HOST:PORT as given to `--rpc`.
     pub endpoint: String,
@@ -59,8 +62,9 @@ pub struct RpcServer {
     pub devices: Vec<Device>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "OffloadBuffer")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "OffloadBuffer"))]
 pub struct Buffer {
     pub name: String,
     pub bytes: u64,
@@ -75,7 +79,8 @@ impl Buffer {
 }
 
 /// The outcome of llama.cpp's fit (`common_fit_params`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FitChoice {
     pub margin_mib: u32,
     /// Layers it chose to offload (-1 or more than the model has: all).
@@ -90,7 +95,8 @@ pub struct FitChoice {
 /// `dynamic-backends` build loads at run time), and what became of it here.
 /// A result names the modules that measured it, with their sha256, because
 /// two builds of "the CUDA backend" are not the same engine.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BackendModule {
     /// The file name: "libggml-cuda.so", "libggml-cpu-haswell.so".
     pub file: String,
@@ -117,7 +123,8 @@ pub struct BackendModule {
 
 /// Where the backend modules were looked for, which folder was used, and
 /// each module found there.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BackendModules {
     /// The folder the modules were loaded from; `None` when none was found.
     pub dir: Option<String>,
@@ -133,7 +140,8 @@ pub struct BackendModules {
 }
 
 /// A module that measured a run: what a result records of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ModuleRef {
     pub backend: String,
     pub file: String,

@@ -8,9 +8,10 @@
 use serde::{Deserialize, Serialize};
 
 /// Prefill (prompt processing) or decode (generation): never blended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
-#[ts(rename = "PredictPhase")]
+#[cfg_attr(feature = "ts", ts(rename = "PredictPhase"))]
 pub enum Phase {
     Prefill,
     Decode,
@@ -26,8 +27,9 @@ impl Phase {
 }
 
 /// A predicted rate with its interval, in tokens per second.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(rename = "PredictedRate")]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "PredictedRate"))]
 pub struct Estimate {
     pub tokens_per_s: f64,
     /// About an 80% interval: the fit's own scatter widened for what a new
@@ -37,7 +39,8 @@ pub struct Estimate {
 }
 
 /// What a prediction rests on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Basis {
     /// "machine" when fitted on this machine's runs, "prior" otherwise.
     pub source: String,
@@ -58,7 +61,8 @@ pub struct Basis {
 }
 
 /// One test of a run, predicted before it ran.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TestPrediction {
     /// The test's name, as its result is stored ("pp512", "tg128").
     pub test: String,
@@ -68,7 +72,8 @@ pub struct TestPrediction {
 }
 
 /// What Dyno predicted for a run before measuring it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RunPrediction {
     pub made_at: String,
     pub tests: Vec<TestPrediction>,

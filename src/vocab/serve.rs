@@ -12,7 +12,8 @@ use super::failure::FailureCode;
 
 /// Which route a request takes: the OpenAI-compatible ones, except that
 /// chat against Ollama takes Ollama's native chat route (`serve::request`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum Api {
     /// `/v1/chat/completions`: the prompt as one user message, through the
@@ -24,7 +25,8 @@ pub enum Api {
 
 /// Which server is behind a URL; it decides which extra request fields are
 /// safe to send and which native timings exist.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum ServerKind {
     LlamaServer,
@@ -36,7 +38,8 @@ pub enum ServerKind {
 }
 
 /// What the server told Dyno about itself: a condition of every figure.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ServerInfo {
     pub kind: ServerKind,
     /// Its version or build, where it says (llama-server's `build_info`).
@@ -55,13 +58,14 @@ pub struct ServerInfo {
     /// requests (`serve::connect`); absent for runs from before it was
     /// measured, or when the probe could not connect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub connect: Option<ConnectCost>,
 }
 
 /// Connection set-up to the server, medians over `probes` fresh
 /// connections, in milliseconds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ConnectCost {
     pub probes: u32,
     /// Name lookup and TCP handshake.
@@ -71,7 +75,8 @@ pub struct ConnectCost {
 }
 
 /// Where a request's token counts came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum TokenSource {
     /// The OpenAI `usage` object (`stream_options.include_usage`).
@@ -95,7 +100,8 @@ pub enum TokenSource {
 /// The server's own account of a request, by its clock: llama-server's
 /// `timings` object, or Ollama's final `done` object with its nanoseconds
 /// turned into milliseconds (`serve::ollama`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ServerTimings {
     /// Prompt tokens it processed (llama-server: those not taken from its
     /// cache). Ollama: its `prompt_eval_count`, which counts the tokens it
@@ -128,11 +134,12 @@ pub struct ServerTimings {
 
 /// What one request measured. Times are milliseconds; `start_ms` is from
 /// the start of its batch, so concurrent requests can be laid on one axis.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RequestSample {
     pub start_ms: f64,
     /// Null when it failed.
-    #[ts(type = "string | null")]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub error_code: Option<FailureCode>,
     pub error: Option<String>,
     /// To the first chunk carrying generated text.
@@ -164,13 +171,14 @@ pub struct RequestSample {
     /// the server gave no counts and the model's tokenizer is at hand);
     /// never stored.
     #[serde(skip)]
-    #[ts(skip)]
+    #[cfg_attr(feature = "ts", ts(skip))]
     pub text: String,
 }
 
 /// A service-level objective: a request is good when it meets every bound
 /// that is set.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Slo {
     pub ttft_ms: Option<f64>,
     /// Bound on the request's mean inter-token latency.
@@ -178,7 +186,8 @@ pub struct Slo {
 }
 
 /// What to measure. Stored with the run (the API key is not part of it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ServePlan {
     pub api: Api,
     pub n_prompt: Vec<u32>,

@@ -8,7 +8,8 @@ use super::params::{ContextParams, ModelParams};
 
 /// What a test times. Written as its snake_case word in JSON and in the
 /// store's `results.kind`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum TestKind {
     /// Prefill of `n_prompt` tokens. The default only so that a result
