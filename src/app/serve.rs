@@ -10,23 +10,21 @@
 //! them where llama-server reports it.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::bench::{BenchInput, Measuring};
 use crate::bench::plan::BenchRequest;
-use crate::bench::run::{prepare_model, run_model, BenchContext, BenchOutcome};
 use crate::bench::Reporter;
-use crate::error::{DynoError, Result};
+use crate::error::Result;
 use crate::machine::Machine;
 use crate::report::Report;
 use crate::serve::report::ServeReport;
 use crate::serve::{self, Api, Endpoint, ServeEvent, ServePlan, ServeTarget, Slo};
 use crate::store::Store;
-use crate::vocab::request::BenchGroup;
 use crate::vocab::status::ResultStatus;
 use crate::vocab::TestKind;
-use crate::worker::client::{Cancel, WorkerOptions};
+use crate::worker::client::Cancel;
 
 /// A server benchmark as the app's form and the CLI's options give it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -151,8 +149,8 @@ pub async fn run(
 }
 
 /// The in-process side: `dyno bench MODEL --pg P,N -d D -r R` with the
-/// server plan's lengths, depths and request count, stored as a normal
-/// bench run.
+/// server plan's lengths, depths and request count, measured and stored by
+/// the one benchmark use case ([`super::bench::run`]), as a normal bench run.
 pub async fn engine_run(
     store: &Store,
     machine: &Machine,
@@ -161,42 +159,54 @@ pub async fn engine_run(
     cancel: &Cancel,
     reporter: &mut dyn Reporter,
 ) -> Result<Report> {
-    let mut req = BenchRequest::defaults(input.engine_threads.unwrap_or(machine.default_threads()));
-    req.n_prompt = vec![0];
-    req.n_gen = vec![0];
-    req.prompt_gen = input
+    let mut request =
+        BenchRequest::defaults(input.engine_threads.unwrap_or(machine.default_threads()));
+    request.n_prompt = vec![0];
+    request.n_gen = vec![0];
+    request.prompt_gen = input
         .n_prompt
         .iter()
         .flat_map(|&p| input.n_gen.iter().map(move |&n| (p, n)))
         .collect();
-    req.n_depth = input.n_depth.clone();
-    req.reps = input.requests.max(1);
-    req.validate()?;
-    let machine_id = store.upsert_machine(machine).await?;
-    crate::app::hw::ensure_inventory(store, machine_id, machine, false).await?;
-    let args = BenchGroup {
+    request.n_depth = input.n_depth.clone();
+    request.reps = input.requests.max(1);
+    let bench = BenchInput {
         models: vec![model.to_path_buf()],
-        again: None,
-        request: req.clone(),
+        request,
+        retry_disturbed: 0,
+        measuring: Measuring::default(),
     };
-    let sweep_id = store.create_bench_group(machine_id, &args).await?;
-    let worker = WorkerOptions::current(Duration::from_secs(600))
-        .map_err(|e| DynoError::io("cannot find Dyno's executable to start a worker", e))?;
-    let ctx = BenchContext {
+    let worker = super::bench::worker(super::bench::DEFAULT_TIMEOUT_S)?;
+    let mut progress = EngineProgress(reporter);
+    let benched = super::bench::run(
         store,
-        machine_id,
-        sweep_id: Some(sweep_id),
-        worker: std::sync::Arc::new(worker),
-        cancel: cancel.clone(),
-        telemetry: true,
-        memory_check: true,
-        cooldown: None,
-    };
-    let prepared = prepare_model(store, model).await?;
-    let mut out = BenchOutcome::default();
-    run_model(&ctx, &prepared, &req, reporter, &mut out).await?;
-    let rows = store.sweep_runs(sweep_id).await?;
-    crate::report::build(store, &rows, machine).await
+        machine,
+        &bench,
+        worker,
+        cancel.clone(),
+        &mut progress,
+    )
+    .await?;
+    Ok(benched.report)
+}
+
+/// The engine side's progress: its runs' events go to the caller's
+/// reporter; the plan's size and the notes between runs are the server
+/// benchmark's to say, not the comparison's.
+struct EngineProgress<'a>(&'a mut dyn Reporter);
+
+impl Reporter for EngineProgress<'_> {
+    fn event(&mut self, event: &crate::bench::BenchEvent<'_>) -> crate::bench::Flow {
+        self.0.event(event)
+    }
+}
+
+impl super::bench::BenchProgress for EngineProgress<'_> {
+    fn planned(&mut self, _samples: u64) {}
+
+    fn note(&mut self, text: &str) {
+        tracing::info!("{text}");
+    }
 }
 
 /// One matched test.
