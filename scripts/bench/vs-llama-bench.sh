@@ -103,8 +103,8 @@ python3 - "$out" "$ROUNDS" "${HOLD_SAMPLES:-0}" "$TOLERANCE" "$@" <<'PY' || stat
 import json, math, os, statistics, sys
 out, rounds, held, tol, models = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", float(sys.argv[4]), sys.argv[5:]
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131]
-print("| model | test | dyno t/s | llama-bench t/s | dyno / llama-bench (mean of rounds ± 95% CI) | per-round range | rounds |")
-print("| ----- | ---- | -------: | --------------: | -------------------------------------------: | --------------: | -----: |")
+print("| model | test | dyno t/s | llama-bench t/s | dyno / llama-bench (mean of rounds ± 95% CI) | median of rounds [95% CI] | per-round range | rounds |")
+print("| ----- | ---- | -------: | --------------: | -------------------------------------------: | ------------------------: | --------------: | -----: |")
 def dyno_rates(path):
     return {x["test"]: x["samples_tokens_per_s"] for x in json.load(open(path))["runs"][0]["results"]}
 
@@ -112,9 +112,25 @@ def interval(q):
     ci = T975[min(len(q) - 2, len(T975) - 1)] * statistics.stdev(q) / math.sqrt(len(q)) if len(q) > 1 else float("nan")
     return statistics.mean(q), ci
 
-def summary(q):
+def median_interval(q):
+    # Distribution-free: the order statistics whose ranks the binomial
+    # (n, 1/2) puts 2.5% outside on each side. This host switches between
+    # two speeds and now and then stalls one program for a round, which
+    # pulls the mean of ratios; the median keeps to the typical round.
+    n, x = len(q), sorted(q)
+    k = 0
+    while sum(math.comb(n, i) for i in range(k + 1)) / 2**n <= 0.025:
+        k += 1
+    med = statistics.median(x)
+    return (med, x[k - 1], x[n - k]) if k >= 1 else (med, float("nan"), float("nan"))
+
+def summary(q, with_median=False):
     m, ci = interval(q)
-    return f"{m:.4f} ± {ci:.4f} | {min(q):.3f} – {max(q):.3f} | {len(q)}"
+    med = ""
+    if with_median:
+        md, lo, hi = median_interval(q)
+        med = f" {md:.4f} [{lo:.3f}, {hi:.3f}] |"
+    return f"{m:.4f} ± {ci:.4f} |{med} {min(q):.3f} – {max(q):.3f} | {len(q)}"
 
 # A ratio is off when its whole interval lies outside 1 ± tol.
 off = []
@@ -136,7 +152,7 @@ for m in models:
             for test in dy.keys() & hd.keys():
                 held_ratios.setdefault(test, []).append(statistics.mean(hd[test]) / statistics.mean(dy[test]))
     for test in sorted(ratios, key=lambda t: (t[:2] != "pp", t)):
-        print(f"| {name} | {test} | {statistics.mean(dy_all[test]):.2f} | {statistics.mean(lb_all[test]):.2f} | {summary(ratios[test])} |")
+        print(f"| {name} | {test} | {statistics.mean(dy_all[test]):.2f} | {statistics.mean(lb_all[test]):.2f} | {summary(ratios[test], True)} |")
         m, ci = interval(ratios[test])
         if m - ci > 1 + tol or m + ci < 1 - tol:
             off.append(f"{name} {test}: {m:.3f} ± {ci:.3f}")
