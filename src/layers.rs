@@ -553,21 +553,33 @@ fn the_function_reader_skips_strings_comments_and_characters() {
     );
 }
 
+/// Every source file under `src/`, by its path there, with its text: what
+/// the tests that look for a name read.
+fn sources() -> Vec<(PathBuf, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    assert!(files.len() > 50, "the sources were found: {}", files.len());
+    files
+        .iter()
+        .map(|f| {
+            let rel = f.strip_prefix(&src).expect("under src").to_path_buf();
+            (rel, std::fs::read_to_string(f).expect("a source file"))
+        })
+        .collect()
+}
+
 /// The command-line library is the CLI's ([S] 2): nothing below `cli/` names
 /// clap, so the core's types carry no front end's derives, and the app's
 /// forms reach the core without a command line being built and parsed again.
 #[test]
 fn clap_is_named_only_in_the_cli() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
     let mut found = Vec::new();
-    for file in &files {
-        let rel = file.strip_prefix(&src).expect("under src");
+    for (rel, raw) in &sources() {
         if rel.starts_with("cli") || rel == Path::new("main.rs") {
             continue;
         }
-        let text = code_only(&std::fs::read_to_string(file).expect("a source file"));
+        let text = code_only(raw);
         for (n, line) in text.lines().enumerate() {
             let named = line.match_indices("clap").any(|(at, _)| {
                 let before = line[..at].chars().next_back();
@@ -580,7 +592,6 @@ fn clap_is_named_only_in_the_cli() {
             }
         }
     }
-    assert!(files.len() > 50, "the sources were found: {}", files.len());
     assert!(
         found.is_empty(),
         "clap outside src/cli/:\n{}",
@@ -593,16 +604,11 @@ fn clap_is_named_only_in_the_cli() {
 /// app turns on, so the core (and the CLI) builds without it.
 #[test]
 fn ts_rs_is_named_in_the_core_only_behind_the_ts_feature() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
     let mut found = Vec::new();
-    for file in &files {
-        let rel = file.strip_prefix(&src).expect("under src");
-        let raw = std::fs::read_to_string(file).expect("a source file");
+    for (rel, raw) in &sources() {
         // Comments blanked (a doc may name ts-rs); the raw line is read
         // for the feature's name, which is a string.
-        let text = code_only(&raw);
+        let text = code_only(raw);
         // Inside an item gated as a whole (`#[cfg(feature = "ts")]`), from
         // the attribute to the end of the item: its braces closed, or its `;`.
         let mut gated: Option<(i64, bool)> = None;
@@ -639,7 +645,6 @@ fn ts_rs_is_named_in_the_core_only_behind_the_ts_feature() {
             }
         }
     }
-    assert!(files.len() > 50, "the sources were found: {}", files.len());
     assert!(
         found.is_empty(),
         "ts-rs named in the core outside #[cfg_attr(feature = \"ts\", …)] or #[cfg(feature = \"ts\")]:\n{}",

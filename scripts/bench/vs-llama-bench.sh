@@ -10,7 +10,9 @@
 #
 # The two programs run alternately (ABBA), ROUNDS times each, so drift in
 # the machine (heat, frequency, other load) hits both equally; the ratio is
-# taken per round and summarised with a 95% confidence interval.
+# taken per round and summarised twice: the mean of the rounds with a 95%
+# confidence interval, and the median round with a distribution-free 95%
+# interval, which a single stalled round does not move.
 #
 # Usage: scripts/bench/vs-llama-bench.sh [--short] [MODEL.gguf ...]
 #   (default models: the two PyPI test models)
