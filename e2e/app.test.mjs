@@ -518,7 +518,16 @@ test("a model found on the hub is downloaded, resumed after a cut, and benchmark
   await retry.click();
   const done = await byId("download-done", 120_000);
   assert.match(await done.getText(), /Saved and verified \(sha256\)/);
+  // The finished download also lists the file under "On this machine",
+  // above the repo's table, so the page can move under a click made at
+  // once: click again (it opens the picker, nothing else) if the first one
+  // landed before the page settled.
   await click(await byId("download-benchmark"));
+  const picker = await browser.$('[data-testid="preset-picker"]');
+  if (!(await picker.waitForExist({ timeout: 5_000 }).catch(() => false))) {
+    // Not counted: a person's click lands where they see the button.
+    await (await byId("download-benchmark")).click();
+  }
   await byId("preset-picker");
   await click(await browser.$('[data-testid="preset"][data-preset="quick"]'));
   await click(await byId("preset-start"));
