@@ -23,8 +23,10 @@
 //!
 //! Cost: quantising a whole 8B model would take minutes on two cores, so each
 //! tensor quantises a pool of rows once (`POOL_ROWS`) and the file repeats the
-//! pool. A decode step streams every row from memory either way; what the
-//! speed depends on, the spread of the scales, is the pool's.
+//! pool, every copy after the first with its rows rescaled to fresh row
+//! factors ([`Pool`] says why). A decode step streams every row from memory
+//! either way; what the speed depends on, how many distinct scales there
+//! are and how they spread, is then the tensor's, not the pool's.
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
@@ -313,18 +315,25 @@ pub fn prepare(
 }
 
 /// Draw `rows` rows of `n` values for a tensor of `role` whose rows are `n`
-/// wide.
-fn draw_rows(rng: &mut Rng, role: Role, rows: usize, n: usize) -> Vec<f32> {
+/// wide. A matrix's draw also returns its rows' spread and each row's log
+/// factor, so that the file's later copies of the pool can take fresh rows
+/// ([`Pool::row_copy`]).
+fn draw_rows(rng: &mut Rng, role: Role, rows: usize, n: usize) -> (Vec<f32>, Option<RowFactors>) {
     let lognormal = |s: f32, rng: &mut Rng| (s * rng.normal()).exp();
     let mut v = Vec::with_capacity(rows * n);
+    let mut factors = None;
     match draw_for(role) {
         Draw::Matrix { tensor, row, col } => {
             let sigma = lognormal(tensor, rng) / (n.max(1) as f32).sqrt();
             let cols: Vec<f32> = (0..n).map(|_| lognormal(col, rng)).collect();
+            let mut logs = Vec::with_capacity(rows);
             for _ in 0..rows {
-                let row_sigma = sigma * lognormal(row, rng);
+                let log = row * rng.normal();
+                logs.push(log);
+                let row_sigma = sigma * log.exp();
                 v.extend(cols.iter().map(|c| row_sigma * c * rng.normal()));
             }
+            factors = Some(RowFactors { spread: row, logs });
         }
         Draw::Gains { tensor, channel } => {
             let level = lognormal(tensor, rng);
@@ -332,7 +341,75 @@ fn draw_rows(rng: &mut Rng, role: Role, rows: usize, n: usize) -> Vec<f32> {
         }
         Draw::Small(sigma) => v.extend((0..rows * n).map(|_| sigma * rng.normal())),
     }
-    v
+    (v, factors)
+}
+
+/// The natural logs of a pool's row factors, and the spread they were drawn
+/// with.
+struct RowFactors {
+    spread: f32,
+    logs: Vec<f32>,
+}
+
+/// Byte offsets, within one block of type `t`, of the f16 fields that scale
+/// the whole block (ggml-common.h): multiplying them all by `r` multiplies
+/// every value the block decodes to by `r`. Empty for the float types, whose
+/// values the CPU converts without the table, and for the types with no such
+/// field (IQ1_M, MXFP4's and NVFP4's 8-bit scales).
+fn f16_scale_fields(t: u32) -> &'static [usize] {
+    match t {
+        2 | 6 | 8 | 16..=23 => &[0],
+        3 | 7 | 12 | 13 => &[0, 2],
+        10 => &[80, 82],
+        11 => &[108],
+        14 => &[208],
+        34 => &[52],
+        35 => &[64],
+        _ => &[],
+    }
+}
+
+/// One tensor's encoded rows, which the file repeats.
+///
+/// Why each copy after the first gets fresh row factors: with the pool
+/// repeated as it is, a large tensor holds only the pool's few thousand
+/// distinct block scales, where a real one holds hundreds of thousands.
+/// Fewer distinct scales touch fewer lines of ggml's f16 table, and a twin
+/// so written decoded 2.6% faster than SmolLM2's real file at one thread
+/// (docs/method.md, "Synthetic weights"), while a twin whose every row was
+/// drawn and quantised measured like the real file. Quantising every row
+/// would cost an 8B model minutes; rescaling the scales of a copied row, to
+/// the row factor a fresh draw would have given it, costs a multiply a
+/// block. Quantisation is scale-equivariant, so the copy is what quantising
+/// the rescaled row gives, up to the f16 rounding of its scales.
+struct Pool {
+    bytes: Vec<u8>,
+    row_bytes: usize,
+    block_bytes: usize,
+    fields: &'static [usize],
+    factors: Option<RowFactors>,
+}
+
+impl Pool {
+    /// The pool again, each row rescaled to a freshly drawn row factor. The
+    /// pool itself where there is nothing to rescale.
+    fn row_copy(&self, rng: &mut Rng) -> std::borrow::Cow<'_, [u8]> {
+        let Some(factors) = self.factors.as_ref().filter(|_| !self.fields.is_empty()) else {
+            return std::borrow::Cow::Borrowed(&self.bytes);
+        };
+        let mut out = self.bytes.clone();
+        for (row, old) in out.chunks_exact_mut(self.row_bytes).zip(&factors.logs) {
+            let r = (factors.spread * rng.normal() - old).exp();
+            for block in row.chunks_exact_mut(self.block_bytes) {
+                for &at in self.fields {
+                    let field = &mut block[at..at + 2];
+                    let x = half::f16::from_le_bytes([field[0], field[1]]).to_f32() * r;
+                    field.copy_from_slice(&half::f16::from_f32(x).to_le_bytes());
+                }
+            }
+        }
+        std::borrow::Cow::Owned(out)
+    }
 }
 
 fn f32_to_bf16(x: f32) -> u16 {
@@ -372,13 +449,20 @@ pub fn row_bytes(t: u32, n: u64) -> u64 {
 }
 
 /// One tensor's pool of encoded rows, repeated over the tensor.
-fn tensor_pool(codec: &dyn Codec, rng: &mut Rng, t: &TensorInfo) -> Vec<u8> {
+fn tensor_pool(codec: &dyn Codec, rng: &mut Rng, t: &TensorInfo) -> Pool {
     let n = t.dims.first().copied().unwrap_or(1).max(1) as usize;
     let total_rows = (t.n_elements / n as u64).max(1) as usize;
     let rows = total_rows.min(POOL_ROWS).min((POOL_VALUES / n).max(8));
     let role = Role::of(&t.name, t.dims.len());
-    let values = draw_rows(rng, role, rows, n);
-    encode(codec, t.ggml_type, &values, rows, n)
+    let (values, factors) = draw_rows(rng, role, rows, n);
+    let bytes = encode(codec, t.ggml_type, &values, rows, n);
+    Pool {
+        row_bytes: bytes.len() / rows,
+        block_bytes: ggml_type_block(t.ggml_type).map_or(1, |(_, b)| b as usize),
+        fields: f16_scale_fields(t.ggml_type),
+        bytes,
+        factors,
+    }
 }
 
 /// What writing a synthetic file cost.
@@ -472,12 +556,18 @@ pub fn write(
         let pool = tensor_pool(codec, &mut rng, t);
         quantise_s += q.elapsed().as_secs_f64();
         let mut left = t.n_bytes;
+        let mut copy = std::borrow::Cow::Borrowed(&pool.bytes[..]);
         while left > 0 {
-            let k = left.min(pool.len() as u64) as usize;
-            w.write_all(&pool[..k])?;
+            let k = left.min(copy.len() as u64) as usize;
+            w.write_all(&copy[..k])?;
             left -= k as u64;
             pos += k as u64;
             progress(pos, total);
+            if left > 0 {
+                let q = Instant::now();
+                copy = pool.row_copy(&mut rng);
+                quantise_s += q.elapsed().as_secs_f64();
+            }
         }
     }
     if total > pos {
@@ -617,6 +707,79 @@ mod tests {
             .all(|(x, y)| *x == y));
         let (m, s) = mean_std(xs.iter().map(|&x| x as f64));
         assert!(m.abs() < 0.02 && (s - 1.0).abs() < 0.02, "mean {m} std {s}");
+    }
+
+    #[test]
+    fn scale_fields_lie_inside_their_blocks() {
+        for t in (0..64).filter(|&t| can_synthesise(t)) {
+            let (_, bytes) = ggml_type_block(t).unwrap();
+            for &at in f16_scale_fields(t) {
+                assert!(at + 2 <= bytes as usize, "type {t}: field at {at}");
+            }
+            // Every quantised type but IQ1_M and MXFP4 (no f16 scale) has one.
+            let none = matches!(t, 0 | 1 | 30 | 29 | 39);
+            assert_eq!(f16_scale_fields(t).is_empty(), none, "type {t}");
+        }
+    }
+
+    /// A pool of Q8_0 rows (an f16 scale, then 32 quants, a block): each
+    /// copy gives every row one fresh factor, the same for all its blocks,
+    /// and leaves the quants as they are.
+    #[test]
+    fn a_copy_rescales_each_row_by_one_fresh_factor() {
+        let (rows, blocks) = (64, 3);
+        let mut bytes = Vec::new();
+        for r in 0..rows {
+            for b in 0..blocks {
+                let d = 0.01 * (1.0 + 0.1 * b as f32);
+                bytes.extend(half::f16::from_f32(d).to_le_bytes());
+                bytes.extend((0..32).map(|i| (i * 7 + r + b) as u8));
+            }
+        }
+        let pool = Pool {
+            row_bytes: 34 * blocks,
+            block_bytes: 34,
+            fields: f16_scale_fields(8),
+            factors: Some(RowFactors {
+                spread: 0.4,
+                logs: vec![0.0; rows],
+            }),
+            bytes,
+        };
+        let scale = |raw: &[u8], block: usize| {
+            half::f16::from_le_bytes([raw[34 * block], raw[34 * block + 1]]).to_f32()
+        };
+        let copy = pool.row_copy(&mut Rng::new(3));
+        let mut logs = Vec::new();
+        for (new, old) in copy
+            .chunks(pool.row_bytes)
+            .zip(pool.bytes.chunks(pool.row_bytes))
+        {
+            let ratios: Vec<f32> = (0..blocks).map(|b| scale(new, b) / scale(old, b)).collect();
+            for r in &ratios {
+                assert!(
+                    (r / ratios[0] - 1.0).abs() < 2e-3,
+                    "one factor a row: {ratios:?}"
+                );
+            }
+            for b in 0..blocks {
+                assert_eq!(new[34 * b + 2..34 * (b + 1)], old[34 * b + 2..34 * (b + 1)]);
+            }
+            logs.push(ratios[0].ln() as f64);
+        }
+        // Fresh factors, spread as the rows were drawn.
+        let (_, spread) = mean_std(logs.iter().copied());
+        assert!((spread - 0.4).abs() < 0.12, "spread {spread}");
+        assert!(copy == pool.row_copy(&mut Rng::new(3)), "seeded");
+        // A pool with nothing to rescale is copied as it is.
+        let plain = Pool {
+            factors: None,
+            ..pool
+        };
+        assert!(matches!(
+            plain.row_copy(&mut Rng::new(3)),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     #[test]
