@@ -3,7 +3,8 @@
 # of each model and times both with llama-bench (from Dyno's own llama.cpp,
 # scripts/bench/llama-tools.sh), alternating the files within every round,
 # then prints synthetic ÷ real per test, and of each run's peak resident
-# memory, as the mean of the per-round log ratios with its 95% interval. Every file is evicted from the page cache
+# memory, as the mean of the per-round log ratios with its 95% interval, and
+# as the median round with a distribution-free one. Every file is evicted from the page cache
 # before each run (docs/method.md says why). A benchmark, never a timed test.
 #
 #   bash scripts/bench/synth-vs-real.sh                  # both test models
@@ -14,7 +15,9 @@
 # EXTRA (more files to alternate with, each compared with the first model's
 # real file, e.g. a zero-filled twin), SEED (default 1). Run it on a quiet
 # machine: each round's two files run back to back, so drift cancels but
-# another program's load does not.
+# another program's load does not. On a 2-core VM, `-t 1` in ARGS leaves
+# llama-bench a core of its own: a round's ratio then spreads a third as much
+# as at `-t 2` (docs/method.md), so a 2% bound needs a ninth of the rounds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/lib/env.sh
@@ -64,6 +67,15 @@ for r in range(rounds):
 # Student's t, 97.5th percentile, for 1..30 degrees of freedom.
 T = [12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14, 2.13,
      2.12, 2.11, 2.10, 2.09, 2.09, 2.08, 2.07, 2.07, 2.06, 2.06, 2.06, 2.05, 2.05, 2.05, 2.04]
+def median_interval(q):
+    # Distribution-free: the order statistics the binomial (n, 1/2) puts
+    # 2.5% outside on each side. Now and then this host stalls one run of a
+    # round, which pulls the mean; the median keeps to the typical round.
+    n, x = len(q), sorted(q)
+    k = 0
+    while sum(math.comb(n, i) for i in range(k + 1)) / 2**n <= 0.025:
+        k += 1
+    return (st.median(x), x[k - 1], x[n - k]) if k >= 1 else (st.median(x), float("nan"), float("nan"))
 real = files[0]
 for test in res[real][0]:
     unit = "KiB" if "RSS" in test else "t/s"
@@ -72,6 +84,9 @@ for test in res[real][0]:
         lr = [math.log(a[test] / b[test]) for a, b in zip(res[f], res[real])]
         m = st.mean(lr)
         h = T[min(len(lr) - 2, 29)] * st.stdev(lr) / math.sqrt(len(lr)) if len(lr) > 1 else float("nan")
-        print(f"  {os.path.basename(f)} ÷ real: {math.exp(m):.3f} [{math.exp(m - h):.3f}, {math.exp(m + h):.3f}]")
+        sd = st.stdev(lr) if len(lr) > 1 else float("nan")
+        md, lo, hi = (math.exp(x) for x in median_interval(lr))
+        print(f"  {os.path.basename(f)} ÷ real: {math.exp(m):.3f} [{math.exp(m - h):.3f}, {math.exp(m + h):.3f}]"
+              f" (a round's spread: {sd:.3f} in log); median round {md:.3f} [{lo:.3f}, {hi:.3f}]")
 EOF
 done
