@@ -614,6 +614,23 @@ pub struct TensorStat {
     /// Standard deviation of log2 of the blocks' largest magnitude (32
     /// values a block): how widely the quantised scales spread.
     pub block_scale_spread: f64,
+    /// How many 64-byte lines of ggml's f16 table the blocks' first f16
+    /// scale (`d`) touches: what decides the table's misses on the CPU
+    /// (docs/method.md, "Synthetic weights"). 0 for a type without one.
+    pub scale_table_lines: u64,
+}
+
+/// The distinct 64-byte lines of ggml's f16-to-f32 table (16 entries of 4
+/// bytes a line) that the first f16 scale of `raw`'s blocks looks up.
+fn scale_table_lines(t: u32, raw: &[u8]) -> u64 {
+    let (Some(&at), Some((_, bytes))) = (f16_scale_fields(t).first(), ggml_type_block(t)) else {
+        return 0;
+    };
+    let mut seen = vec![false; 1 << 12];
+    for block in raw.chunks_exact(bytes as usize) {
+        seen[(u16::from_le_bytes([block[at], block[at + 1]]) >> 4) as usize] = true;
+    }
+    seen.iter().filter(|&&x| x).count() as u64
 }
 
 /// Dequantise every tensor of the file at `path` and describe its values.
@@ -631,7 +648,9 @@ pub fn measure(path: &Path, h: &Header, codec: &dyn Codec) -> std::io::Result<Ve
         f.read_exact(&mut raw)?;
         let values = codec.dequantise(t.ggml_type, &raw, t.n_elements as usize);
         let n = t.dims.first().copied().unwrap_or(1).max(1) as usize;
-        stats.push(describe(t, &values, n));
+        let mut stat = describe(t, &values, n);
+        stat.scale_table_lines = scale_table_lines(t.ggml_type, &raw);
+        stats.push(stat);
     }
     Ok(stats)
 }
@@ -676,6 +695,7 @@ fn describe(t: &TensorInfo, v: &[f32], n: usize) -> TensorStat {
         gain: if matrix { std * (n as f64).sqrt() } else { 0.0 },
         row_spread: if matrix { row_spread } else { 0.0 },
         block_scale_spread,
+        scale_table_lines: 0,
     }
 }
 
@@ -780,6 +800,18 @@ mod tests {
             plain.row_copy(&mut Rng::new(3)),
             std::borrow::Cow::Borrowed(_)
         ));
+    }
+
+    #[test]
+    fn table_lines_count_the_lines_the_scales_look_up() {
+        // Q8_0 blocks whose scales are 1.0, the next f16 after it (the same
+        // 16-entry line) and 2.0 (another line).
+        let raw: Vec<u8> = [0x3C00u16, 0x3C01, 0x4000]
+            .iter()
+            .flat_map(|d| d.to_le_bytes().into_iter().chain([0u8; 32]))
+            .collect();
+        assert_eq!(scale_table_lines(8, &raw), 2);
+        assert_eq!(scale_table_lines(0, &raw), 0, "F32 has no scale");
     }
 
     #[test]

@@ -63,7 +63,7 @@ pub struct ServeReport {
 
 /// Read a stored server run back as its document.
 pub async fn load(store: &Store, run_id: i64, show_host: bool) -> Result<ServeReport> {
-    let run = store.server_run(run_id).await?.ok_or_else(|| {
+    let mut run = store.server_run(run_id).await?.ok_or_else(|| {
         DynoError::NotFound(format!(
             "no server run {run_id}; `dyno serve-runs` lists them"
         ))
@@ -73,12 +73,13 @@ pub async fn load(store: &Store, run_id: i64, show_host: bool) -> Result<ServeRe
             "server run {run_id}'s stored {what} does not read back (written by another Dyno version?)"
         ))
     };
-    let server: ServerInfo = run
-        .server
-        .clone()
+    // Taken out of the row, which keeps its plain columns for below.
+    let server: ServerInfo = std::mem::take(&mut run.server)
         .into_inner()
         .ok_or_else(|| bad("server"))?;
-    let plan: ServePlan = run.plan.clone().into_inner().ok_or_else(|| bad("plan"))?;
+    let plan: ServePlan = std::mem::take(&mut run.plan)
+        .into_inner()
+        .ok_or_else(|| bad("plan"))?;
     // Hiding the host hides it everywhere: the endpoint, and every error
     // text, which can quote the server's URL.
     let hide = Endpoint::parse(&run.endpoint).ok().filter(|_| !show_host);
