@@ -103,8 +103,25 @@ enum Draw {
     /// (the usual initialisation; trained models differ in magnitude, which
     /// moves the scales along the f16 table without spreading them), times
     /// log-normal factors per tensor, per row and per column whose
-    /// spreads (standard deviations of their natural logs) are given.
-    Matrix { tensor: f32, row: f32, col: f32 },
+    /// spreads (standard deviations of their natural logs) are given, and
+    /// one value in `outlier_every` (on average, at random places) times
+    /// [`OUTLIER`].
+    ///
+    /// Why the outliers: with row and column factors divided out, trained
+    /// values are not normal. Their largest magnitude per 256 values (what a
+    /// K-quant's f16 scale follows) spreads 0.21 to 0.30 in log2 against a
+    /// normal draw's 0.16, and per 32 values 0.29 to 0.38 against 0.27
+    /// (SmolLM2 and gemma-3, docs/method.md "Tails within rows"). A normal
+    /// draw with rare larger values matches both; a heavier tail on every
+    /// value (Student's t, a log-normal factor per value or per block)
+    /// spreads the 32-value maxima too far before the 256-value ones are
+    /// reached.
+    Matrix {
+        tensor: f32,
+        row: f32,
+        col: f32,
+        outlier_every: u32,
+    },
     /// A normalisation's gains: log-normal per channel around a per-tensor
     /// level, itself log-normal. Trained gains vary that much (a channel
     /// can weigh ten times another, a layer's level ten times another's),
@@ -118,28 +135,33 @@ enum Draw {
 /// gemma-3-270m Q4_K_M (docs/method.md has the table): each spread is about
 /// the mean of the two models'.
 fn draw_for(role: Role) -> Draw {
-    let m = |row, col| Draw::Matrix {
+    let m = |row, col, outlier_every| Draw::Matrix {
         tensor: 0.15,
         row,
         col,
+        outlier_every,
     };
     match role {
-        Role::TokenEmbd | Role::Output => m(0.1, 0.45),
+        Role::TokenEmbd | Role::Output => m(0.1, 0.45, 512),
         Role::Norm => Draw::Gains {
             tensor: 1.1,
             channel: 0.8,
         },
         Role::Bias => Draw::Small(0.05),
-        Role::AttnQ => m(0.42, 0.1),
-        Role::AttnK => m(0.36, 0.1),
-        Role::AttnV => m(0.1, 0.1),
-        Role::AttnOut => m(0.2, 0.3),
-        Role::FfnUp => m(0.12, 0.1),
-        Role::FfnDown => m(0.12, 0.15),
-        Role::FfnGate => m(0.22, 0.1),
-        Role::Router | Role::Other => m(0.2, 0.1),
+        Role::AttnQ => m(0.42, 0.1, 512),
+        Role::AttnK => m(0.36, 0.1, 512),
+        Role::AttnV => m(0.1, 0.1, 512),
+        Role::AttnOut => m(0.2, 0.3, 256),
+        Role::FfnUp => m(0.12, 0.1, 256),
+        Role::FfnDown => m(0.12, 0.15, 256),
+        Role::FfnGate => m(0.22, 0.1, 256),
+        Role::Router | Role::Other => m(0.2, 0.1, 512),
     }
 }
+
+/// How much larger an outlier is than the normal value it replaces
+/// ([`Draw::Matrix`] says why there are outliers).
+const OUTLIER: f32 = 2.5;
 
 /// A small, seedable generator (SplitMix64): the same seed writes the same
 /// file, and Dyno needs no random-number crate for it.
@@ -323,7 +345,12 @@ fn draw_rows(rng: &mut Rng, role: Role, rows: usize, n: usize) -> (Vec<f32>, Opt
     let mut v = Vec::with_capacity(rows * n);
     let mut factors = None;
     match draw_for(role) {
-        Draw::Matrix { tensor, row, col } => {
+        Draw::Matrix {
+            tensor,
+            row,
+            col,
+            outlier_every,
+        } => {
             let sigma = lognormal(tensor, rng) / (n.max(1) as f32).sqrt();
             let cols: Vec<f32> = (0..n).map(|_| lognormal(col, rng)).collect();
             let mut logs = Vec::with_capacity(rows);
@@ -333,6 +360,7 @@ fn draw_rows(rng: &mut Rng, role: Role, rows: usize, n: usize) -> (Vec<f32>, Opt
                 let row_sigma = sigma * log.exp();
                 v.extend(cols.iter().map(|c| row_sigma * c * rng.normal()));
             }
+            scatter_outliers(&mut v, outlier_every, rng);
             factors = Some(RowFactors { spread: row, logs });
         }
         Draw::Gains { tensor, channel } => {
@@ -342,6 +370,21 @@ fn draw_rows(rng: &mut Rng, role: Role, rows: usize, n: usize) -> (Vec<f32>, Opt
         Draw::Small(sigma) => v.extend((0..rows * n).map(|_| sigma * rng.normal())),
     }
     (v, factors)
+}
+
+/// Multiply one value in `every` (on average; each value independently) by
+/// [`OUTLIER`]. The places are drawn as the gaps between them (geometric),
+/// one draw an outlier rather than one a value, so an 8B model's pools cost
+/// no more to draw.
+fn scatter_outliers(v: &mut [f32], every: u32, rng: &mut Rng) {
+    let keep = 1.0 - 1.0 / every.max(2) as f64;
+    let mut at = 0usize;
+    loop {
+        at += (rng.unit().ln() / keep.ln()) as usize;
+        let Some(x) = v.get_mut(at) else { break };
+        *x *= OUTLIER;
+        at += 1;
+    }
 }
 
 /// The natural logs of a pool's row factors, and the spread they were drawn
@@ -615,6 +658,10 @@ pub struct TensorStat {
     /// Standard deviation of log2 of the blocks' largest magnitude (32
     /// values a block): how widely the quantised scales spread.
     pub block_scale_spread: f64,
+    /// The same over 256 values, a K-quant's super-block, whose f16 scale
+    /// follows the largest of its 256 values; rare large values within the
+    /// rows widen it more than the 32-value spread.
+    pub superblock_scale_spread: f64,
     /// How many 64-byte lines of ggml's f16 table the blocks' first f16
     /// scale (`d`) touches: what decides the table's misses on the CPU
     /// (docs/method.md, "Synthetic weights"). 0 for a type without one.
@@ -679,12 +726,14 @@ fn describe(t: &TensorInfo, v: &[f32], n: usize) -> TensorStat {
         .map(f64::ln)
         .collect();
     let (_, row_spread) = mean_std(rows.into_iter());
-    let blocks = v
-        .chunks(32)
-        .map(|b| b.iter().fold(0f32, |m, &x| m.max(x.abs())) as f64)
-        .filter(|&m| m > 0.0)
-        .map(f64::log2);
-    let (_, block_scale_spread) = mean_std(blocks);
+    let spread_of_maxima = |size: usize| {
+        let maxima = v
+            .chunks(size)
+            .map(|b| b.iter().fold(0f32, |m, &x| m.max(x.abs())) as f64)
+            .filter(|&m| m > 0.0)
+            .map(f64::log2);
+        mean_std(maxima).1
+    };
     let matrix = t.dims.len() >= 2;
     TensorStat {
         name: t.name.clone(),
@@ -695,7 +744,8 @@ fn describe(t: &TensorInfo, v: &[f32], n: usize) -> TensorStat {
         std,
         gain: if matrix { std * (n as f64).sqrt() } else { 0.0 },
         row_spread: if matrix { row_spread } else { 0.0 },
-        block_scale_spread,
+        block_scale_spread: spread_of_maxima(32),
+        superblock_scale_spread: spread_of_maxima(256),
         scale_table_lines: 0,
     }
 }
@@ -728,6 +778,28 @@ mod tests {
             .all(|(x, y)| *x == y));
         let (m, s) = mean_std(xs.iter().map(|&x| x as f64));
         assert!(m.abs() < 0.02 && (s - 1.0).abs() < 0.02, "mean {m} std {s}");
+    }
+
+    #[test]
+    fn outliers_are_one_value_in_every_n_at_random_places() {
+        let mut v = vec![1.0f32; 1 << 20];
+        scatter_outliers(&mut v, 256, &mut Rng::new(5));
+        let places: Vec<usize> = (0..v.len()).filter(|&i| v[i] != 1.0).collect();
+        assert!(places.iter().all(|&i| v[i] == OUTLIER));
+        // 4,096 expected; the binomial's standard deviation is 64.
+        assert!(
+            (places.len() as i64 - 4096).abs() < 260,
+            "{} outliers",
+            places.len()
+        );
+        // Independent places: the gaps spread like a geometric
+        // distribution's (standard deviation about the mean), not evenly.
+        let gaps: Vec<f64> = places.windows(2).map(|w| (w[1] - w[0]) as f64).collect();
+        let (mean, sd) = mean_std(gaps.iter().copied());
+        assert!((sd / mean - 1.0).abs() < 0.1, "gaps {mean} ± {sd}");
+        let mut w = vec![1.0f32; 1 << 20];
+        scatter_outliers(&mut w, 256, &mut Rng::new(5));
+        assert!(v == w, "seeded");
     }
 
     #[test]

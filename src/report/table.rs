@@ -418,7 +418,7 @@ pub(crate) fn synthetic_notes(report: &Report) -> String {
         }
         seen.push(label);
         out.push_str(&format!(
-            "\nsynthetic weights ({}): {label}. The figures estimate the speed of that shape on this machine. On Dyno's 2-core test machine, at one thread, each level of a quantisation ladder measured within 1.5% of its real file's prefill and within 4% of its decode (2–4% faster at three levels of seven), and the same peak memory (docs/method.md, \"Synthetic weights\"). Its output is noise, so quality is not measured, and its load time (a file written just now) is not reported.\n",
+            "\nsynthetic weights ({}): {label}. The figures estimate the speed of that shape on this machine. On Dyno's 2-core test machine, at one thread, each level of a quantisation ladder measured within 2.5% of its real file's prefill and decode (most within 2%), with the same peak memory, and whole runs there move by about 2% (docs/method.md, \"Synthetic weights\"). Its output is noise, so quality is not measured, and its load time (a file written just now) is not reported.\n",
             run.model.file_name
         ));
     }
