@@ -12,14 +12,18 @@
 # from the binaries themselves (dpkg-shlibdeps), so `apt install` on a
 # clean system pulls what is missing.
 #
-# The modules are the build's CPU module (or, where
-# scripts/package/build-cpu-variants.sh has cached them, one CPU module per
-# CPU generation instead), plus the Vulkan and CUDA modules where
-# scripts/gpu/build-vulkan.sh and scripts/gpu/build-cuda.sh have cached them
-# for this llama.cpp build (PACKAGE_CPU_VARIANTS=0, PACKAGE_VULKAN=0 or
-# PACKAGE_CUDA=0 leaves them out). The CUDA module bundles no CUDA runtime: it needs the NVIDIA
-# driver, libcudart.so.13 and libcublas.so.13 on the user's machine, and
-# `dyno hw` says which are missing.
+# The modules are llama.cpp's CPU backend once per CPU generation
+# (scripts/package/build-cpu-variants.sh) and its Vulkan backend
+# (scripts/gpu/build-vulkan.sh), each built here first if this machine has
+# not cached it for this llama.cpp build (about 11 and 20 minutes on 2
+# cores), plus the CUDA module where scripts/gpu/build-cuda.sh has cached it.
+# PACKAGE_CPU_VARIANTS=0 keeps the build's single x86-64-v3 CPU module;
+# PACKAGE_VULKAN=0 or PACKAGE_CUDA=0 leaves those out; PACKAGE_BUILD_MODULES=0
+# takes only what is cached (the test suite's install test, which checks
+# the package and not the modules, and must fit CI's time). The CUDA module
+# bundles no CUDA runtime: it needs the NVIDIA driver, libcudart.so.13 and
+# libcublas.so.13 on the user's machine, and `dyno hw` says which are
+# missing.
 #
 # Why not `cargo tauri build`: its bundler would compile a second app (with
 # tauri-cli, a 25-minute install on 2 cores) and copy only the executable,
@@ -63,17 +67,30 @@ copy_build_modules "$rel" "$lib"
 # one not built here, or of another build, is left out (and said so).
 sys_version=$(awk '/^name = "llama-cpp-sys-2"/{getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
 add_module() { add_modules "$1" "$lib" || true; }
+variants="$HOME/.cache/dyno/cpu-variants/$sys_version"
+vulkan="$HOME/.cache/dyno/vulkan/$sys_version"
+# A release carries every module a user's machine may need, so what is not
+# cached is built now, in its own target folder (the scripts say why).
+if [ "${PACKAGE_BUILD_MODULES:-1}" != 0 ]; then
+  if [ "${PACKAGE_CPU_VARIANTS:-1}" != 0 ] && [ ! -f "$variants/dyno-backends.txt" ]; then
+    log "building the CPU variant modules (about 11 minutes on 2 cores)"
+    bash scripts/package/build-cpu-variants.sh >/dev/null
+  fi
+  if [ "${PACKAGE_VULKAN:-1}" != 0 ] && [ ! -f "$vulkan/dyno-backends.txt" ]; then
+    log "building the Vulkan module (about 20 minutes on 2 cores)"
+    bash scripts/gpu/build-vulkan.sh >/dev/null
+  fi
+fi
 # The CPU backend once per CPU generation, where
 # scripts/package/build-cpu-variants.sh has built it for this llama.cpp
 # build: it replaces the single x86-64-v3 module, so no two CPU modules of
 # equal score compete (PACKAGE_CPU_VARIANTS=0 keeps the single one).
-variants="$HOME/.cache/dyno/cpu-variants/$sys_version"
 if [ "${PACKAGE_CPU_VARIANTS:-1}" != 0 ] && [ -d "$variants" ] && add_modules "$variants" "$lib"; then
   rm -f "$lib/libggml-cpu.so"
   sed -i '/  libggml-cpu\.so$/d' "$lib/dyno-backends.txt"
   log "CPU variants: $(ls "$lib" | grep -c '^libggml-cpu-') modules in place of libggml-cpu.so"
 fi
-[ "${PACKAGE_VULKAN:-1}" = 0 ] || add_module "$HOME/.cache/dyno/vulkan/$sys_version"
+[ "${PACKAGE_VULKAN:-1}" = 0 ] || add_module "$vulkan"
 if [ "${PACKAGE_CUDA:-1}" != 0 ]; then
   for d in "$HOME/.cache/dyno/cuda/$sys_version"-sm*; do [ -d "$d" ] && add_module "$d"; done
 fi
