@@ -101,7 +101,11 @@ impl Role {
 enum Draw {
     /// A matrix: normal values with standard deviation 1/√(input width)
     /// (the usual initialisation; trained models differ in magnitude, which
-    /// moves the scales along the f16 table without spreading them), times
+    /// mostly moves the scales along the f16 table without spreading them,
+    /// except where small scales fall below f16's normal range: SmolLM2's
+    /// weights are 3-7 times larger, and its twin's Q6_K scales, about a
+    /// 4,000th of a block's largest value, are subnormal and touch fewer
+    /// table lines, docs/method.md "Tails within rows"), times
     /// log-normal factors per tensor, per row and per column whose
     /// spreads (standard deviations of their natural logs) are given, and
     /// one value in `outlier_every` (on average, at random places) times
