@@ -437,6 +437,52 @@ pub async fn stats(path: &Path) -> Result<Vec<TensorStat>> {
     }
 }
 
+/// How a mixture-of-experts file's routers spread a decode of `tokens`
+/// random tokens (`dyno synth --routing --like FILE`), counted by a worker
+/// as the synthesiser counts its own files: for setting a twin beside its
+/// real file.
+pub async fn routing(path: &Path, tokens: u32) -> Result<crate::model::synth::Routing> {
+    let h = gguf::read_header(path).map_err(|source| DynoError::BadModel {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let arch = h.get_str("general.architecture").unwrap_or_default();
+    if h.get_u64(&format!("{arch}.expert_count")).unwrap_or(0) == 0 {
+        return Err(DynoError::BadInput(format!(
+            "{}: a dense model ({arch}, no experts in its header) has no routers to count; --routing is for a mixture of experts",
+            path.display()
+        )));
+    }
+    let opts = WorkerOptions::current(Duration::from_secs(300))
+        .map_err(|e| DynoError::io("cannot find Dyno's executable to start a worker", e))?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let plan = WorkerRequest::Routing {
+        path: path.to_path_buf(),
+        tokens,
+    };
+    let handle = tokio::spawn(client::run(plan, opts, Cancel::default(), tx));
+    let mut routing = None;
+    while let Some(ev) = rx.recv().await {
+        if let Event::Routed { routing: r } = ev {
+            routing = Some(r);
+        }
+    }
+    let ended = handle
+        .await
+        .map_err(|e| DynoError::Internal(format!("the routing task failed: {e}")))?;
+    match (ended.failure("routing worker"), routing) {
+        (None, Some(r)) => Ok(r),
+        (Some(f), _) => Err(DynoError::BadInput(format!(
+            "{}: {}",
+            path.display(),
+            f.message
+        ))),
+        (None, None) => Err(DynoError::Internal(
+            "the routing worker ended without figures".into(),
+        )),
+    }
+}
+
 /// Dyno's folder for synthetic files, beside quantised levels, created if
 /// it is missing: the app writes there unless the person chooses a path.
 pub fn cache_dir() -> Result<PathBuf> {

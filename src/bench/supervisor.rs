@@ -259,7 +259,8 @@ impl<'s, 'c> Supervisor<'s, 'c> {
             | Event::Quality { .. }
             | Event::Tokens { .. }
             | Event::Synthesised { .. }
-            | Event::TensorStats { .. } => Some(Flow::Continue),
+            | Event::TensorStats { .. }
+            | Event::Routed { .. } => Some(Flow::Continue),
         })
     }
 

@@ -271,6 +271,12 @@ pub struct SynthArgs {
     /// (JSON): how the synthetic values were calibrated.
     #[arg(long, hide = true)]
     pub stats: bool,
+    /// Decode this many random tokens with FILE (a mixture of experts) and
+    /// print how its routers spread them over the experts, instead of
+    /// writing anything: the count `synth` makes of its own mixtures, for
+    /// setting a twin beside its real file.
+    #[arg(long, hide = true, value_name = "TOKENS", num_args = 0..=1, default_missing_value = "256")]
+    pub routing: Option<u32>,
 }
 
 /// `dyno predict`.

@@ -709,6 +709,23 @@ async fn synth(db: &std::path::Path, a: args::SynthArgs) -> Result<i32> {
         );
         return Ok(0);
     }
+    if let Some(tokens) = a.routing {
+        if like.is_empty() {
+            return Err(DynoError::BadInput(
+                "--routing decodes a model: give it with --like FILE.gguf".into(),
+            ));
+        }
+        let r = crate::app::synth::routing(&like_path, tokens.max(1)).await?;
+        if a.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&r).expect("routing serialises")
+            );
+        } else {
+            println!("routing: {}", r.describe());
+        }
+        return Ok(0);
+    }
     let bar = if std::io::stderr().is_terminal() && !a.json && !a.dry_run {
         let b = indicatif::ProgressBar::new(0);
         b.set_style(

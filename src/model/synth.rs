@@ -439,14 +439,17 @@ struct Pool {
 }
 
 impl Pool {
-    /// The pool again, each row rescaled to a freshly drawn row factor. The
-    /// pool itself where there is nothing to rescale.
-    fn row_copy(&self, rng: &mut Rng) -> std::borrow::Cow<'_, [u8]> {
+    /// The pool again, each row rescaled to a freshly drawn row factor,
+    /// made in `buf` (reused from copy to copy, so a tensor of thousands of
+    /// copies allocates once). The pool itself where there is nothing to
+    /// rescale.
+    fn row_copy<'a>(&'a self, rng: &mut Rng, buf: &'a mut Vec<u8>) -> &'a [u8] {
         let Some(factors) = self.factors.as_ref().filter(|_| !self.fields.is_empty()) else {
-            return std::borrow::Cow::Borrowed(&self.bytes);
+            return &self.bytes;
         };
-        let mut out = self.bytes.clone();
-        for (row, old) in out.chunks_exact_mut(self.row_bytes).zip(&factors.logs) {
+        buf.clear();
+        buf.extend_from_slice(&self.bytes);
+        for (row, old) in buf.chunks_exact_mut(self.row_bytes).zip(&factors.logs) {
             let r = (factors.spread * rng.normal() - old).exp();
             for block in row.chunks_exact_mut(self.block_bytes) {
                 for &at in self.fields {
@@ -456,7 +459,7 @@ impl Pool {
                 }
             }
         }
-        std::borrow::Cow::Owned(out)
+        buf
     }
 }
 
@@ -547,16 +550,48 @@ pub struct Routing {
     /// For each layer with experts, in order: how many of them were chosen
     /// at least once.
     pub per_layer: Vec<u32>,
+    /// For each layer with experts, in order: how many tokens chose each
+    /// expert. Reaching every expert is not the same as spreading evenly,
+    /// and a router that favours a few lets their weights stay in cache.
+    #[serde(default)]
+    pub counts: Vec<Vec<u32>>,
+    /// The busiest expert's tokens over an even share (tokens × used ÷
+    /// experts), averaged over the layers: 1 is perfectly even.
+    #[serde(default)]
+    pub busiest: f64,
+    /// What `busiest` comes to for a router that picks uniformly at random
+    /// over as many tokens: chance alone makes some expert busier than its
+    /// share, the more so the fewer the tokens.
+    #[serde(default)]
+    pub busiest_even: f64,
 }
 
 impl Routing {
+    /// From each layer's count of tokens per expert.
+    pub fn from_counts(n_expert: u32, n_used: u32, tokens: u32, counts: Vec<Vec<u32>>) -> Routing {
+        let per_layer = counts
+            .iter()
+            .map(|l| l.iter().filter(|&&c| c > 0).count() as u32)
+            .collect();
+        Routing {
+            n_expert,
+            n_used,
+            tokens,
+            per_layer,
+            busiest: mean_busiest(&counts, n_expert, n_used, tokens),
+            busiest_even: busiest_when_even(n_expert, n_used, tokens),
+            counts,
+        }
+    }
+
     /// The fewest experts any layer reached.
     pub fn min_reached(&self) -> u32 {
         self.per_layer.iter().copied().min().unwrap_or(0)
     }
 
     /// "a 64-token decode reached 7 to 8 of the 8 experts in every layer (2
-    /// per token)".
+    /// per token); its busiest expert took 1.38× an even share (1.31× for a
+    /// router picking at random)".
     pub fn describe(&self) -> String {
         let max = self.per_layer.iter().copied().max().unwrap_or(0);
         let min = self.min_reached();
@@ -565,11 +600,59 @@ impl Routing {
         } else {
             format!("{min} to {max}")
         };
-        format!(
+        let mut s = format!(
             "a {}-token decode reached {reached} of the {} experts in every layer ({} per token)",
             self.tokens, self.n_expert, self.n_used
-        )
+        );
+        if self.busiest > 0.0 {
+            s += &format!(
+                "; the busiest expert took {:.2}× an even share ({:.2}× for a router picking at random)",
+                self.busiest, self.busiest_even
+            );
+        }
+        s
     }
+}
+
+/// Each layer's busiest expert's count over an even share, averaged over
+/// the layers (0 with no layers or no tokens).
+fn mean_busiest(counts: &[Vec<u32>], n_expert: u32, n_used: u32, tokens: u32) -> f64 {
+    let even = f64::from(tokens) * f64::from(n_used) / f64::from(n_expert.max(1));
+    if counts.is_empty() || even <= 0.0 {
+        return 0.0;
+    }
+    let sum: f64 = counts
+        .iter()
+        .map(|l| f64::from(l.iter().copied().max().unwrap_or(0)) / even)
+        .sum();
+    sum / counts.len() as f64
+}
+
+/// The expected `mean_busiest` of a router that gives each token `n_used`
+/// distinct experts uniformly at random, by simulation with a fixed seed (so
+/// the same figures print the same).
+pub fn busiest_when_even(n_expert: u32, n_used: u32, tokens: u32) -> f64 {
+    let (n, k) = (n_expert as usize, n_used.min(n_expert) as usize);
+    if n == 0 || k == 0 || tokens == 0 {
+        return 0.0;
+    }
+    const TRIALS: usize = 400;
+    let mut rng = Rng::new(0x5eed);
+    let mut layers = Vec::with_capacity(TRIALS);
+    let mut ids: Vec<usize> = (0..n).collect();
+    for _ in 0..TRIALS {
+        let mut c = vec![0u32; n];
+        for _ in 0..tokens {
+            // The first k of a partial Fisher-Yates shuffle: k distinct experts.
+            for i in 0..k {
+                let j = i + (rng.next_u64() % (n - i) as u64) as usize;
+                ids.swap(i, j);
+                c[ids[i]] += 1;
+            }
+        }
+        layers.push(c);
+    }
+    mean_busiest(&layers, n_expert, n_used, tokens)
 }
 
 /// Write `h`'s tensors as synthetic data after `header_bytes` (the source's
@@ -593,6 +676,7 @@ pub fn write(
     w.write_all(header_bytes)?;
     let mut pos = h.data_offset;
     let total = h.file_size;
+    let mut scratch = Vec::new();
     for t in order {
         let start = h.data_offset + t.offset;
         if start > pos {
@@ -604,7 +688,7 @@ pub fn write(
         let pool = tensor_pool(codec, &mut rng, t);
         quantise_s += q.elapsed().as_secs_f64();
         let mut left = t.n_bytes;
-        let mut copy = std::borrow::Cow::Borrowed(&pool.bytes[..]);
+        let mut copy: &[u8] = &pool.bytes;
         while left > 0 {
             let k = left.min(copy.len() as u64) as usize;
             w.write_all(&copy[..k])?;
@@ -613,7 +697,7 @@ pub fn write(
             progress(pos, total);
             if left > 0 {
                 let q = Instant::now();
-                copy = pool.row_copy(&mut rng);
+                copy = pool.row_copy(&mut rng, &mut scratch);
                 quantise_s += q.elapsed().as_secs_f64();
             }
         }
@@ -700,9 +784,7 @@ pub fn measure(path: &Path, h: &Header, codec: &dyn Codec) -> std::io::Result<Ve
         f.read_exact(&mut raw)?;
         let values = codec.dequantise(t.ggml_type, &raw, t.n_elements as usize);
         let n = t.dims.first().copied().unwrap_or(1).max(1) as usize;
-        let mut stat = describe(t, &values, n);
-        stat.scale_table_lines = scale_table_lines(t.ggml_type, &raw);
-        stats.push(stat);
+        stats.push(describe(t, &values, n, &raw));
     }
     Ok(stats)
 }
@@ -721,7 +803,9 @@ fn mean_std(xs: impl Iterator<Item = f64>) -> (f64, f64) {
     (m, (s2 / n - m * m).max(0.0).sqrt())
 }
 
-fn describe(t: &TensorInfo, v: &[f32], n: usize) -> TensorStat {
+/// `t`'s statistics from its values `v` (rows of `n`) and its stored bytes
+/// `raw` (where the f16 scales are).
+fn describe(t: &TensorInfo, v: &[f32], n: usize, raw: &[u8]) -> TensorStat {
     let (mean, std) = mean_std(v.iter().map(|&x| x as f64));
     let rows: Vec<f64> = v
         .chunks(n)
@@ -750,7 +834,7 @@ fn describe(t: &TensorInfo, v: &[f32], n: usize) -> TensorStat {
         row_spread: if matrix { row_spread } else { 0.0 },
         block_scale_spread: spread_of_maxima(32),
         superblock_scale_spread: spread_of_maxima(256),
-        scale_table_lines: 0,
+        scale_table_lines: scale_table_lines(t.ggml_type, raw),
     }
 }
 
@@ -782,6 +866,33 @@ mod tests {
             .all(|(x, y)| *x == y));
         let (m, s) = mean_std(xs.iter().map(|&x| x as f64));
         assert!(m.abs() < 0.02 && (s - 1.0).abs() < 0.02, "mean {m} std {s}");
+    }
+
+    #[test]
+    fn routing_measures_the_busiest_expert_against_chance() {
+        // Even to the token: 64 tokens × 2 experts over 8 is 16 each.
+        let even = Routing::from_counts(8, 2, 64, vec![vec![16; 8], vec![16; 8]]);
+        assert_eq!(even.per_layer, vec![8, 8]);
+        assert!((even.busiest - 1.0).abs() < 1e-9);
+        // A router that always picks the same two: every token's weights
+        // are the same, so it would decode too fast.
+        let mut same = vec![0; 8];
+        same[..2].fill(64);
+        let stuck = Routing::from_counts(8, 2, 64, vec![same]);
+        assert_eq!(stuck.per_layer, vec![2]);
+        assert!((stuck.busiest - 4.0).abs() < 1e-9);
+        // Chance alone makes some expert busier than its share over few
+        // tokens, and hardly at all over many; the figure is seeded.
+        let few = busiest_when_even(8, 2, 64);
+        assert!(few > 1.2 && few < 1.8, "{few}");
+        assert_eq!(few, busiest_when_even(8, 2, 64));
+        let many = busiest_when_even(8, 2, 20_000);
+        assert!(many > 1.0 && many < 1.04, "{many}");
+        assert!(
+            stuck.describe().contains("4.00× an even share"),
+            "{}",
+            stuck.describe()
+        );
     }
 
     #[test]
@@ -846,7 +957,8 @@ mod tests {
         let scale = |raw: &[u8], block: usize| {
             half::f16::from_le_bytes([raw[34 * block], raw[34 * block + 1]]).to_f32()
         };
-        let copy = pool.row_copy(&mut Rng::new(3));
+        let mut buf = Vec::new();
+        let copy = pool.row_copy(&mut Rng::new(3), &mut buf).to_vec();
         let mut logs = Vec::new();
         for (new, old) in copy
             .chunks(pool.row_bytes)
@@ -867,16 +979,18 @@ mod tests {
         // Fresh factors, spread as the rows were drawn.
         let (_, spread) = mean_std(logs.iter().copied());
         assert!((spread - 0.4).abs() < 0.12, "spread {spread}");
-        assert!(copy == pool.row_copy(&mut Rng::new(3)), "seeded");
+        assert!(copy == pool.row_copy(&mut Rng::new(3), &mut buf), "seeded");
         // A pool with nothing to rescale is copied as it is.
         let plain = Pool {
             factors: None,
             ..pool
         };
-        assert!(matches!(
-            plain.row_copy(&mut Rng::new(3)),
-            std::borrow::Cow::Borrowed(_)
+        let mut unused = Vec::new();
+        assert!(std::ptr::eq(
+            plain.row_copy(&mut Rng::new(3), &mut unused),
+            &plain.bytes[..]
         ));
+        assert!(unused.is_empty());
     }
 
     #[test]

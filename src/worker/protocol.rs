@@ -64,6 +64,9 @@ pub enum WorkerRequest {
     Synth(SynthPlan),
     /// Dequantise every tensor of a file and describe its values.
     TensorStats { path: PathBuf },
+    /// Decode `tokens` random tokens with a mixture-of-experts file and
+    /// count the experts its routers choose.
+    Routing { path: PathBuf, tokens: u32 },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -194,6 +197,10 @@ pub enum Event {
     /// Every tensor's value statistics, in the file's order.
     TensorStats {
         stats: Vec<crate::model::synth::TensorStat>,
+    },
+    /// How a mixture's routers spread a decode.
+    Routed {
+        routing: crate::model::synth::Routing,
     },
     /// The token count of each text of a tokenize request, in order.
     Tokens { counts: Vec<u64> },

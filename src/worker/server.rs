@@ -250,6 +250,7 @@ pub fn main() -> i32 {
         WorkerRequest::Tokenize(plan) => tokenize(plan),
         WorkerRequest::Synth(plan) => synth(plan),
         WorkerRequest::TensorStats { path } => tensor_stats(&path),
+        WorkerRequest::Routing { path, tokens } => routing(&path, tokens),
     }
 }
 
@@ -315,7 +316,12 @@ fn synth(plan: SynthPlan) -> i32 {
         Err(e) => return fatal(FailureCode::BadOutput, e.to_string()),
     };
     if plan.check_routing {
-        match routed(&plan.output, &p.header) {
+        match routed(
+            &plan.output,
+            &p.header,
+            64,
+            std::time::Duration::from_secs(20),
+        ) {
             Ok(r) => stats.routing = r,
             Err(why) => return fatal(FailureCode::LoadFailed, why),
         }
@@ -373,12 +379,15 @@ fn accepted(
     checked
 }
 
-/// How a mixture-of-experts file just written spreads a 64-token decode
-/// over its experts (at most 20 s of decoding, on the CPU). A file that
-/// llama.cpp cannot load is an error: it would fail every benchmark.
+/// How a mixture-of-experts file spreads a decode of `tokens` random
+/// tokens over its experts (on the CPU, stopping after `budget`); `None`
+/// for a dense model. A file that llama.cpp cannot load is an error: it
+/// would fail every benchmark.
 fn routed(
     path: &std::path::Path,
     h: &crate::model::gguf::Header,
+    tokens: u32,
+    budget: std::time::Duration,
 ) -> Result<Option<crate::model::synth::Routing>, String> {
     let arch = h.get_str("general.architecture").unwrap_or_default();
     let key = |k: &str| h.get_u64(&format!("{arch}.{k}")).unwrap_or(0) as u32;
@@ -406,17 +415,41 @@ fn routed(
         cache_type: "f16".into(),
         no_kv_offload: false,
     };
-    llama::routing(
-        &model,
-        &ctx,
-        n_expert,
-        n_used,
-        64,
-        1,
-        std::time::Duration::from_secs(20),
-    )
-    .map(Some)
-    .map_err(|e| format!("decoding the file just written to check its routing: {e}"))
+    llama::routing(&model, &ctx, n_expert, n_used, tokens, 1, budget)
+        .map(Some)
+        .map_err(|e| format!("decoding the file to count its routing: {e}"))
+}
+
+/// How any mixture-of-experts file spreads a decode (`dyno synth
+/// --routing`): the same count the synthesiser makes of its own files, so a
+/// twin and its real file can be set side by side.
+fn routing(path: &std::path::Path, tokens: u32) -> i32 {
+    let fail = |code, message: String| {
+        emit(&Event::Fatal {
+            code,
+            message: format!("{}: {message}", path.display()),
+        });
+        1
+    };
+    let h = match crate::model::gguf::read_header(path) {
+        Ok(h) => h,
+        Err(e) => return fail(FailureCode::BadFile, e.to_string()),
+    };
+    match routed(path, &h, tokens, std::time::Duration::from_secs(120)) {
+        Ok(Some(routing)) => {
+            emit(&Event::Routed { routing });
+            emit(&Event::Done {
+                peak_rss_bytes: peak_rss_bytes(),
+            });
+            0
+        }
+        Ok(None) => fail(
+            FailureCode::BadPlan,
+            "not a mixture of experts (its header names no experts), so it has no routers to count"
+                .into(),
+        ),
+        Err(why) => fail(FailureCode::LoadFailed, why),
+    }
 }
 
 /// Drop a file just written from the page cache. A file written moments ago

@@ -552,6 +552,41 @@ fn a_dense_template_makes_a_mixture_of_experts_that_llama_cpp_loads_and_routes()
         .collect();
     assert_eq!(reached.len(), 2, "{r}");
     assert!(reached.iter().all(|&n| n > 4 && n <= 8), "{r}");
+    // Every token counted once per layer, with its two experts.
+    for layer in r["counts"].as_array().unwrap() {
+        let sum: u64 = layer
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_u64().unwrap())
+            .sum();
+        assert_eq!(sum, tokens * 2, "{r}");
+    }
+    assert!(
+        f(&r["busiest"]) >= 1.0 && f(&r["busiest_even"]) > 1.0,
+        "{r}"
+    );
+
+    // The same count for any mixture, as for a real file beside its twin:
+    // more tokens, so chance spreads the load less.
+    let o = s
+        .dyno()
+        .args(["synth", "--routing", "128", "--json", "--like"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let again = json(&o);
+    assert_eq!(again["n_expert"].as_u64(), Some(8), "{again}");
+    assert_eq!(again["counts"].as_array().map(Vec::len), Some(2), "{again}");
+    let o = s
+        .dyno()
+        .args(["synth", "--routing", "--like"])
+        .arg(&smol)
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("no routers to count"), "{}", stderr(&o));
     assert_eq!(ty("blk.0.ffn_up.weight"), None);
     // llama.cpp loads it (checking every tensor against the metadata),
     // counts the same parameters, and routes tokens through the experts.

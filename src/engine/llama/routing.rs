@@ -7,7 +7,9 @@
 //! `dyno synth` decodes the file it wrote and counts, for each layer, the
 //! experts that were chosen at least once. The choice is read from
 //! llama.cpp's own graph through its eval callback: the `ffn_moe_topk-N`
-//! tensor (layer N) holds each token's chosen expert ids.
+//! tensor (layer N) holds each token's chosen expert ids. The counts also
+//! say how evenly the tokens spread (`dyno synth --routing` reads them from
+//! any mixture, so a twin can be set beside its real file).
 
 use std::collections::BTreeMap;
 use std::ffi::{c_void, CStr};
@@ -20,11 +22,11 @@ use crate::engine::EngineError;
 use crate::model::synth::Routing;
 use crate::vocab::ContextParams;
 
-/// What the callback has seen: for each layer with experts, whether each
-/// expert was chosen (dense layers, as some models lead with, never appear).
+/// What the callback has seen: for each layer with experts, how many tokens
+/// chose each expert (dense layers, as some models lead with, never appear).
 struct Seen {
     n_expert: usize,
-    chosen: BTreeMap<usize, Vec<bool>>,
+    chosen: BTreeMap<usize, Vec<u32>>,
 }
 
 impl Seen {
@@ -47,7 +49,7 @@ impl Seen {
         let chosen = self
             .chosen
             .entry(layer)
-            .or_insert_with(|| vec![false; self.n_expert]);
+            .or_insert_with(|| vec![0; self.n_expert]);
         for token in 0..ne[1].max(0) as usize {
             for k in 0..ne[0].max(0) as usize {
                 let at = token * nb[1] + k * nb[0];
@@ -56,7 +58,7 @@ impl Seen {
                 };
                 let id = i32::from_ne_bytes(id.try_into().expect("4 bytes"));
                 if let Some(slot) = usize::try_from(id).ok().and_then(|i| chosen.get_mut(i)) {
-                    *slot = true;
+                    *slot += 1;
                 }
             }
         }
@@ -93,7 +95,7 @@ unsafe extern "C" fn observe(t: *mut sys::ggml_tensor, ask: bool, data: *mut c_v
 }
 
 /// Decode `n_tokens` random tokens one at a time (stopping early after
-/// `budget`) and count the experts each layer's router chose.
+/// `budget`) and count the tokens each layer's router gave each expert.
 pub fn routing(
     model: &Model,
     p: &ContextParams,
@@ -128,14 +130,10 @@ pub fn routing(
     }
     ctx.synchronize();
     drop(ctx);
-    Ok(Routing {
+    Ok(Routing::from_counts(
         n_expert,
         n_used,
-        tokens: decoded,
-        per_layer: seen
-            .chosen
-            .values()
-            .map(|l| l.iter().filter(|&&c| c).count() as u32)
-            .collect(),
-    })
+        decoded,
+        seen.chosen.into_values().collect(),
+    ))
 }

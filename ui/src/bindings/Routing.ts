@@ -19,4 +19,21 @@ tokens: number,
  * For each layer with experts, in order: how many of them were chosen
  * at least once.
  */
-per_layer: Array<number>, };
+per_layer: Array<number>, 
+/**
+ * For each layer with experts, in order: how many tokens chose each
+ * expert. Reaching every expert is not the same as spreading evenly,
+ * and a router that favours a few lets their weights stay in cache.
+ */
+counts: Array<Array<number>>, 
+/**
+ * The busiest expert's tokens over an even share (tokens × used ÷
+ * experts), averaged over the layers: 1 is perfectly even.
+ */
+busiest: number, 
+/**
+ * What `busiest` comes to for a router that picks uniformly at random
+ * over as many tokens: chance alone makes some expert busier than its
+ * share, the more so the fewer the tokens.
+ */
+busiest_even: number, };
