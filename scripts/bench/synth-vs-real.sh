@@ -13,7 +13,8 @@
 # Settings (environment): MODELS (default: the two test models), ROUNDS
 # (default 12), ARGS (llama-bench's, default "-p 512 -n 128 -r 2 -t 2"),
 # EXTRA (more files to alternate with, each compared with the first model's
-# real file, e.g. a zero-filled twin), SEED (default 1). Run it on a quiet
+# real file, e.g. a zero-filled twin), SEED (default 1), TWIN=0 (write no
+# twin: only EXTRA against the first model, as the routing bench does). Run it on a quiet
 # machine: each round's two files run back to back, so drift cancels but
 # another program's load does not. On a 2-core VM, `-t 1` in ARGS leaves
 # llama-bench a core of its own: a round's ratio then spreads a third as much
@@ -30,11 +31,14 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 for m in $models; do
-  twin="$work/$(basename "$m" .gguf).synth.gguf"
-  "$dyno" synth --like "$m" -o "$twin" --seed "${SEED:-1}" >&2
+  twin=
+  if [ "${TWIN:-1}" != 0 ]; then
+    twin="$work/$(basename "$m" .gguf).synth.gguf"
+    "$dyno" synth --like "$m" -o "$twin" --seed "${SEED:-1}" >&2
+  fi
   # shellcheck disable=SC2086
   LB="$lb" ROUNDS="${ROUNDS:-12}" ARGS="${ARGS:--p 512 -n 128 -r 2 -t 2}" \
-    python3 - "$m" "$twin" ${EXTRA:-} <<'EOF'
+    python3 - "$m" $twin ${EXTRA:-} <<'EOF'
 import json, math, os, statistics as st, subprocess, sys
 lb, rounds, args = os.environ["LB"], int(os.environ["ROUNDS"]), os.environ["ARGS"].split()
 files = sys.argv[1:]
