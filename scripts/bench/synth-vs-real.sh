@@ -14,7 +14,12 @@
 # (default 12), ARGS (llama-bench's, default "-p 512 -n 128 -r 2 -t 2"),
 # EXTRA (more files to alternate with, each compared with the first model's
 # real file, e.g. a zero-filled twin), SEED (default 1), TWIN=0 (write no
-# twin: only EXTRA against the first model, as the routing bench does). Run it on a quiet
+# twin: only EXTRA against the first model, as the routing bench does),
+# PLACE (GiB, default 6, at most a quarter of the memory available; 0 turns
+# it off): before each run the script holds a random amount, up to PLACE, of
+# touched memory while llama-bench reads the file back, so that the file
+# lands on other physical pages each time (docs/method.md, "Where the pages
+# land"). Run it on a quiet
 # machine: each round's two files run back to back, so drift cancels but
 # another program's load does not. On a 2-core VM, `-t 1` in ARGS leaves
 # llama-bench a core of its own: a round's ratio then spreads a third as much
@@ -39,10 +44,32 @@ for m in $models; do
   # shellcheck disable=SC2086
   LB="$lb" ROUNDS="${ROUNDS:-12}" ARGS="${ARGS:--p 512 -n 128 -r 2 -t 2}" \
     python3 - "$m" $twin ${EXTRA:-} <<'EOF'
-import json, math, os, statistics as st, subprocess, sys
+import json, math, mmap, os, random, statistics as st, subprocess, sys
 lb, rounds, args = os.environ["LB"], int(os.environ["ROUNDS"]), os.environ["ARGS"].split()
 files = sys.argv[1:]
 res = {f: [] for f in files}
+avail = next(int(l.split()[1]) * 1024 for l in open("/proc/meminfo") if l.startswith("MemAvailable:"))
+place = min(int(float(os.environ.get("PLACE", "6")) * 2**30), avail // 4)
+shuffle = random.Random(int(os.environ.get("SEED", "1")))
+def hold():
+    # A file evicted and read straight back tends to land on the pages it
+    # just freed, so a whole run keeps one placement, and where the pages
+    # land moved decode by several percent here: runs then disagreed by
+    # three times what their intervals allowed. Holding a random amount of
+    # touched memory while llama-bench reads the file puts it elsewhere
+    # each run, so a run's interval includes placement.
+    # The memory is held by a process of its own: llama-bench's peak RSS
+    # (wait4) would count this one's, whose address space it starts in.
+    n = shuffle.randrange(0, place + 1, 1 << 20) if place > 0 else 0
+    if n == 0:
+        return None
+    code = ("import mmap, sys, time\n"
+            "n = int(sys.argv[1]); m = mmap.mmap(-1, n)\n"
+            "for i in range(0, n, mmap.PAGESIZE): m[i] = 1\n"
+            "print(flush=True); time.sleep(86400)")
+    p = subprocess.Popen([sys.executable, "-c", code, str(n)], stdout=subprocess.PIPE, text=True)
+    p.stdout.readline()
+    return p
 def evict(f):
     # Out of the page cache before every run, so every file is read back the
     # same way: a file written just now is mapped with 2 MiB pages where one
@@ -54,6 +81,7 @@ def evict(f):
 for r in range(rounds):
     for f in files[r % len(files):] + files[:r % len(files)]:
         evict(f)
+        held = hold()
         # Waited for with wait4, for this run's own peak resident memory.
         with open(os.devnull, "w") as null:
             p = subprocess.Popen([lb, "-m", f, *args, "-o", "json"], stdout=subprocess.PIPE,
@@ -61,6 +89,9 @@ for r in range(rounds):
             stdout = p.stdout.read()
             _, status, usage = os.wait4(p.pid, 0)
             p.returncode = os.waitstatus_to_exitcode(status)
+        if held is not None:
+            held.kill()
+            held.wait()
         if p.returncode:
             sys.exit(f"llama-bench failed on {f} (exit {p.returncode})")
         row = {(f"pp{t['n_prompt']}" if t["n_prompt"] else f"tg{t['n_gen']}"): t["avg_ts"]

@@ -418,7 +418,7 @@ pub(crate) fn synthetic_notes(report: &Report) -> String {
         }
         seen.push(label);
         out.push_str(&format!(
-            "\nsynthetic weights ({}): {label}. The figures estimate the speed of that shape on this machine. On Dyno's 2-core test machine, at one thread, each level of a quantisation ladder measured within 2.5% of its real file's prefill and decode (most within 2%), with the same peak memory, and whole runs there move by about 2% (docs/method.md, \"Synthetic weights\"). Its output is noise, so quality is not measured, and its load time (a file written just now) is not reported.\n",
+            "\nsynthetic weights ({}): {label}. The figures estimate the speed of that shape on this machine. On Dyno's 2-core test machine, at one thread, each level of a quantisation ladder measured within 3% of its real file's prefill and decode (most within 2%, 0.99 on average), with the same peak memory, and where a file's pages land in memory moves one measurement there by about 2% (docs/method.md, \"Synthetic weights\"). Its output is noise, so quality is not measured, and its load time (a file written just now) is not reported.\n",
             run.model.file_name
         ));
     }
