@@ -408,33 +408,14 @@ pub async fn stats(path: &Path) -> Result<Vec<TensorStat>> {
         path: path.to_path_buf(),
         source,
     })?;
-    let opts = WorkerOptions::current(Duration::from_secs(300))
-        .map_err(|e| DynoError::io("cannot find Dyno's executable to start a worker", e))?;
-    let (tx, mut rx) = mpsc::unbounded_channel();
     let plan = WorkerRequest::TensorStats {
         path: path.to_path_buf(),
     };
-    let handle = tokio::spawn(client::run(plan, opts, Cancel::default(), tx));
-    let mut stats = None;
-    while let Some(ev) = rx.recv().await {
-        if let Event::TensorStats { stats: s } = ev {
-            stats = Some(s);
-        }
-    }
-    let ended = handle
-        .await
-        .map_err(|e| DynoError::Internal(format!("the statistics task failed: {e}")))?;
-    match (ended.failure("statistics worker"), stats) {
-        (None, Some(s)) => Ok(s),
-        (Some(f), _) => Err(DynoError::BadInput(format!(
-            "{}: {}",
-            path.display(),
-            f.message
-        ))),
-        (None, None) => Err(DynoError::Internal(
-            "the statistics worker ended without figures".into(),
-        )),
-    }
+    ask_worker(path, plan, "statistics", |ev| match ev {
+        Event::TensorStats { stats } => Some(stats),
+        _ => None,
+    })
+    .await
 }
 
 /// How a mixture-of-experts file's routers spread a decode of `tokens`
@@ -453,33 +434,49 @@ pub async fn routing(path: &Path, tokens: u32) -> Result<crate::model::synth::Ro
             path.display()
         )));
     }
-    let opts = WorkerOptions::current(Duration::from_secs(300))
-        .map_err(|e| DynoError::io("cannot find Dyno's executable to start a worker", e))?;
-    let (tx, mut rx) = mpsc::unbounded_channel();
     let plan = WorkerRequest::Routing {
         path: path.to_path_buf(),
         tokens,
     };
+    ask_worker(path, plan, "routing", |ev| match ev {
+        Event::Routed { routing } => Some(routing),
+        _ => None,
+    })
+    .await
+}
+
+/// Run one request about the file at `path` in a worker (llama.cpp may
+/// abort on a bad file; the worker dies, not Dyno) and return what `pick`
+/// takes from its events. A worker's failure is the file's error.
+async fn ask_worker<T>(
+    path: &Path,
+    plan: WorkerRequest,
+    what: &str,
+    pick: impl Fn(Event) -> Option<T>,
+) -> Result<T> {
+    let opts = WorkerOptions::current(Duration::from_secs(300))
+        .map_err(|e| DynoError::io("cannot find Dyno's executable to start a worker", e))?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
     let handle = tokio::spawn(client::run(plan, opts, Cancel::default(), tx));
-    let mut routing = None;
+    let mut answer = None;
     while let Some(ev) = rx.recv().await {
-        if let Event::Routed { routing: r } = ev {
-            routing = Some(r);
+        if let Some(a) = pick(ev) {
+            answer = Some(a);
         }
     }
     let ended = handle
         .await
-        .map_err(|e| DynoError::Internal(format!("the routing task failed: {e}")))?;
-    match (ended.failure("routing worker"), routing) {
-        (None, Some(r)) => Ok(r),
+        .map_err(|e| DynoError::Internal(format!("the {what} task failed: {e}")))?;
+    match (ended.failure(&format!("{what} worker")), answer) {
+        (None, Some(a)) => Ok(a),
         (Some(f), _) => Err(DynoError::BadInput(format!(
             "{}: {}",
             path.display(),
             f.message
         ))),
-        (None, None) => Err(DynoError::Internal(
-            "the routing worker ended without figures".into(),
-        )),
+        (None, None) => Err(DynoError::Internal(format!(
+            "the {what} worker ended without figures"
+        ))),
     }
 }
 
