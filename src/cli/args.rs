@@ -246,9 +246,10 @@ pub struct SynthArgs {
     #[arg(long, value_name = "SHAPE")]
     pub shape: Option<String>,
     /// Write the matrices as llama-quantize writes this level (the output
-    /// layer Q6_K below Q8_0; Q4_K_M and Q5_K_M give attn_v and ffn_down
-    /// Q6_K in the layers it picks): F32, F16, BF16, Q8_0, Q6_K, Q5_K_M,
-    /// Q5_1, Q5_0, Q4_K_M, Q4_1 or Q4_0.
+    /// layer Q6_K below Q8_0; the K levels give some tensors more bits by
+    /// role and depth, as it does): F32, F16, BF16, Q8_0, Q6_K, Q5_K_M,
+    /// Q5_K_S, Q5_1, Q5_0, Q4_K_M, Q4_K_S, Q4_1, Q4_0, Q3_K_L, Q3_K_M,
+    /// Q3_K_S or Q2_K.
     #[arg(long = "type", value_name = "TYPE")]
     pub ggml_type: Option<String>,
     /// Check and describe the file (parameters, size) without writing it.

@@ -181,11 +181,14 @@ pub struct Level {
 enum Mix {
     /// Every matrix of the base type (the output layer apart).
     Uniform,
-    /// Q4_K_M and Q5_K_M: `attn_v` and `ffn_down` get Q6_K in the layers
-    /// [`more_bits`] picks.
-    MoreBits,
+    /// A K-quant level's mixture: llama-quantize gives some tensors more
+    /// bits by role and depth, each level by rules of its own
+    /// ([`Level::matrix_type`]).
+    K,
 }
 
+const Q2_K: u32 = 10;
+const Q3_K: u32 = 11;
 const Q4_K: u32 = 12;
 const Q5_K: u32 = 13;
 const Q6_K: u32 = 14;
@@ -200,21 +203,27 @@ const fn level_of(name: &'static str, base: u32, ftype: u32, mix: Mix) -> Level 
     }
 }
 
-/// The levels `--type` accepts. The other K-quant levels (Q2_K, Q3_K_*,
-/// Q4_K_S, Q5_K_S) and the IQ ones follow rules of their own and are left
-/// out rather than labelled wrongly.
+/// The levels `--type` accepts, with llama-quantize's `llama_ftype` numbers.
+/// The IQ levels need an importance matrix and rules of their own, and are
+/// left out rather than labelled wrongly.
 const LEVELS: &[Level] = &[
     level_of("F32", 0, 0, Mix::Uniform),
     level_of("F16", 1, 1, Mix::Uniform),
     level_of("BF16", 30, 32, Mix::Uniform),
     level_of("Q8_0", Q8_0, 7, Mix::Uniform),
     level_of("Q6_K", Q6_K, 18, Mix::Uniform),
-    level_of("Q5_K_M", Q5_K, 17, Mix::MoreBits),
+    level_of("Q5_K_M", Q5_K, 17, Mix::K),
+    level_of("Q5_K_S", Q5_K, 16, Mix::K),
     level_of("Q5_1", 7, 9, Mix::Uniform),
     level_of("Q5_0", 6, 8, Mix::Uniform),
-    level_of("Q4_K_M", Q4_K, 15, Mix::MoreBits),
+    level_of("Q4_K_M", Q4_K, 15, Mix::K),
+    level_of("Q4_K_S", Q4_K, 14, Mix::K),
     level_of("Q4_1", 3, 3, Mix::Uniform),
     level_of("Q4_0", 2, 2, Mix::Uniform),
+    level_of("Q3_K_L", Q3_K, 13, Mix::K),
+    level_of("Q3_K_M", Q3_K, 12, Mix::K),
+    level_of("Q3_K_S", Q3_K, 11, Mix::K),
+    level_of("Q2_K", Q2_K, 10, Mix::K),
 ];
 
 /// The names `--type` accepts, in the order of [`LEVELS`] (most bits first).
@@ -249,29 +258,81 @@ fn layer_index(name: &str) -> Option<u64> {
 
 impl Level {
     /// The type of matrix `name`, whose rows hold `row` values, in a model
-    /// of `n_layers` layers with `experts` experts per layer (0: dense);
-    /// `output` when it is the output layer (or the embedding doubling as it).
-    fn matrix_type(&self, name: &str, row: u64, output: bool, n_layers: u64, experts: u64) -> u32 {
+    /// of `n_layers` layers with `experts` experts per layer (0: dense) and
+    /// `gqa` query heads per KV head; `output` when it is the output layer
+    /// (or the embedding doubling as it). These are llama-quantize's rules
+    /// (`llama_tensor_get_type` in llama.cpp's `llama-quant.cpp`) for the
+    /// levels Dyno writes, so a synthetic file has the real level's size
+    /// and types; `it`'s `a_k_level_has_the_types_llama_quantize_gives`
+    /// holds them to llama.cpp's own quantizer.
+    fn matrix_type(
+        &self,
+        name: &str,
+        row: u64,
+        output: bool,
+        n_layers: u64,
+        experts: u64,
+        gqa: u64,
+    ) -> u32 {
         let below_q8 = !matches!(self.base, 0 | 1 | 30 | Q8_0);
         let quantized = !matches!(self.base, 0 | 1 | 30);
-        let attn = |part: &str| name.ends_with(&format!(".{part}.weight"));
+        let is = |part: &str| name.ends_with(&format!(".{part}.weight"));
+        // A layer's place: attn_v and ffn_down are counted in file order,
+        // one per layer, so the count is the layer's index.
+        let i = layer_index(name).unwrap_or(0);
+        let more = more_bits(i, n_layers);
+        let k = self.mix == Mix::K;
         let t = if output && below_q8 {
             // The output layer is Q6_K at every level below Q8_0.
             Q6_K
-        } else if experts == 8 && quantized && (attn("attn_k") || attn("attn_v")) {
+        } else if experts == 8 && quantized && (is("attn_k") || is("attn_v")) {
             // llama-quantize's rule for 8-expert models (Mixtral's shape):
             // their attention is a small share of the file, so K and V
             // take Q8_0 at every quantised level.
             Q8_0
-        } else if experts == 8 && self.name == "Q4_K_M" && attn("attn_output") {
-            Q5_K
-        } else if self.mix == Mix::MoreBits
-            && (name.ends_with(".attn_v.weight")
-                || name.ends_with(".ffn_down.weight")
-                || name.ends_with(".ffn_down_exps.weight"))
-            && layer_index(name).is_some_and(|i| more_bits(i, n_layers))
-        {
-            Q6_K
+        } else if k && is("attn_v") {
+            let t = match self.name {
+                "Q2_K" if gqa >= 4 => Q4_K,
+                "Q2_K" => Q3_K,
+                "Q3_K_M" if i < 2 => Q5_K,
+                "Q3_K_M" => Q4_K,
+                "Q3_K_L" => Q5_K,
+                "Q4_K_M" | "Q5_K_M" if more => Q6_K,
+                "Q4_K_S" if i < 4 => Q5_K,
+                _ => self.base,
+            };
+            // A 70B model (80 layers with grouped KV heads) shares each V
+            // among 8 heads, so V is small and llama-quantize gives it more.
+            if n_layers == 80 && gqa > 1 && matches!(t, Q3_K | Q4_K) {
+                Q5_K
+            } else {
+                t
+            }
+        } else if k && (is("ffn_down") || is("ffn_down_exps")) {
+            match self.name {
+                "Q2_K" => Q3_K,
+                "Q3_K_M" if i < n_layers / 16 => Q5_K,
+                "Q3_K_M" => Q4_K,
+                "Q3_K_L" => Q5_K,
+                "Q4_K_M" | "Q5_K_M" if more => Q6_K,
+                "Q4_K_S" if i < n_layers / 8 => Q5_K,
+                _ => self.base,
+            }
+        } else if k && is("attn_output") {
+            match (self.name, experts == 8) {
+                ("Q2_K" | "Q3_K_S" | "Q3_K_M" | "Q4_K_S" | "Q4_K_M", true) => Q5_K,
+                ("Q2_K", false) => Q3_K,
+                ("Q3_K_M", false) => Q4_K,
+                ("Q3_K_L", false) => Q5_K,
+                _ => self.base,
+            }
+        } else if k && is("attn_qkv") {
+            match self.name {
+                "Q3_K_M" | "Q3_K_L" => Q4_K,
+                "Q4_K_M" => Q5_K,
+                "Q5_K_M" => Q6_K,
+                _ => self.base,
+            }
         } else {
             self.base
         };
@@ -281,6 +342,7 @@ impl Level {
             return t;
         }
         match t {
+            Q2_K | Q3_K => 2,
             Q4_K => 6,
             Q5_K => 7,
             Q6_K => Q8_0,
@@ -918,6 +980,7 @@ impl Fit<'_> {
             is_output,
             self.target.layers,
             self.target.experts,
+            self.target.heads / self.target.heads_kv.max(1),
         )
     }
 }
@@ -1425,8 +1488,9 @@ mod tests {
         assert_eq!(level("q4_0").map(|l| (l.base, l.ftype)), Ok((2, 2)));
         assert_eq!(level("F16").map(|l| l.base), Ok(1));
         assert_eq!(level("q4_k_m").map(|l| (l.base, l.ftype)), Ok((12, 15)));
-        let e = level("Q3_K_M").unwrap_err();
-        assert!(e.contains("Q4_K_M"), "{e}");
+        assert_eq!(level("Q3_K_M").map(|l| (l.base, l.ftype)), Ok((11, 12)));
+        let e = level("IQ2_XS").unwrap_err();
+        assert!(e.contains("Q4_K_M") && e.contains("Q2_K"), "{e}");
     }
 
     #[test]
@@ -1435,7 +1499,7 @@ mod tests {
         // 32 layers: the first 4, the last 4, and every third from 6.
         let picked: Vec<u64> = (0..32)
             .filter(|i| {
-                l.matrix_type(&format!("blk.{i}.ffn_down.weight"), 14336, false, 32, 0) == Q6_K
+                l.matrix_type(&format!("blk.{i}.ffn_down.weight"), 14336, false, 32, 0, 4) == Q6_K
             })
             .collect();
         assert_eq!(
@@ -1443,27 +1507,33 @@ mod tests {
             [0, 1, 2, 3, 6, 9, 12, 15, 18, 21, 24, 27, 28, 29, 30, 31]
         );
         assert_eq!(
-            l.matrix_type("blk.6.attn_v.weight", 4096, false, 32, 0),
+            l.matrix_type("blk.6.attn_v.weight", 4096, false, 32, 0, 4),
             Q6_K
         );
         assert_eq!(
-            l.matrix_type("blk.5.attn_v.weight", 4096, false, 32, 0),
+            l.matrix_type("blk.5.attn_v.weight", 4096, false, 32, 0, 4),
             Q4_K
         );
         assert_eq!(
-            l.matrix_type("blk.6.attn_q.weight", 4096, false, 32, 0),
+            l.matrix_type("blk.6.attn_q.weight", 4096, false, 32, 0, 4),
             Q4_K
         );
-        assert_eq!(l.matrix_type("output.weight", 4096, true, 32, 0), Q6_K);
-        assert_eq!(l.matrix_type("token_embd.weight", 4096, false, 32, 0), Q4_K);
+        assert_eq!(l.matrix_type("output.weight", 4096, true, 32, 0, 4), Q6_K);
+        assert_eq!(
+            l.matrix_type("token_embd.weight", 4096, false, 32, 0, 4),
+            Q4_K
+        );
         // Rows narrower than a K block fall back as llama-quantize's do.
-        assert_eq!(l.matrix_type("blk.5.attn_q.weight", 576, false, 30, 0), 6);
         assert_eq!(
-            l.matrix_type("blk.0.attn_v.weight", 576, false, 30, 0),
+            l.matrix_type("blk.5.attn_q.weight", 576, false, 30, 0, 3),
+            6
+        );
+        assert_eq!(
+            l.matrix_type("blk.0.attn_v.weight", 576, false, 30, 0, 3),
             Q8_0
         );
         let q8 = level("Q8_0").unwrap();
-        assert_eq!(q8.matrix_type("output.weight", 4096, true, 32, 0), Q8_0);
+        assert_eq!(q8.matrix_type("output.weight", 4096, true, 32, 0, 4), Q8_0);
     }
 
     #[test]
@@ -1471,39 +1541,43 @@ mod tests {
         let q4km = level("Q4_K_M").unwrap();
         for part in ["attn_k", "attn_v"] {
             let name = format!("blk.5.{part}.weight");
-            assert_eq!(q4km.matrix_type(&name, 4096, false, 32, 8), Q8_0, "{part}");
+            assert_eq!(
+                q4km.matrix_type(&name, 4096, false, 32, 8, 4),
+                Q8_0,
+                "{part}"
+            );
             assert_eq!(
                 level("Q4_0")
                     .unwrap()
-                    .matrix_type(&name, 4096, false, 32, 8),
+                    .matrix_type(&name, 4096, false, 32, 8, 4),
                 Q8_0
             );
         }
         assert_eq!(
-            q4km.matrix_type("blk.5.attn_output.weight", 4096, false, 32, 8),
+            q4km.matrix_type("blk.5.attn_output.weight", 4096, false, 32, 8, 4),
             Q5_K
         );
         assert_eq!(
-            q4km.matrix_type("blk.5.attn_q.weight", 4096, false, 32, 8),
+            q4km.matrix_type("blk.5.attn_q.weight", 4096, false, 32, 8, 4),
             Q4_K
         );
         // Only for eight experts, and only at quantised levels.
         assert_eq!(
-            q4km.matrix_type("blk.5.attn_k.weight", 4096, false, 32, 64),
+            q4km.matrix_type("blk.5.attn_k.weight", 4096, false, 32, 64, 4),
             Q4_K
         );
         assert_eq!(
-            q4km.matrix_type("blk.5.attn_output.weight", 4096, false, 32, 64),
+            q4km.matrix_type("blk.5.attn_output.weight", 4096, false, 32, 64, 4),
             Q4_K
         );
         let q5km = level("Q5_K_M").unwrap();
         assert_eq!(
-            q5km.matrix_type("blk.5.attn_output.weight", 4096, false, 32, 8),
+            q5km.matrix_type("blk.5.attn_output.weight", 4096, false, 32, 8, 4),
             Q5_K
         );
         let f16 = level("F16").unwrap();
         assert_eq!(
-            f16.matrix_type("blk.5.attn_k.weight", 4096, false, 32, 8),
+            f16.matrix_type("blk.5.attn_k.weight", 4096, false, 32, 8, 4),
             1
         );
     }

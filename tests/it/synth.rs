@@ -294,6 +294,61 @@ fn bad_input_gives_a_clear_error_and_leaves_nothing() {
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
+/// Every K-quant level Dyno writes has, tensor by tensor, the type
+/// llama.cpp's own quantizer (llama-quantize's code) gives it. The sources
+/// are F16 files whose rows are all whole K blocks (256 wide), 16 layers
+/// deep so that the rules by depth (the first sixteenth, eighth, the "more
+/// bits" layers) all come into play: with 4 query heads per KV head (Llama
+/// 3's grouping), with none, and with 8 experts (Mixtral's rules).
+#[test]
+fn a_k_level_has_the_types_llama_quantize_gives() {
+    use dyno::model::{gguf, reshape, synth};
+    let s = Scratch::new();
+    // Routes llama.cpp's log away from the test's output (the quantizer
+    // prints a line per tensor); the quantizer itself needs no backend.
+    let _ = dyno::engine::init();
+    for (i, shape) in [
+        "layers=16,embd=256,ff=512,heads=4,heads_kv=1",
+        "layers=16,embd=256,ff=512,heads=4,heads_kv=4",
+        "layers=16,embd=256,ff=512,heads=4,heads_kv=1,experts=8",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let src = s.path(&format!("f16-{i}.gguf"));
+        let o = synth(&s, &model(SMOL), &src, &["--shape", shape, "--type", "F16"]);
+        assert_code(&o, 0);
+        for name in [
+            "Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K",
+        ] {
+            let level = reshape::level(name).unwrap();
+            let req = reshape::ShapeRequest {
+                spec: "layers=16".into(),
+                level: Some(name.into()),
+            };
+            let ours = synth::prepare(&src, None, Some(&req), &reshape::Origin::seed(1))
+                .unwrap_or_else(|e| panic!("{shape} {name}: {e:?}"))
+                .header;
+            let out = s.path(&format!("{i}-{name}.gguf"));
+            dyno::engine::llama::quantize(&src, &out, level.ftype, 2, false).unwrap();
+            let theirs = gguf::read_header(&out).unwrap();
+            let type_of = |h: &gguf::Header| -> BTreeMap<String, &'static str> {
+                h.tensors
+                    .iter()
+                    .map(|t| (t.name.clone(), gguf::ggml_type_name(t.ggml_type)))
+                    .collect()
+            };
+            assert_eq!(type_of(&ours), type_of(&theirs), "{shape} {name}");
+            assert_eq!(
+                ours.get_u64("general.file_type"),
+                theirs.get_u64("general.file_type"),
+                "{shape} {name}"
+            );
+            std::fs::remove_file(&out).unwrap();
+        }
+    }
+}
+
 #[test]
 fn a_resized_header_has_the_published_sizes_and_loads_in_llama_cpp() {
     let s = Scratch::new();
@@ -466,7 +521,7 @@ fn a_resized_header_has_the_published_sizes_and_loads_in_llama_cpp() {
     };
     refused(&["--shape", "gemma-3-1b"], "give a gemma3 file");
     refused(&["--shape", "llama-9b"], "llama-3.1-8b");
-    refused(&["--type", "Q3_K_M"], "Q4_K_M");
+    refused(&["--type", "IQ2_XS"], "Q4_K_M");
     refused(&["--shape", "embd=600"], "does not split into 9 heads");
     refused(&["--shape", "vocab=1"], "beyond a vocabulary of 1");
 }
@@ -1015,7 +1070,7 @@ fn the_apps_form_describes_a_shape_and_refuses_what_it_cannot_write() {
     );
     assert!(o.stats.is_none() && !s.path("8b.gguf").exists());
     let e = rt
-        .block_on(synth_file(&input("Q3_K_M")))
+        .block_on(synth_file(&input("IQ2_XS")))
         .unwrap_err()
         .to_string();
     assert!(e.contains("Q4_K_M") && e.contains("Q8_0"), "{e}");
