@@ -473,6 +473,30 @@ test("a released model's shape is written from a small model's header with synth
   await (await byId("synth-close")).click();
 });
 
+test("a mixture of experts is written at a K level, and its routing is counted and shown", async () => {
+  // The form's levels are those `dyno synth --type` writes: every K level now.
+  await (await byId("nav-models")).click();
+  await (await byId("open-synth")).click();
+  await setValue("synth-like", SMOL);
+  const names = await browser.execute(() =>
+    [...document.querySelectorAll('[data-testid="synth-level"] option')].map((o) => o.value),
+  );
+  for (const l of ["Q2_K", "Q3_K_M", "Q4_K_S", "Q5_K_S"]) assert.ok(names.includes(l), `level ${l} offered: ${names}`);
+  await (await byId("synth-shape")).selectByAttribute("value", "");
+  await setValue("synth-changes", "layers=2,embd=256,ff=512,heads=4,heads_kv=2,experts=8");
+  await (await byId("synth-level")).selectByAttribute("value", "Q3_K_M");
+  await (await byId("synth-write")).click();
+  await byId("synth-written", 120_000);
+  // Dyno decoded the file it wrote and counted each expert's tokens: all
+  // 8 reached in some layer, and the busiest expert's share set beside
+  // what chance alone gives.
+  const routing = await byId("synth-routing", 30_000);
+  const text = await routing.getText();
+  assert.match(text, /reached \d( to \d)? of the 8 experts in every layer \(2 per token\); the busiest expert took \d\.\d\d× an even share \(\d\.\d\d× for a router picking at random\)/, text);
+  await shotsAtSizes("synth-moe", "synth-routing", { block: "center" });
+  await (await byId("synth-close")).click();
+});
+
 test("a model found on the hub is downloaded, resumed after a cut, and benchmarked", async () => {
   // scripts/test/e2e.sh serves the SmolLM2 file as a repo of a fake hub and cuts
   // its first download short.
